@@ -1,0 +1,149 @@
+"""The closed instruction library (language.md §7.6, Decision 7): signatures as data.
+
+Each `Instr` states its parameters (kind, access kind per SEM-4.2, formal memory, rank), its
+instr-tl and the collective unit it must be called at. Lowering text lives in codegen; access
+semantics in semantics. Calling an instr with bad template keywords is ERR-P07.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from verifier.diagnostics import RejectedInput
+from verifier.lang import units
+from verifier.lang.timelines import InstrTL, QualTL
+
+
+@dataclass(frozen=True, slots=True)
+class InstrParam:
+    name: str
+    kind: str  # "size" | "index" | "tensor"
+    access: str = "r"  # r | w | rw | a  (SEM-4.2; "a" = atomic mutate)
+    formal_mem: str = ""  # formal memory (class name; actual must be it or a subclass)
+    shape: Callable[[dict[str, int]], tuple[int | str, ...]] | None = None  # window extents
+    atomic_quals: frozenset[QualTL] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class Instr:
+    name: str
+    params: tuple[InstrParam, ...]
+    instr_tl: InstrTL
+    unit: units.CollUnit
+    template: tuple[str, ...] = ()
+    check_template: Callable[[dict[str, int]], str | None] | None = None
+    trailing_mech: str | None = None  # "CudaMbarrier" when a trailing barrier is required
+
+    def __str__(self) -> str:
+        return self.name
+
+    def instantiate(self, kwargs: dict[str, object]) -> dict[str, int]:
+        """Validate template keywords (ERR-P07); returns them as ints."""
+        bad = [k for k in kwargs if k not in self.template]
+        missing = [k for k in self.template if k not in kwargs]
+        if bad or missing:
+            raise RejectedInput(f"Failed to instantiate {self.name}({kwargs}): expected "
+                                f"keywords {list(self.template)}", code="ERR-P07",
+                                rule="LANG-3.6")
+        values: dict[str, int] = {}
+        for k, v in kwargs.items():
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise RejectedInput(f"Failed to instantiate {self.name}: {k}={v!r} is not an int",
+                                    code="ERR-P07", rule="LANG-3.6")
+            values[k] = v
+        if self.check_template is not None:
+            problem = self.check_template(values)
+            if problem:
+                raise RejectedInput(f"Failed to instantiate {self.name}({values}): {problem}",
+                                    code="ERR-P07", rule="LANG-3.6")
+        return values
+
+
+def _host_copies() -> dict[str, Instr]:
+    out: dict[str, Instr] = {}
+    dims = "mnopq"
+    stream = InstrTL.cpu_cuda_stream_instr
+    for rank, types in ((1, ("f32", "f16", "bf16", "i32")), (2, ("f32", "f16", "bf16", "i32"))):
+        for ty in types:
+            sizes = tuple(InstrParam(dims[i], "size") for i in range(rank))
+
+            def shape(_kw: dict[str, int], rank: int = rank) -> tuple[str, ...]:
+                return tuple(dims[:rank])
+
+            for direction, dst_mem, src_mem in (("htod", "CudaGmemLinear", "DRAM"),
+                                                ("dtoh", "DRAM", "CudaGmemLinear")):
+                name = f"cudaMemcpyAsync_{direction}_{rank}{ty}"
+                out[name] = Instr(name, sizes + (
+                    InstrParam("dst", "tensor", "w", dst_mem, shape),
+                    InstrParam("src", "tensor", "r", src_mem, shape)), stream,
+                    units.standalone_thread)
+            name = f"cudaMemsetAsync0_{rank}{ty}"
+            out[name] = Instr(name, sizes + (
+                InstrParam("dst", "tensor", "w", "CudaGmemLinear", shape),), stream,
+                units.standalone_thread)
+    return out
+
+
+def _cp_async_check(kw: dict[str, int]) -> str | None:
+    return None if kw["size"] in (1, 2, 4) else "size must be 1, 2 or 4 (4/8/16 bytes)"
+
+
+def _mma_k_check(kw: dict[str, int]) -> str | None:
+    return None if kw["K"] in (4, 8) else "K must be 4 or 8"
+
+
+def _sm80() -> dict[str, Instr]:
+    out: dict[str, Instr] = {}
+    in_order = InstrTL.cuda_in_order_instr
+    out["Sm80_cp_async_f32"] = Instr(
+        "Sm80_cp_async_f32",
+        (InstrParam("smem", "tensor", "w", "CudaBasicSmem", lambda kw: (kw["size"],)),
+         InstrParam("gmem", "tensor", "r", "CudaGmemLinear", lambda kw: (kw["size"],))),
+        InstrTL.Sm80_cp_async_instr, units.standalone_thread, ("size",), _cp_async_check)
+    for major in ("row", "col"):
+        a_src = (lambda kw: (16, kw["K"])) if major == "row" else (lambda kw: (kw["K"], 16))
+        b_src = (lambda kw: (kw["K"], 8)) if major == "row" else (lambda kw: (8, kw["K"]))
+        out[f"Sm80_mma_load_a_{major}_major_tf32"] = Instr(
+            f"Sm80_mma_load_a_{major}_major_tf32",
+            (InstrParam("rmem", "tensor", "w", "Sm80_RmemMatrixA", lambda kw: (16, kw["K"])),
+             InstrParam("src", "tensor", "r", "CudaDeviceVisibleLinear", a_src)),
+            in_order, units.cuda_warp, ("K",), _mma_k_check)
+        out[f"Sm80_mma_load_b_{major}_major_tf32"] = Instr(
+            f"Sm80_mma_load_b_{major}_major_tf32",
+            (InstrParam("rmem", "tensor", "w", "Sm80_RmemMatrixB", lambda kw: (kw["K"], 8)),
+             InstrParam("src", "tensor", "r", "CudaDeviceVisibleLinear", b_src)),
+            in_order, units.cuda_warp, ("K",), _mma_k_check)
+        d_shape = (lambda kw: (16, 8)) if major == "row" else (lambda kw: (8, 16))
+        for verb, access in (("store", "w"), ("reduce", "rw"), ("atomic_reduce", "a")):
+            name = f"Sm80_mma_{verb}_d_{major}_major_tf32"
+            quals = frozenset({QualTL.cuda2}) if access == "a" else frozenset()
+            out[name] = Instr(
+                name,
+                (InstrParam("dst", "tensor", access, "CudaDeviceVisibleLinear", d_shape,
+                            quals),
+                 InstrParam("rmem", "tensor", "r", "Sm80_RmemMatrixD", lambda kw: (16, 8))),
+                in_order, units.cuda_warp)
+    out["Sm80_mma_tf32"] = Instr(
+        "Sm80_mma_tf32",
+        (InstrParam("D", "tensor", "rw", "Sm80_RmemMatrixD", lambda kw: (16, 8)),
+         InstrParam("A", "tensor", "r", "Sm80_RmemMatrixA", lambda kw: (16, kw["K"])),
+         InstrParam("B", "tensor", "r", "Sm80_RmemMatrixB", lambda kw: (kw["K"], 8))),
+        in_order, units.cuda_warp, ("K",), _mma_k_check)
+    out["Sm80_mma_zero_d_tf32"] = Instr(
+        "Sm80_mma_zero_d_tf32",
+        (InstrParam("rmem", "tensor", "w", "Sm80_RmemMatrixD", lambda kw: (16, 8)),),
+        in_order, units.cuda_warp)
+    return out
+
+
+INSTRS: dict[str, Instr] = {**_host_copies(), **_sm80()}
+
+# Names of other instructions upstream exports; calling one is ERR-V11 (Decision 7: closed set).
+UNSUPPORTED_INSTR_NAMES = (
+    "cuda_packed_load_f32", "cuda_packed_store_f32", "cuda_warp_broadcast_sync_1f32",
+    "cuda_shfl_xor_sync_1f32", "Sm90_copy_tensor_to_smem_linear_2f32",
+    "Sm90_copy_tensor_to_smem_swizzled_2f32", "Sm90_multicast_copy_tensor_to_smem_swizzled_2f32",
+    "Sm90_copy_tensor_to_gmem_linear_2f32", "Sm90_reduce_tensor_to_gmem_linear_2f32",
+    "Sm90_zero_scale_d_f32", "Sm90_mma_async_tf32", "Sm90_mma_store_d_row_major_tf32",
+)

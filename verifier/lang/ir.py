@@ -1,0 +1,338 @@
+"""The IR shared by every interpretation: frozen dataclasses with source locations.
+
+Grammar (ASDL-style)::
+
+    proc    = Proc(str name, arg* args, expr* preds, stmt* body)
+    arg     = Arg(Sym name, type typ, mem? mem)
+    type    = Control(kind) | Scalar(str name) | Tensor(str base, expr* shape, bool window)
+            | BarrierType(expr* shape, mech, Sym? guarded_by)
+    stmt    = Alloc(Sym name, type typ, mem mem)
+            | Assign(Sym buf, expr* idx, expr rhs) | Reduce(Sym buf, expr* idx, expr rhs)
+            | WindowStmt(Sym name, Window rhs)
+            | If(expr cond, stmt* body, stmt* orelse) | Pass()
+            | For(Sym iter, expr lo, expr hi, loopmode mode, stmt* body)
+            | DeviceFunction(CudaDeviceFunction cfg, stmt* body)
+            | Warps(CudaWarps cfg, stmt* body)
+            | Call(instr, arg_expr* args, kw kwargs, BarrierRef* trailing)
+            | Fence(synctl first, synctl second)
+            | Arrive(synctl first, BarrierRef* targets)
+            | Await(BarrierRef target, synctl second, int n)
+    expr    = Const(value) | Var(Sym name) | Read(Sym buf, expr* idx)
+            | BinOp(str op, expr lhs, expr rhs) | USub(expr arg) | Stride(Sym buf, int dim)
+            | Window(Sym buf, access* idx)
+    access  = Point(expr pt) | Interval(expr lo, expr hi)
+    loopmode= Seq() | Par() | CudaTasks() | CudaThreads(unit)
+
+Nodes hold structure only; meaning lives in the interpreters (collectives, semantics, encode,
+codegen). Stdlib objects (memories, units, sync-tls, instrs, device-function configs) are
+referenced by value; they are immutable.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+from verifier.diagnostics import SrcLoc
+
+_sym_ids = itertools.count(1)
+
+
+def reset_sym_counter() -> None:
+    """Called at the start of each parse so that Sym ids (and output) are deterministic."""
+    global _sym_ids
+    _sym_ids = itertools.count(1)
+
+
+@dataclass(frozen=True, slots=True)
+class Sym:
+    """A binder: display name plus unique id, so two variables named `i` never collide."""
+
+    name: str
+    id: int
+
+    @staticmethod
+    def fresh(name: str) -> "Sym":
+        return Sym(name, next(_sym_ids))
+
+    def __str__(self) -> str:
+        return self.name
+
+
+# ---------------------------------------------------------------- types
+
+CONTROL_KINDS = ("size", "index", "bool", "stride")
+SCALAR_TYPES = ("f16", "bf16", "f32", "f64", "i8", "ui8", "ui16", "i32", "R",
+                "exo_f16", "exo_bf16", "float", "double", "int8_t", "uint8_t", "uint16_t",
+                "int32_t")
+
+
+@dataclass(frozen=True, slots=True)
+class Control:
+    kind: str  # one of CONTROL_KINDS
+
+
+@dataclass(frozen=True, slots=True)
+class Scalar:
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Tensor:
+    base: str
+    shape: tuple["Expr", ...]
+    window: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class BarrierType:
+    shape: tuple["Expr", ...]
+    mech: Any  # a BarrierMechanism class from the stdlib
+    guarded_by: Sym | None = None
+
+
+Type = Control | Scalar | Tensor | BarrierType
+
+
+# ---------------------------------------------------------------- expressions
+
+
+@dataclass(frozen=True, slots=True)
+class Const:
+    value: int | float | bool
+    loc: SrcLoc = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Var:
+    """A control value: size/index/bool argument or loop iterator."""
+
+    name: Sym
+    loc: SrcLoc = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """A data read `x[i, j]` (no indices for a scalar)."""
+
+    buf: Sym
+    idx: tuple["Expr", ...]
+    loc: SrcLoc = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class BinOp:
+    op: str  # + - * / % < > <= >= == and or
+    lhs: "Expr"
+    rhs: "Expr"
+    loc: SrcLoc = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class USub:
+    arg: "Expr"
+    loc: SrcLoc = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Stride:
+    buf: Sym
+    dim: int
+    loc: SrcLoc = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    pt: "Expr"
+    loc: SrcLoc = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    lo: "Expr"
+    hi: "Expr"
+    loc: SrcLoc = field(compare=False)
+
+
+Access = Point | Interval
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """A window `x[a:b, i]`; also the form of tensor arguments passed to instrs."""
+
+    buf: Sym
+    idx: tuple[Access, ...]
+    loc: SrcLoc = field(compare=False)
+
+
+Expr = Const | Var | Read | BinOp | USub | Stride | Window
+
+
+# ---------------------------------------------------------------- loop modes
+
+
+@dataclass(frozen=True, slots=True)
+class Seq:
+    pragma_unroll: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Par:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class CudaTasks:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class CudaThreads:
+    unit: Any  # a CollUnit from verifier.lang.units
+
+
+LoopMode = Seq | Par | CudaTasks | CudaThreads
+
+
+# ---------------------------------------------------------------- statements
+
+
+@dataclass(frozen=True, slots=True)
+class BarrierRef:
+    """`z`, `z[i, :]`: Point entries name a distributed iterator, Interval entries multicast."""
+
+    buf: Sym
+    idx: tuple[Access, ...]
+    loc: SrcLoc = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Alloc:
+    name: Sym
+    typ: Type
+    mem: Any  # Memory class/instance, or a BarrierMechanism for barrier allocations
+    loc: SrcLoc = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Assign:
+    buf: Sym
+    idx: tuple[Expr, ...]
+    rhs: Expr
+    loc: SrcLoc = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Reduce:
+    buf: Sym
+    idx: tuple[Expr, ...]
+    rhs: Expr
+    loc: SrcLoc = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class WindowStmt:
+    name: Sym
+    rhs: Window
+    special: Any = None  # e.g. an Sm90_tensorMap instance for `w = x[...] @ Sm90_tensorMap(...)`
+    loc: SrcLoc = field(compare=False, default=None)  # type: ignore[assignment]
+
+
+@dataclass(frozen=True, slots=True)
+class If:
+    cond: Expr
+    body: tuple["Stmt", ...]
+    orelse: tuple["Stmt", ...]
+    loc: SrcLoc = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Pass:
+    loc: SrcLoc = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class For:
+    iter: Sym
+    lo: Expr
+    hi: Expr
+    mode: LoopMode
+    body: tuple["Stmt", ...]
+    loc: SrcLoc = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceFunction:
+    cfg: Any  # CudaDeviceFunction
+    body: tuple["Stmt", ...]
+    loc: SrcLoc = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Warps:
+    cfg: Any  # CudaWarps
+    body: tuple["Stmt", ...]
+    loc: SrcLoc = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A call of an instruction (or a plain proc, which is unsupported in CUDA code)."""
+
+    callee: Any  # an Instr from the stdlib, or a Proc
+    args: tuple[Expr, ...]
+    kwargs: tuple[tuple[str, Any], ...]
+    trailing: tuple[BarrierRef, ...]
+    loc: SrcLoc = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Fence:
+    first: Any  # SyncTL
+    second: Any  # SyncTL
+    loc: SrcLoc = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Arrive:
+    first: Any  # SyncTL
+    targets: tuple[BarrierRef, ...]
+    loc: SrcLoc = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Await:
+    target: BarrierRef
+    second: Any  # SyncTL
+    n: int
+    loc: SrcLoc = field(compare=False)
+
+
+Stmt = (Alloc | Assign | Reduce | WindowStmt | If | Pass | For | DeviceFunction | Warps | Call
+        | Fence | Arrive | Await)
+STMT_TYPES = (Alloc, Assign, Reduce, WindowStmt, If, Pass, For, DeviceFunction, Warps, Call,
+              Fence, Arrive, Await)
+EXPR_TYPES = (Const, Var, Read, BinOp, USub, Stride, Window)
+
+
+# ---------------------------------------------------------------- procs
+
+
+@dataclass(frozen=True, slots=True)
+class Arg:
+    name: Sym
+    typ: Type
+    mem: Any
+    loc: SrcLoc = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Proc:
+    name: str
+    args: tuple[Arg, ...]
+    preds: tuple[Expr, ...]
+    body: tuple[Stmt, ...]
+    loc: SrcLoc = field(compare=False)
+    source_lines: tuple[str, ...] = field(compare=False, default=())

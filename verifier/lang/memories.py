@@ -1,0 +1,104 @@
+"""Memories and barrier mechanisms (language.md §7.4-7.5) as immutable descriptors.
+
+`family` selects the qual-tl row of SEM-3.3 (the table itself is in semantics.rules);
+`perms` are the permission letters "CPU / CUDA" of LANG-4.2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from verifier.lang import units
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    name: str
+    family: str  # host | gmem | smem | grid_constant | rmem | rmem_matrix | rmem_wgmma_d | abstract
+    cpu_perms: str
+    cuda_perms: str
+    native_unit: units.CollUnit | None
+    sync_exempt: bool
+    const_shape: bool
+    params: tuple[int, ...] = ()
+    abstract: bool = False
+    bases: tuple[str, ...] = ()  # abstract memories this one is a subclass of
+
+    def __call__(self, *params: int) -> "Memory":
+        """Parameterised memories such as `Sm80_RmemMatrixD(16, 8)`."""
+        return Memory(self.name, self.family, self.cpu_perms, self.cuda_perms, self.native_unit,
+                      self.sync_exempt, self.const_shape, tuple(params), self.abstract,
+                      self.bases)
+
+    def __str__(self) -> str:
+        if self.params:
+            return f"{self.name}({', '.join(map(str, self.params))})"
+        return self.name
+
+    @property
+    def is_smem(self) -> bool:
+        return self.family == "smem"
+
+    @property
+    def is_register(self) -> bool:
+        return self.family in ("rmem", "rmem_matrix", "rmem_wgmma_d")
+
+
+_DEV = ("CudaBasicDeviceVisible", "CudaDeviceVisibleLinear")
+DRAM = Memory("DRAM", "host", "rwc", "", None, True, False)
+CudaGmemLinear = Memory("CudaGmemLinear", "gmem", "c", "rw", None, False, False,
+                        bases=_DEV + ("CudaDeviceVisibleAtomicity16B", "CudaGmemAtomicity16B"))
+CudaGridConstant = Memory("CudaGridConstant", "grid_constant", "rwc", "r", None, True, True)
+CudaSmemLinear = Memory("CudaSmemLinear", "smem", "", "rwc", units.cuda_cta_in_cluster, False,
+                        True, bases=_DEV + ("CudaBasicSmem", "CudaDeviceVisibleAtomicity16B",
+                                            "CudaSmemAtomicity16B"))
+Sm90_SmemSwizzled = Memory("Sm90_SmemSwizzled", "smem", "", "rwc", units.cuda_cta_in_cluster,
+                           False, True, bases=("CudaBasicDeviceVisible", "CudaBasicSmem"))
+CudaRmem = Memory("CudaRmem", "rmem", "", "rwc", units.cuda_thread, False, True)
+CudaRmemPacked32 = Memory("CudaRmemPacked32", "rmem", "", "rwc", units.cuda_thread, False, True)
+Sm80_RmemMatrixA = Memory("Sm80_RmemMatrixA", "rmem_matrix", "", "rwc", units.cuda_warp, False,
+                          True)
+Sm80_RmemMatrixB = Memory("Sm80_RmemMatrixB", "rmem_matrix", "", "rwc", units.cuda_warp, False,
+                          True)
+Sm80_RmemMatrixD = Memory("Sm80_RmemMatrixD", "rmem_matrix", "", "rwc", units.cuda_warp, False,
+                          True)
+Sm90_RmemMatrixD = Memory("Sm90_RmemMatrixD", "rmem_wgmma_d", "", "rwc", units.cuda_warpgroup,
+                          False, True)
+Sm90_RmemMatrixA = Memory("Sm90_RmemMatrixA", "abstract", "", "", None, False, True,
+                          abstract=True)
+
+
+def _abstract(name: str) -> Memory:
+    return Memory(name, "abstract", "", "", None, False, False, abstract=True)
+
+
+CudaBasicDeviceVisible = _abstract("CudaBasicDeviceVisible")
+CudaDeviceVisibleLinear = _abstract("CudaDeviceVisibleLinear")
+CudaDeviceVisibleAtomicity16B = _abstract("CudaDeviceVisibleAtomicity16B")
+CudaGmemAtomicity16B = _abstract("CudaGmemAtomicity16B")
+CudaSmemAtomicity16B = _abstract("CudaSmemAtomicity16B")
+CudaBasicSmem = _abstract("CudaBasicSmem")
+
+
+def Sm90_get_mma_smem(swizzle: int) -> Memory:
+    return CudaSmemLinear if swizzle == 0 else Sm90_SmemSwizzled(swizzle)
+
+
+@dataclass(frozen=True, slots=True)
+class BarrierMechanism:
+    """A barrier mechanism (language.md §7.5)."""
+
+    name: str
+    supports_guards: bool
+    multicast: bool
+    storage_tracked: bool
+    lowerable: bool = True
+
+    def __str__(self) -> str:
+        return self.name
+
+
+CudaMbarrier = BarrierMechanism("CudaMbarrier", True, True, True)
+CudaCommitGroup = BarrierMechanism("CudaCommitGroup", False, False, False)
+CudaClusterSync = BarrierMechanism("CudaClusterSync", True, False, False)
+CudaEvent = BarrierMechanism("CudaEvent", True, False, False, lowerable=False)
