@@ -1,0 +1,41 @@
+# expect: block_reduce_bug_warpfence refuted RAW s 21
+# The fence after the stride-128 level (128 active threads = 4 warps) is narrowed to warp scope:
+# each warp fences only itself. At the stride-64 level thread 0 (warp 0) reads s[64], updated by
+# thread 64 (warp 2); warp 2's fence grants visibility to warp 2 only, so this is a real RAW.
+from verifier.lang import *
+
+
+@proc
+def block_reduce_bug_warpfence(nb: size, x: f32[nb, 256] @ CudaGmemLinear, out: f32[nb] @ CudaGmemLinear):
+    with CudaDeviceFunction(blockDim=256):
+        for blk in cuda_tasks(0, nb):
+            s: f32[256] @ CudaSmemLinear
+            for t in cuda_threads(0, 256):
+                s[t] = x[blk, t]
+            Fence(cuda_in_order, cuda_in_order)
+            for t in cuda_threads(0, 128):
+                s[t] += s[t + 128]
+            for w in cuda_threads(0, 8, unit=cuda_warp):
+                Fence(cuda_in_order, cuda_in_order)
+            for t in cuda_threads(0, 64):
+                s[t] += s[t + 64]
+            Fence(cuda_in_order, cuda_in_order)
+            for t in cuda_threads(0, 32):
+                s[t] += s[t + 32]
+            Fence(cuda_in_order, cuda_in_order)
+            for t in cuda_threads(0, 16):
+                s[t] += s[t + 16]
+            Fence(cuda_in_order, cuda_in_order)
+            for t in cuda_threads(0, 8):
+                s[t] += s[t + 8]
+            Fence(cuda_in_order, cuda_in_order)
+            for t in cuda_threads(0, 4):
+                s[t] += s[t + 4]
+            Fence(cuda_in_order, cuda_in_order)
+            for t in cuda_threads(0, 2):
+                s[t] += s[t + 2]
+            Fence(cuda_in_order, cuda_in_order)
+            for t in cuda_threads(0, 1):
+                s[t] += s[t + 1]
+                out[blk] = s[t]
+            Fence(cuda_in_order, cuda_in_order)

@@ -1,0 +1,19 @@
+# expect: smem_exchange_bug_warpfence refuted RAW tile 18
+# Middle fence narrowed to warp scope (each of the 8 warps fences only itself, like S4):
+# tile[255] is written by thread 255 (warp 7); thread 0 (warp 0) reads it without a CTA-wide fence.
+from verifier.lang import *
+
+
+@proc
+def smem_exchange_bug_warpfence(n: size, x: f32[n] @ CudaGmemLinear, y: f32[n] @ CudaGmemLinear):
+    assert n % 256 == 0
+    with CudaDeviceFunction(blockDim=256):
+        for blk in cuda_tasks(0, n / 256):
+            tile: f32[256] @ CudaSmemLinear
+            for t in cuda_threads(0, 256):
+                tile[t] = x[256 * blk + t]
+            for w in cuda_threads(0, 8, unit=cuda_warp):
+                Fence(cuda_in_order, cuda_in_order)
+            for t in cuda_threads(0, 256):
+                y[256 * blk + t] = tile[255 - t] * 2.0
+            Fence(cuda_in_order, cuda_in_order)
