@@ -1,0 +1,186 @@
+"""`spork-verify PATH... [options]`: verify every module-level proc of each file.
+
+Exit codes (one mapping, `exit_code`): 0 all proved, 1 any refuted, 2 rejected input or usage,
+3 unknown/unsupported (none refuted), 4 internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from verifier import __version__
+from verifier.diagnostics import InternalError, RejectedInput, SporkError
+from verifier.lang import ir
+from verifier.lang.load import load_procs
+from verifier.lang.procs import ProcError
+from verifier.results import ProcResult, Verdict
+
+
+def exit_code(results: list[ProcResult]) -> int:
+    if any(r.internal_error for r in results):
+        return 4
+    verdicts = {r.verdict for r in results}
+    if Verdict.refuted in verdicts:
+        return 1
+    if Verdict.rejected in verdicts:
+        return 2
+    if verdicts & {Verdict.unknown, Verdict.unsupported}:
+        return 3
+    return 0
+
+
+def parse_sizes(text: str) -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        name, sep, value = part.partition("=")
+        if not sep or not name.strip() or not value.strip().lstrip("-").isdigit():
+            raise argparse.ArgumentTypeError(f"expected NAME=VALUE[,NAME=VALUE...], got {part!r}")
+        sizes[name.strip()] = int(value)
+    return sizes
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="spork-verify",
+        description="Prove Exo-GPU (spork26) procs correctly synchronized for all sizes.")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="Python files with @proc functions")
+    p.add_argument("--proc", action="append", default=[], metavar="NAME",
+                   help="verify only this proc (repeatable)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
+    p.add_argument("--emit-cuda", metavar="DIR",
+                   help="write certified CUDA for every proved proc into DIR")
+    p.add_argument("--sizes", type=parse_sizes, metavar="NAME=VALUE,...",
+                   help="run the concrete abstract machine at these sizes instead of proving")
+    p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                   help="solver timeout per obligation (default 30)")
+    p.add_argument("--check-cert", metavar="FILE.cu",
+                   help="re-validate the certificate in a generated CUDA file against PATH")
+    p.add_argument("-v", "--verbose", action="store_true", help="list every obligation")
+    p.add_argument("--version", action="version", version=f"spork-verify {__version__}")
+    return p
+
+
+def _error_result(file: str, name: str, e: SporkError) -> ProcResult:
+    from verifier.encode.verify import static_finding
+
+    internal = isinstance(e, InternalError)
+    verdict = Verdict.rejected if isinstance(e, RejectedInput) else \
+        Verdict.unknown if internal else Verdict.unsupported
+    return ProcResult(file, name, verdict, 0.0, (), (static_finding(e),), e.loc,
+                      internal_error=internal)
+
+
+def run_concrete(p: ir.Proc, sizes: dict[str, int]) -> ProcResult:
+    from verifier.encode.verify import concrete_verdict, machine_finding
+
+    start = time.perf_counter()
+    missing = [a.name.name for a in p.args
+               if isinstance(a.typ, ir.Control) and a.name.name not in sizes]
+    if missing:
+        raise RejectedInput(f"--sizes lacks a value for {', '.join(missing)} of proc {p.name}",
+                            p.loc, code="ERR-USAGE")
+    verdict, found = concrete_verdict(p, sizes)
+    findings = (machine_finding(found, sizes, True),) if found is not None else ()
+    return ProcResult(p.loc.file, p.name, verdict, time.perf_counter() - start, (), findings,
+                      p.loc)
+
+
+def verify_file(path: str, args: argparse.Namespace) -> list[ProcResult]:
+    from verifier.encode import Options, verify_proc
+
+    try:
+        procs = load_procs(path)
+    except RejectedInput as e:
+        return [_error_result(path, "<file>", e)]
+    if args.proc:
+        procs = [p for p in procs if p.name in args.proc]
+    results = []
+    for p in procs:
+        if isinstance(p, ProcError):
+            results.append(_error_result(path, p.name, p.error))
+            continue
+        try:
+            if args.sizes is not None:
+                results.append(run_concrete(p, args.sizes))
+            else:
+                results.append(verify_proc(p, Options(timeout_s=args.timeout)))
+        except SporkError as e:
+            results.append(_error_result(path, p.name, e))
+        if args.emit_cuda and results[-1].verdict is Verdict.proved and \
+                results[-1].certificate is not None:
+            from verifier.codegen import emit_cuda
+
+            out = Path(args.emit_cuda)
+            out.mkdir(parents=True, exist_ok=True)
+            (out / f"{p.name}.cu").write_text(emit_cuda(p, results[-1].certificate))
+    return results
+
+
+def check_cert(cu_file: str, paths: list[str]) -> int:
+    from verifier.codegen import read_certificate
+    from verifier.lang.printer import ir_hash
+
+    cert = read_certificate(Path(cu_file).read_text())
+    if cert is None:
+        print(f"{cu_file}: no spork-verify certificate found", file=sys.stderr)
+        return 2
+    for path in paths:
+        for p in load_procs(path):
+            if isinstance(p, ir.Proc) and p.name == cert.proc:
+                if ir_hash(p) == cert.ir_hash:
+                    print(f"{cu_file}: certificate {cert.digest()[:16]} matches {path}:{p.name}")
+                    return 0
+                print(f"{cu_file}: certificate does NOT match {path}:{p.name} (IR changed)")
+                return 1
+    print(f"{cu_file}: proc {cert.proc} not found in {', '.join(paths)}", file=sys.stderr)
+    return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:
+        return int(e.code or 0) if e.code in (0, None) else 2
+    if not args.paths:
+        parser.print_usage(sys.stderr)
+        print("spork-verify: error: give at least one PATH", file=sys.stderr)
+        return 2
+    try:
+        if args.check_cert:
+            return check_cert(args.check_cert, args.paths)
+        results: list[ProcResult] = []
+        for path in args.paths:
+            results.extend(verify_file(path, args))
+        from verifier.report import to_json, to_text
+
+        text = to_json(results) if args.format == "json" else to_text(results, args.verbose)
+        if args.output:
+            Path(args.output).write_text(text)
+        else:
+            sys.stdout.write(text)
+        if not results:
+            print("spork-verify: no @proc found", file=sys.stderr)
+            return 2
+        return exit_code(results)
+    except RejectedInput as e:
+        print(e.render(), file=sys.stderr)
+        return 2
+    except Exception:  # a bug in spork-verify, not the user's mistake
+        print("spork-verify: internal error (this is a bug in spork-verify, please report it):",
+              file=sys.stderr)
+        traceback.print_exc()
+        return 4
+
+
+
+if __name__ == "__main__":
+    sys.exit(main())

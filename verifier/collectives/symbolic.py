@@ -1,0 +1,95 @@
+"""Z3 terms for thread collectives: the only module of `verifier.collectives` importing z3.
+
+Reads formulas built through the `Arith` interface; produces Z3 terms (`Z3Arith`) and answers
+small satisfiability questions for tiling validation (`find_model`). Each call uses the
+context it is given; the global Z3 context is never used. Non-goals: obligations of the
+semantics encoding (those live in `verifier/encode`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import z3
+
+from verifier.collectives.arith import Arith, check_divisor
+
+_TIMEOUT_MS = 60_000
+
+
+class Z3Arith(Arith):
+    """Z3 integer terms in an explicit context; div/mod only by positive constants, where Z3's
+    Euclidean `div`/`mod` equal floor semantics. Rules: COLL-7.1, COLL-7.3"""
+
+    def __init__(self, ctx: z3.Context) -> None:
+        self.ctx = ctx
+
+    def var(self, name: str) -> z3.ArithRef:
+        return z3.Int(name, self.ctx)
+
+    def const(self, value: int) -> z3.ArithRef:
+        return z3.IntVal(value, self.ctx)
+
+    def add(self, lhs: z3.ArithRef, rhs: z3.ArithRef) -> z3.ArithRef:
+        return lhs + rhs
+
+    def sub(self, lhs: z3.ArithRef, rhs: z3.ArithRef) -> z3.ArithRef:
+        return lhs - rhs
+
+    def mul(self, lhs: z3.ArithRef, factor: int) -> z3.ArithRef:
+        return lhs * z3.IntVal(factor, self.ctx)
+
+    def floordiv(self, lhs: z3.ArithRef, divisor: int) -> z3.ArithRef:
+        check_divisor(divisor)
+        return lhs / z3.IntVal(divisor, self.ctx)
+
+    def mod(self, lhs: z3.ArithRef, divisor: int) -> z3.ArithRef:
+        check_divisor(divisor)
+        return lhs % z3.IntVal(divisor, self.ctx)
+
+    def eq(self, lhs: z3.ArithRef, rhs: z3.ArithRef) -> z3.BoolRef:
+        return lhs == rhs
+
+    def lt(self, lhs: z3.ArithRef, rhs: z3.ArithRef) -> z3.BoolRef:
+        return lhs < rhs
+
+    def le(self, lhs: z3.ArithRef, rhs: z3.ArithRef) -> z3.BoolRef:
+        return lhs <= rhs
+
+    def and_(self, *args: z3.BoolRef) -> z3.BoolRef:
+        return z3.And(*args) if args else z3.BoolVal(True, self.ctx)
+
+    def or_(self, *args: z3.BoolRef) -> z3.BoolRef:
+        return z3.Or(*args) if args else z3.BoolVal(False, self.ctx)
+
+    def not_(self, arg: z3.BoolRef) -> z3.BoolRef:
+        return z3.Not(arg)
+
+    def xor(self, lhs: z3.BoolRef, rhs: z3.BoolRef) -> z3.BoolRef:
+        return z3.Xor(lhs, rhs)
+
+
+def new_arith() -> Z3Arith:
+    """A `Z3Arith` over a fresh context (one per query family; never the global one)."""
+    return Z3Arith(z3.Context())
+
+
+def find_model(arith: Z3Arith, build: Callable[[Z3Arith, dict[str, z3.ArithRef]], z3.BoolRef],
+               names: Sequence[str]) -> dict[str, int] | None | str:
+    """Check `build(arith, vars)` for satisfiability over integer variables `names`.
+
+    Returns a model (name -> int) if SAT, None if UNSAT, and the string "unknown" (with the
+    reason appended) if Z3 cannot decide — never read as either answer. Rules: COLL-6.2
+    """
+    variables = {name: arith.var(name) for name in names}
+    solver = z3.Solver(ctx=arith.ctx)
+    solver.set(timeout=_TIMEOUT_MS, random_seed=0)
+    solver.add(build(arith, variables))
+    result = solver.check()
+    if result == z3.unsat:
+        return None
+    if result == z3.sat:
+        model = solver.model()
+        return {name: model.eval(var, model_completion=True).as_long()
+                for name, var in variables.items()}
+    return "unknown: " + solver.reason_unknown()

@@ -1,0 +1,185 @@
+"""Statement instances as Z3 terms: iterator variables, validity, threads, elements, order.
+
+An instance of a site is a valuation of its enclosing loop iterators (SEM-1.8). Its executing
+threads come from the collective guard formula (COLL-7.3, built by verifier.collectives over a
+Z3 `Arith`), its trace order is the lexicographic order of SEM-1.8.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import z3
+
+from verifier import collectives
+from verifier.collectives.symbolic import Z3Arith
+from verifier.diagnostics import Unsupported
+from verifier.lang import ir
+from verifier.semantics.exprs import Ops, eval_expr
+from verifier.semantics.sites import AccessSite, Context, FenceSite
+
+Term = z3.ArithRef
+
+
+def z3_ops(ctx: z3.Context) -> Ops[z3.ExprRef]:
+    def const(v: int | bool) -> z3.ExprRef:
+        return z3.BoolVal(v, ctx) if isinstance(v, bool) else z3.IntVal(v, ctx)
+
+    def div(a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
+        if not z3.is_int_value(b) or b.as_long() <= 0:
+            raise Unsupported("not supported by spork-verify: division by a non-constant or "
+                              "non-positive value in an index", code="ERR-V11", rule="LANG-2.6")
+        return a / b
+
+    def mod(a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
+        if not z3.is_int_value(b) or b.as_long() <= 0:
+            raise Unsupported("not supported by spork-verify: modulo by a non-constant or "
+                              "non-positive value in an index", code="ERR-V11", rule="LANG-2.6")
+        return a % b
+
+    def cmp(op: str, a: z3.ArithRef, b: z3.ArithRef) -> z3.BoolRef:
+        return {"<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b, "==": a == b}[op]
+
+    return Ops(const=const, add=lambda a, b: a + b, sub=lambda a, b: a - b,
+               mul=lambda a, b: a * b, div=div, mod=mod, neg=lambda a: -a, cmp=cmp,
+               and_=lambda a, b: z3.And(a, b), or_=lambda a, b: z3.Or(a, b))
+
+
+@dataclass
+class Instance:
+    """One symbolic instance of a site: iterator terms, thread, element, validity."""
+
+    ctx: Context
+    iters: dict[ir.Sym, z3.ArithRef]
+    thread: z3.ArithRef | None  # local thread index n (None at CPU scope)
+    valid: z3.BoolRef
+    element: tuple[z3.ArithRef, ...] = ()
+    names: dict[str, z3.ArithRef] = field(default_factory=dict)
+
+
+class Encoder:
+    """Builds instance terms in one Z3 context, sharing the size variables."""
+
+    def __init__(self, sizes: Mapping[ir.Sym, ir.Control], preds: tuple[ir.Expr, ...],
+                 zctx: z3.Context) -> None:
+        self.zctx = zctx
+        self.ops = z3_ops(zctx)
+        self.arith = Z3Arith(zctx)
+        self.sizes = {s: z3.Int(s.name, zctx) for s in sizes}
+        self.assumptions: list[z3.BoolRef] = []
+        for s, typ in sizes.items():
+            if typ.kind == "size":
+                self.assumptions.append(self.sizes[s] >= 0)
+            if typ.kind == "bool":
+                self.assumptions.append(z3.And(self.sizes[s] >= 0, self.sizes[s] <= 1))
+        env = dict(self.sizes)
+        for p in preds:
+            self.assumptions.append(self.boolean(eval_expr(p, env, self.ops)))
+
+    def boolean(self, e: z3.ExprRef) -> z3.BoolRef:
+        if z3.is_bool(e):
+            return e  # type: ignore[return-value]
+        return e != 0  # type: ignore[return-value]
+
+    def value(self, e: ir.Expr, env: Mapping[ir.Sym, z3.ArithRef]) -> z3.ArithRef:
+        return eval_expr(e, {**self.sizes, **env}, self.ops)  # type: ignore[return-value]
+
+    # ------------------------------------------------------------ instances
+
+    def instance(self, ctx: Context, tag: str,
+                 pinned: Mapping[ir.Sym, z3.ArithRef] | None = None) -> Instance:
+        """Fresh iterator variables for every loop of `ctx` not in `pinned`."""
+        iters: dict[ir.Sym, z3.ArithRef] = {}
+        names: dict[str, z3.ArithRef] = {}
+        for lp in ctx.loops:
+            if pinned is not None and lp.sym in pinned:
+                iters[lp.sym] = pinned[lp.sym]
+            else:
+                var = z3.Int(f"{lp.sym.name}#{lp.sym.id}@{tag}", self.zctx)
+                iters[lp.sym] = var
+                names[f"{tag}.{lp.sym.name}"] = var
+        thread = None
+        if ctx.cuda:
+            thread = z3.Int(f"thread@{tag}", self.zctx)
+            names[f"{tag}.thread"] = thread
+        inst = Instance(ctx, iters, thread, z3.BoolVal(True, self.zctx), (), names)
+        inst.valid = self.validity(inst)
+        return inst
+
+    def validity(self, inst: Instance) -> z3.BoolRef:
+        ctx = inst.ctx
+        conj: list[z3.BoolRef] = []
+        env: dict[ir.Sym, z3.ArithRef] = {}
+        for lp in ctx.loops:
+            v = inst.iters[lp.sym]
+            conj.append(v >= self.value(lp.lo, env))
+            conj.append(v < self.value(lp.hi, env))
+            env[lp.sym] = v
+        for cond, polarity in ctx.conds:
+            c = self.boolean(self.value(cond, inst.iters))
+            conj.append(c if polarity else z3.Not(c))
+        if ctx.cuda and inst.thread is not None:
+            conj.append(self.member(ctx, inst.thread, inst.iters))
+        return z3.And(*conj) if conj else z3.BoolVal(True, self.zctx)
+
+    def member(self, ctx: Context, n: z3.ArithRef, iters: Mapping[ir.Sym, z3.ArithRef]
+               ) -> z3.BoolRef:
+        """n executes the instance of `ctx` with thread-loop values `iters` (COLL-7.3)."""
+        assert ctx.device is not None
+        dev = ctx.device.cfg
+        keyed = {s: iters[s] for s in ctx.thread_iters}
+        in_range = z3.And(n >= 0, n < dev.num_threads)
+        return z3.And(in_range, collectives.membership(ctx.tiling, n, keyed, self.arith, dev))
+
+    def thread_iter_terms(self, ctx: Context, n: z3.ArithRef) -> dict[ir.Sym, z3.ArithRef]:
+        """E_y(n): the thread-loop iterator values of the instance containing thread n."""
+        assert ctx.device is not None
+        dev = ctx.device.cfg
+        x = n % dev.blockDim
+        r = n / dev.blockDim
+        out = {}
+        for sym in ctx.thread_iters:
+            guard = ctx.tiling.guard_of(sym)
+            assert guard is not None, f"no guard for {sym}"
+            out[sym] = guard.expr.to_term(x, r, self.arith)
+        return out
+
+    def element_terms(self, site: AccessSite, inst: Instance, tag: str
+                      ) -> tuple[tuple[z3.ArithRef, ...], z3.BoolRef]:
+        """The touched element: points, or a fresh variable per window interval (SEM-4.3)."""
+        elems: list[z3.ArithRef] = []
+        conj: list[z3.BoolRef] = []
+        for k, (pt, iv) in enumerate(zip(site.element.points, site.element.intervals)):
+            if pt is not None:
+                elems.append(self.value(pt, inst.iters))
+                continue
+            assert iv is not None
+            var = z3.Int(f"elem{k}@{tag}", self.zctx)
+            inst.names[f"{tag}.elem{k}"] = var
+            conj.append(var >= self.value(iv[0], inst.iters))
+            conj.append(var < self.value(iv[1], inst.iters))
+            elems.append(var)
+        return tuple(elems), z3.And(*conj) if conj else z3.BoolVal(True, self.zctx)
+
+
+def before(a: Instance, b: Instance, zctx: z3.Context) -> z3.BoolRef:
+    """a precedes b in the sequential trace (SEM-1.8)."""
+    loops_b = {lp.sym for lp in b.ctx.loops}
+    common = [lp.sym for lp in a.ctx.loops if lp.sym in loops_b]
+    textual = a.ctx.path < b.ctx.path
+    result: z3.BoolRef = z3.BoolVal(textual, zctx)
+    for sym in reversed(common):
+        va, vb = a.iters[sym], b.iters[sym]
+        result = z3.Or(va < vb, z3.And(va == vb, result))
+    return result
+
+
+def equal_on(a: Instance, b: Instance, syms: tuple[ir.Sym, ...], zctx: z3.Context
+             ) -> z3.BoolRef:
+    conj = [a.iters[s] == b.iters[s] for s in syms if s in a.iters and s in b.iters]
+    return z3.And(*conj) if conj else z3.BoolVal(True, zctx)
+
+
+def fence_site_ctx(f: FenceSite) -> Context:
+    return f.ctx

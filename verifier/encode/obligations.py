@@ -1,0 +1,136 @@
+"""Obligations: bounds (SEM-4.3) and hazard freedom of every access pair (SEM-4.5, 4.7).
+
+Each obligation is the *negation* of what must hold, as a list of Z3 constraints: unsat means
+the obligation is discharged for all sizes satisfying the asserts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import z3
+
+from verifier.diagnostics import SrcLoc
+from verifier.lang import ir
+from verifier.semantics import rules
+from verifier.semantics.rules import AccessKind, Flag
+from verifier.semantics.sites import AccessSite, ProgramModel
+from verifier.encode.instances import Encoder, Instance, before, equal_on
+from verifier.encode.visibility import VisibilityBuilder
+
+
+@dataclass
+class Obligation:
+    id: str
+    rule: str
+    kind: str  # out-of-bounds | RAW | WAR | WAW
+    variable: str
+    loc: SrcLoc
+    related: list[tuple[SrcLoc, str]]
+    constraints: list[z3.BoolRef]
+    names: dict[str, z3.ArithRef] = field(default_factory=dict)
+    description: str = ""
+
+
+def required_flag(earlier: AccessSite, later: AccessSite) -> Flag | None:
+    """The flag `later` needs on `earlier`'s record, or None when they cannot conflict."""
+    if earlier.kind is AccessKind.read:
+        return None if later.kind is AccessKind.read else Flag.temp
+    if later.kind is AccessKind.read:
+        return Flag.full
+    if later.kind is AccessKind.atomic and earlier.atomic_quals & later.qual.extended:
+        return None
+    return rules.mutate_flag(later.kind)
+
+
+def _hazard_kind(earlier: AccessSite, later: AccessSite) -> str:
+    return rules.hazard_kind(later.kind, earlier.kind is AccessKind.read).value
+
+
+class ObligationBuilder:
+    def __init__(self, model: ProgramModel, zctx: z3.Context,
+                 fixed_sizes: dict[str, int] | None = None) -> None:
+        self.model = model
+        self.zctx = zctx
+        proc = model.proc
+        controls = {a.name: a.typ for a in proc.args if isinstance(a.typ, ir.Control)}
+        self.enc = Encoder(controls, proc.preds, zctx)
+        self.base = list(self.enc.assumptions)
+        if fixed_sizes:
+            for sym, var in self.enc.sizes.items():
+                if sym.name in fixed_sizes:
+                    self.base.append(var == fixed_sizes[sym.name])
+        self.vis = VisibilityBuilder(self.enc, model)
+        self.size_names = {sym.name: var for sym, var in self.enc.sizes.items()}
+
+    # ------------------------------------------------------------ bounds
+
+    def bounds(self) -> list[Obligation]:
+        out = []
+        for site in self.model.accesses:
+            if site.is_free:
+                continue
+            inst = self.enc.instance(site.ctx, "a")
+            shape = [self.enc.value(d, {}) for d in site.shape]
+            bad: list[z3.BoolRef] = []
+            for k, (pt, iv) in enumerate(zip(site.element.points, site.element.intervals)):
+                if k >= len(shape):
+                    break
+                if pt is not None:
+                    v = self.enc.value(pt, inst.iters)
+                    bad.append(z3.Or(v < 0, v >= shape[k]))
+                else:
+                    assert iv is not None
+                    lo, hi = self.enc.value(iv[0], inst.iters), self.enc.value(iv[1], inst.iters)
+                    bad.append(z3.Or(lo < 0, hi > shape[k], lo > hi))
+            if not bad:
+                continue
+            names = {**self.size_names, **inst.names}
+            out.append(Obligation(
+                f"bounds:{site.buf.name}@{site.loc.line}:{site.loc.col}", "SEM-4.3",
+                "out-of-bounds", site.buf.name, site.loc, [],
+                self.base + [inst.valid, z3.Or(*bad)], names,
+                f"{site.kind.value} of {site.buf.name} stays in bounds"))
+        return out
+
+    # ------------------------------------------------------------ hazards
+
+    def hazards(self) -> list[Obligation]:
+        out = []
+        tracked = [s for s in self.model.accesses if s.tracked]
+        for later in tracked:
+            for earlier in tracked:
+                if earlier.buf != later.buf or earlier.is_free:
+                    continue
+                flag = required_flag(earlier, later)
+                if flag is None:
+                    continue
+                out.append(self.hazard(earlier, later, flag))
+        return out
+
+    def hazard(self, sa: AccessSite, sb: AccessSite, flag: Flag) -> Obligation:
+        a = self.enc.instance(sa.ctx, "a")
+        b = self.enc.instance(sb.ctx, "b")
+        if sb.is_free and b.thread is None:
+            raise AssertionError("free at CPU scope")
+        ea, ca = self.enc.element_terms(sa, a, "a")
+        eb, cb = self.enc.element_terms(sb, b, "b")
+        same_elem = z3.And(*[x == y for x, y in zip(ea, eb)]) if ea else \
+            z3.BoolVal(True, self.zctx)
+        same_alloc = equal_on(a, b, sa.alloc_loops, self.zctx)
+        vis = self.vis.visible(sa, a, sb, b, flag)
+        kind = _hazard_kind(sa, sb)
+        what = f"free({sb.buf.name})" if sb.is_free else sb.buf.name
+        names = {**self.size_names, **a.names, **b.names}
+        for k, term in enumerate(ea):
+            names[f"index{k}"] = term
+        return Obligation(
+            f"{kind}:{sb.buf.name}@{sa.loc.line}:{sa.loc.col}->{sb.loc.line}:{sb.loc.col}",
+            "SEM-4.7" if sb.is_free else "SEM-4.5", kind, sb.buf.name, sb.loc,
+            [(sa.loc, "earlier access"), (sb.loc, "later access")],
+            self.base + [a.valid, b.valid, ca, cb, same_elem, same_alloc,
+                         before(a, b, self.zctx), z3.Not(vis)],
+            names, f"{sb.kind.value} of {what} sees {sa.kind.value} ({flag.value})")
+
+    def all(self) -> list[Obligation]:
+        return self.bounds() + self.hazards()

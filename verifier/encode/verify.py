@@ -1,0 +1,173 @@
+"""Verify one proc: static checks → obligations → Z3 → replay on the machine → verdict.
+
+A sat answer is only a candidate: it is replayed by the concrete machine at the model's sizes
+and reported as `refuted` only with the machine's own confirmed finding. A candidate the
+machine does not reproduce makes the obligation `unknown`, never `refuted` or `proved`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import z3
+
+from verifier import __version__
+from verifier.diagnostics import RejectedInput, SporkError, Unsupported
+from verifier.lang import ir
+from verifier.lang.printer import ir_hash
+from verifier.results import (
+    Certificate, Counterexample, Finding, FindingKind, ObligationResult, ObligationStatus,
+    ProcResult, Related, Verdict,
+)
+from verifier.semantics import Finding as MachineFinding, analyze, run_machine
+from verifier.encode.obligations import Obligation, ObligationBuilder
+from verifier.encode.solver import SOLVER_NAME, Budget, Outcome, Status, check
+
+
+@dataclass
+class Options:
+    timeout_s: float = 30.0
+    fixed_sizes: dict[str, int] | None = None
+
+
+def static_finding(e: SporkError) -> Finding:
+    kind = FindingKind.unsupported if isinstance(e, Unsupported) else FindingKind.static
+    if e.code in ("ERR-A18", "ERR-A19", "ERR-A21", "ERR-A22", "ERR-A23", "ERR-V08"):
+        kind = FindingKind.collective
+    return Finding(kind, e.message, e.variable, e.loc, (), None, e.rule, e.code)
+
+
+def machine_finding(f: MachineFinding, sizes: dict[str, int], replayed: bool) -> Finding:
+    related = []
+    if f.earlier is not None:
+        related.append(Related(f.earlier.loc, "earlier access"))
+    related.append(Related(f.loc, "later access"))
+    threads = []
+    iterators: dict[str, int] = {}
+    if f.earlier is not None:
+        threads.append(f"earlier: {f.earlier.threads}")
+        iterators.update({f"earlier.{k}": v for k, v in f.earlier.iterators})
+    if f.later is not None:
+        threads.append(f"later: {f.later.threads}")
+        iterators.update({f"later.{k}": v for k, v in f.later.iterators})
+    message = f.message
+    if f.lacking:
+        message += f": {f.lacking}"
+    hint = f.sync_hint or ("add a Fence (or Arrive/Await) ordering the two accesses for these "
+                           "threads" if f.kind in ("RAW", "WAR", "WAW") else "")
+    kind = FindingKind(f.kind)
+    return Finding(kind, message, f.variable, f.loc, tuple(related),
+                   Counterexample(dict(sizes), iterators, threads, list(f.index), replayed),
+                   "SEM-4.3" if kind is FindingKind.out_of_bounds else "SEM-4.5",
+                   {"RAW": "ERR-V01", "WAW": "ERR-V02", "WAR": "ERR-V03",
+                    "out-of-bounds": "ERR-V06"}.get(f.kind, ""), hint)
+
+
+def _replay(proc: ir.Proc, sizes: dict[str, int], cache: dict[tuple, MachineFinding | None]
+            ) -> MachineFinding | None:
+    key = tuple(sorted(sizes.items()))
+    if key not in cache:
+        holds, finding = run_machine(proc, sizes)
+        cache[key] = finding if holds else None
+    return cache[key]
+
+
+def verify_proc(proc: ir.Proc, opts: Options | None = None) -> ProcResult:
+    opts = opts or Options()
+    start = time.perf_counter()
+    file = proc.loc.file
+
+    def done(verdict: Verdict, obligations: list[ObligationResult], findings: list[Finding],
+             cert: Certificate | None = None) -> ProcResult:
+        findings.sort(key=lambda f: (f.loc.file, f.loc.line, f.loc.col, f.rule))
+        return ProcResult(file, proc.name, verdict, time.perf_counter() - start,
+                          tuple(obligations), tuple(findings), proc.loc, cert)
+
+    try:
+        model = analyze(proc)
+    except RejectedInput as e:
+        return done(Verdict.rejected, [], [static_finding(e)])
+    except Unsupported as e:
+        return done(Verdict.unsupported, [], [static_finding(e)])
+
+    budget = Budget(timeout_ms=int(opts.timeout_s * 1000))
+    try:
+        builder = ObligationBuilder(model, budget.ctx, opts.fixed_sizes)
+        obligations = builder.all()
+    except Unsupported as e:
+        return done(Verdict.unsupported, [], [static_finding(e)])
+
+    results: list[ObligationResult] = []
+    findings: list[Finding] = []
+    replays: dict[tuple, MachineFinding | None] = {}
+    confirmed: set[tuple] = set()
+    size_vars = tuple(builder.size_names.values())
+    for ob in obligations:
+        t0 = time.perf_counter()
+        outcome = check(ob.constraints, ob.names, budget, small_bounds=size_vars)
+        status, finding = _judge(proc, ob, outcome, replays, builder, confirmed)
+        results.append(ObligationResult(ob.id, ob.rule, ob.kind, status,
+                                        time.perf_counter() - t0, outcome.query_hash,
+                                        ob.description))
+        if finding is not None:
+            findings.append(finding)
+    statuses = {r.status for r in results}
+    if ObligationStatus.refuted in statuses or any(
+            f.counterexample is not None and f.counterexample.replayed for f in findings):
+        verdict = Verdict.refuted
+    elif ObligationStatus.unknown in statuses:
+        verdict = Verdict.unknown
+    else:
+        verdict = Verdict.proved
+    cert = None
+    if verdict is Verdict.proved and opts.fixed_sizes is None:
+        cert = Certificate(proc.name, ir_hash(proc),
+                           tuple((r.id, r.query_hash) for r in results), SOLVER_NAME,
+                           __version__)
+    return done(verdict, results, findings, cert)
+
+
+def _judge(proc: ir.Proc, ob: Obligation, outcome: Outcome,
+           replays: dict[tuple, MachineFinding | None], builder: ObligationBuilder,
+           confirmed: set[tuple]) -> tuple[ObligationStatus, Finding | None]:
+    if outcome.status is Status.proved:
+        return ObligationStatus.proved, None
+    if outcome.status is Status.unknown:
+        return ObligationStatus.unknown, Finding(
+            FindingKind.unknown, f"{ob.description}: solver returned unknown "
+            f"({outcome.reason})", ob.variable, ob.loc, (), None, ob.rule)
+    assert outcome.model is not None
+    sizes = {name: outcome.model[name] for name in builder.size_names}
+    found = _replay(proc, sizes, replays)
+    if found is None:
+        cex = Counterexample(sizes, {k: v for k, v in outcome.model.items()
+                                     if k not in sizes}, [], [], False)
+        return ObligationStatus.unknown, Finding(
+            FindingKind.unknown, f"{ob.description}: candidate counterexample not reproduced "
+            "by the abstract machine (spurious?)", ob.variable, ob.loc,
+            tuple(Related(loc, role) for loc, role in ob.related), cex, ob.rule)
+    matches = found.kind == ob.kind and found.variable == ob.variable and found.loc == ob.loc
+    status = ObligationStatus.refuted if matches else ObligationStatus.unknown
+    key = (found.kind, found.variable, found.loc)
+    if key in confirmed:
+        return status, None
+    confirmed.add(key)
+    return status, machine_finding(found, sizes, True)
+
+
+def concrete_verdict(proc: ir.Proc, sizes: dict[str, int]) -> tuple[Verdict, MachineFinding | None]:
+    """The machine's verdict at one size (differential oracle)."""
+    try:
+        analyze(proc)
+    except RejectedInput:
+        return Verdict.rejected, None
+    except Unsupported:
+        return Verdict.unsupported, None
+    holds, finding = run_machine(proc, sizes)
+    if not holds:
+        return Verdict.proved, None  # vacuous: the asserts exclude this size
+    return (Verdict.refuted, finding) if finding is not None else (Verdict.proved, None)
+
+
+__all__ = ["Options", "verify_proc", "concrete_verdict", "z3"]

@@ -1,0 +1,52 @@
+"""The user-facing namespace: `from verifier.lang import *` (LANG-1.3).
+
+Exports the names upstream exports from exo's `proc`, `exo.platforms.cuda`, `.Sm80` and `.Sm90`
+that spork-verify supports, plus `simplify`.
+"""
+
+from verifier.lang import memories as _mem
+from verifier.lang import units as _units
+from verifier.lang.config import CudaDeviceFunction, CudaWarpConfig, CudaWarps
+from verifier.lang.instrs import INSTRS as _INSTRS
+from verifier.lang.procs import ProcError, proc, simplify
+from verifier.lang.timelines import InstrTL, QualTL, SyncTL
+from verifier.lang.units import (
+    CollUnit, blockDim, clusterDim, cuda_cluster, cuda_cta_in_cluster,
+    cuda_cta_in_cluster_strided, cuda_quadpair, cuda_thread, cuda_threads_strided, cuda_warp,
+    cuda_warp_in_cluster, cuda_warp_in_cluster_strided, cuda_warpgroup,
+)
+from verifier.lang.memories import (
+    DRAM, CudaBasicDeviceVisible, CudaBasicSmem, CudaClusterSync, CudaCommitGroup,
+    CudaDeviceVisibleAtomicity16B, CudaDeviceVisibleLinear, CudaEvent, CudaGmemAtomicity16B,
+    CudaGmemLinear, CudaGridConstant, CudaMbarrier, CudaRmem, CudaRmemPacked32,
+    CudaSmemAtomicity16B, CudaSmemLinear, Sm80_RmemMatrixA, Sm80_RmemMatrixB, Sm80_RmemMatrixD,
+    Sm90_get_mma_smem, Sm90_RmemMatrixA, Sm90_RmemMatrixD, Sm90_SmemSwizzled,
+)
+
+cpu_in_order = SyncTL.cpu_in_order
+cuda_in_order = SyncTL.cuda_in_order
+cuda_temporal = SyncTL.cuda_temporal
+cuda_stream_sync = SyncTL.cuda_stream_sync
+Sm80_cp_async = SyncTL.Sm80_cp_async
+Sm80_generic = SyncTL.Sm80_generic
+tma_to_smem_async = SyncTL.tma_to_smem_async
+tma_to_gmem_async = SyncTL.tma_to_gmem_async
+wgmma_async_smem = SyncTL.wgmma_async_smem
+wgmma_fence_1 = SyncTL.wgmma_fence_1
+wgmma_fence_2 = SyncTL.wgmma_fence_2
+wgmma_async = SyncTL.wgmma_async
+cuda_generic_and_async_proxy = SyncTL.cuda_generic_and_async_proxy
+
+cpu_in_order_instr = InstrTL.cpu_in_order_instr
+cpu_cuda_stream_instr = InstrTL.cpu_cuda_stream_instr
+cuda_in_order_instr = InstrTL.cuda_in_order_instr
+wgmma_zero_instr = InstrTL.wgmma_zero_instr
+Sm80_cp_async_instr = InstrTL.Sm80_cp_async_instr
+tma_to_smem_async_instr = InstrTL.tma_to_smem_async_instr
+tma_to_gmem_async_instr = InstrTL.tma_to_gmem_async_instr
+wgmma_async_instr = InstrTL.wgmma_async_instr
+
+globals().update(_INSTRS)
+
+__all__ = [name for name in list(globals()) if not name.startswith("_")
+           and name not in ("annotations",)]

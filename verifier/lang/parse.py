@@ -1,0 +1,642 @@
+"""Python AST of an `@proc` function → IR (stage P, language.md §2-5).
+
+Reads the function's source; Python-evaluated positions (LANG-2.2: memories, units, `with`
+contexts, sync-tl arguments, Await N, instr keywords, free integer names) are evaluated in the
+function's globals and closure. Windows are resolved here: an access through a window name is
+rewritten to its underlying tensor with offset indices (SEM-4.2, "redirected").
+
+Non-goals: collective analysis, permissions and every later static stage (verifier.collectives,
+verifier.lang.check); the parse only enforces what the syntax itself fixes.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
+from verifier.lang import ir
+from verifier.lang.config import CudaDeviceFunction, CudaWarps
+from verifier.lang.instrs import INSTRS, UNSUPPORTED_INSTR_NAMES, Instr
+from verifier.lang.memories import DRAM, BarrierMechanism, Memory
+from verifier.lang.timelines import InstrTL, SyncTL
+from verifier.lang.units import CollUnit, cuda_thread
+
+_OTHER_DIALECT = {
+    "CudaAsync": "use per-instruction instr-tls (spork26 has no CudaAsync blocks)",
+    "ReverseArrive": "use a second barrier paired by `b2: barrier(b1) @ CudaMbarrier`",
+    "ReverseAwait": "use a second barrier paired by `b2: barrier(b1) @ CudaMbarrier`",
+    "ring_buffer_by": "spork26 uses lagged awaits `Await(bar, tl, ~lag)`",
+    "CudaMbarrierPreArrive": "spork26 uses lagged awaits `Await(bar, tl, ~lag)`",
+}
+_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Mod: "%"}
+_CMPOPS = {ast.Lt: "<", ast.Gt: ">", ast.LtE: "<=", ast.GtE: ">=", ast.Eq: "=="}
+_LOOP_MODES = ("seq", "par", "cuda_tasks", "cuda_threads")
+
+
+@dataclass
+class _Binding:
+    sym: ir.Sym
+    kind: str  # control | data | barrier | window
+    typ: Any = None
+    mem: Any = None
+    # for windows: base symbol and per-base-dimension (is_point, offset expr)
+    base: ir.Sym | None = None
+    dims: tuple[tuple[bool, ir.Expr], ...] = ()
+
+
+@dataclass
+class _Scope:
+    names: dict[str, _Binding] = field(default_factory=dict)
+
+
+class ProcParser:
+    """One parse of one `@proc` function."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+        lines, start = inspect.getsourcelines(fn)
+        self.source_lines = tuple(line.rstrip("\n") for line in lines)
+        self.file = inspect.getsourcefile(fn) or "<unknown>"
+        self.first_line = start
+        first = lines[0]
+        self.indent = len(first) - len(first.lstrip())
+        self.tree = ast.parse(textwrap.dedent("".join(lines)))
+        closure = inspect.getclosurevars(fn)
+        self.py_env: dict[str, Any] = {**fn.__globals__, **closure.nonlocals}
+        self.scopes: list[_Scope] = [_Scope()]
+
+    # ------------------------------------------------------------ helpers
+
+    def loc(self, node: ast.AST) -> SrcLoc:
+        return SrcLoc(self.file, self.first_line + getattr(node, "lineno", 1) - 1,
+                      getattr(node, "col_offset", 0) + self.indent + 1)
+
+    def err(self, node: ast.AST, msg: str, code: str, rule: str = "") -> RejectedInput:
+        return RejectedInput(msg, self.loc(node), rule=rule, code=code)
+
+    def py_eval(self, node: ast.expr) -> Any:
+        """Evaluate a Python-evaluated position (LANG-2.2) in the proc's globals + closure."""
+        try:
+            code = compile(ast.Expression(body=node), self.file, "eval")
+            return eval(code, dict(self.py_env))  # noqa: S307 - user's own file, LANG-2.2
+        except RejectedInput as e:
+            raise RejectedInput(e.message, self.loc(node), e.rule, e.code) from None
+        except Exception as e:  # a user's Python error in a Python-evaluated position
+            raise self.err(node, f"could not evaluate `{ast.unparse(node)}`: {e}",
+                           "ERR-P09") from None
+
+    def lookup(self, name: str) -> _Binding | None:
+        for scope in reversed(self.scopes):
+            if name in scope.names:
+                return scope.names[name]
+        return None
+
+    def bind(self, name: str, binding: _Binding) -> None:
+        self.scopes[-1].names[name] = binding
+
+    # ------------------------------------------------------------ entry
+
+    def parse(self) -> ir.Proc:
+        fdef = self.tree.body[0]
+        if not isinstance(fdef, ast.FunctionDef):
+            raise self.err(fdef, "@proc must decorate a function definition", "ERR-P05")
+        args = tuple(self.parse_arg(a) for a in fdef.args.args)
+        body = list(fdef.body)
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            body = body[1:]  # docstring
+        preds: list[ir.Expr] = []
+        while body and isinstance(body[0], ast.Assert):
+            preds.append(self.expr(body[0].test))
+            body = body[1:]
+        for stmt in body:
+            for sub in ast.walk(stmt):
+                if isinstance(sub, ast.Assert):
+                    raise self.err(sub, "predicate assert should happen at the beginning of a "
+                                   "function", "ERR-P20", "LANG-2.5")
+        stmts = self.block(body)
+        return ir.Proc(fdef.name, args, tuple(preds), stmts, self.loc(fdef), self.source_lines)
+
+    # ------------------------------------------------------------ arguments and types
+
+    def parse_arg(self, a: ast.arg) -> ir.Arg:
+        if a.annotation is None:
+            raise self.err(a, f"argument {a.arg} needs a type annotation", "ERR-P11", "LANG-2.3")
+        typ_node, mem_node = a.annotation, None
+        if isinstance(typ_node, ast.BinOp) and isinstance(typ_node.op, ast.MatMult):
+            typ_node, mem_node = typ_node.left, typ_node.right
+        sym = ir.Sym.fresh(a.arg)
+        if isinstance(typ_node, ast.Name) and typ_node.id in ir.CONTROL_KINDS:
+            if mem_node is not None:
+                raise self.err(a, f"control type {typ_node.id} cannot have @", "ERR-P26",
+                               "LANG-2.3")
+            self.bind(a.arg, _Binding(sym, "control", ir.Control(typ_node.id)))
+            return ir.Arg(sym, ir.Control(typ_node.id), None, self.loc(a))
+        if isinstance(typ_node, ast.Name) and typ_node.id == "barrier":
+            raise self.err(a, "barrier argument not allowed", "ERR-P26", "LANG-2.3")
+        typ = self.data_type(typ_node, allow_window=True)
+        mem = self.memory(mem_node) if mem_node is not None else DRAM
+        if not isinstance(mem, Memory):
+            raise self.err(mem_node or a, f"annotation @ {ast.unparse(mem_node)} needs to be "
+                           "subclass of Memory or SpecialWindow", "ERR-P11", "LANG-2.3")
+        self.bind(a.arg, _Binding(sym, "data", typ, mem))
+        return ir.Arg(sym, typ, mem, self.loc(a))
+
+    def data_type(self, node: ast.expr, allow_window: bool = False) -> ir.Scalar | ir.Tensor:
+        if isinstance(node, ast.Name) and node.id in ir.SCALAR_TYPES:
+            return ir.Scalar(node.id)
+        if isinstance(node, ast.Subscript):
+            base, window = node.value, False
+            if isinstance(base, ast.List) and allow_window and len(base.elts) == 1:
+                base, window = base.elts[0], True
+            if isinstance(base, ast.Name) and base.id in ir.SCALAR_TYPES:
+                dims = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+                return ir.Tensor(base.id, tuple(self.expr(d) for d in dims), window)
+        raise self.err(node, f"expected a data type such as f32 or f32[n], not "
+                       f"`{ast.unparse(node)}`", "ERR-P11", "LANG-2.4")
+
+    def memory(self, node: ast.expr) -> Any:
+        value = self.py_eval(node)
+        if isinstance(value, (Memory, BarrierMechanism)):
+            return value
+        raise self.err(node, f"expected @X annotation to subclass BarrierMechanism/Memory, not "
+                       f"{value!r}", "ERR-P19", "LANG-3.1")
+
+    # ------------------------------------------------------------ statements
+
+    def block(self, stmts: list[ast.stmt]) -> tuple[ir.Stmt, ...]:
+        self.scopes.append(_Scope())
+        try:
+            return tuple(self.stmt(s) for s in stmts)
+        finally:
+            self.scopes.pop()
+
+    def stmt(self, s: ast.stmt) -> ir.Stmt:
+        loc = self.loc(s)
+        match s:
+            case ast.Pass():
+                return ir.Pass(loc)
+            case ast.AnnAssign(target=ast.Name(id=name), annotation=ann, value=None):
+                return self.alloc(name, ann, s)
+            case ast.Assign(targets=[target], value=value):
+                return self.assign(target, value, s)
+            case ast.AugAssign(target=target, op=ast.Add(), value=value):
+                buf, idx = self.lvalue(target)
+                return ir.Reduce(buf, idx, self.expr(value), loc)
+            case ast.AugAssign():
+                raise self.err(s, "only += is supported as a reduction", "ERR-P25", "LANG-3.2")
+            case ast.For():
+                return self.for_loop(s)
+            case ast.If(test=test, body=body, orelse=orelse):
+                return ir.If(self.expr(test), self.block(body), self.block(orelse), loc)
+            case ast.With():
+                return self.with_stmt(s)
+            case ast.Expr(value=value):
+                return self.expr_stmt(value, s)
+            case _:
+                raise self.err(s, f"unsupported statement `{type(s).__name__}`", "ERR-P01",
+                               "LANG-3.5")
+
+    def alloc(self, name: str, ann: ast.expr, s: ast.stmt) -> ir.Stmt:
+        typ_node, mem_node = ann, None
+        if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.MatMult):
+            typ_node, mem_node = ann.left, ann.right
+        sym = ir.Sym.fresh(name)
+        if self.is_barrier_type(typ_node):
+            btype = self.barrier_type(typ_node, s, mem_node)
+            self.bind(name, _Binding(sym, "barrier", btype, btype.mech))
+            return ir.Alloc(sym, btype, btype.mech, self.loc(s))
+        typ = self.data_type(typ_node)
+        mem = self.memory(mem_node) if mem_node is not None else DRAM
+        if not isinstance(mem, Memory):
+            raise self.err(mem_node or s, f"{name}: expected @X annotation to subclass Memory, "
+                           f"not {mem}", "ERR-P19", "LANG-3.1")
+        self.bind(name, _Binding(sym, "data", typ, mem))
+        return ir.Alloc(sym, typ, mem, self.loc(s))
+
+    @staticmethod
+    def is_barrier_type(node: ast.expr) -> bool:
+        inner = node.value if isinstance(node, ast.Subscript) else node
+        inner = inner.func if isinstance(inner, ast.Call) else inner
+        return isinstance(inner, ast.Name) and inner.id == "barrier"
+
+    def barrier_type(self, node: ast.expr, s: ast.stmt, mem_node: ast.expr | None
+                     ) -> ir.BarrierType:
+        shape: tuple[ir.Expr, ...] = ()
+        if isinstance(node, ast.Subscript):
+            dims = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            shape = tuple(self.expr(d) for d in dims)
+            node = node.value
+        guard: ir.Sym | None = None
+        if isinstance(node, ast.Call):
+            if len(node.args) != 1 or node.keywords:
+                raise self.err(node, "barrier(...) takes exactly 1 parameter", "ERR-P18",
+                               "LANG-5.2")
+            arg = node.args[0]
+            if not isinstance(arg, ast.Name):
+                raise self.err(arg, "barrier(...) expects a single identifier argument",
+                               "ERR-P18", "LANG-5.2")
+            target = self.lookup(arg.id)
+            if target is None or target.kind != "barrier":
+                raise self.err(arg, f"barrier({arg.id}) must name a barrier", "ERR-P23",
+                               "LANG-5.2")
+            guard = target.sym
+        if mem_node is None:
+            raise self.err(s, "barrier allocation needs @ CudaMbarrier | CudaCommitGroup | "
+                           "CudaClusterSync", "ERR-P19", "LANG-5.2")
+        mech = self.memory(mem_node)
+        if not isinstance(mech, BarrierMechanism):
+            raise self.err(mem_node, f"expected @X annotation to subclass BarrierMechanism, not "
+                           f"{mech}", "ERR-P19", "LANG-5.2")
+        return ir.BarrierType(shape, mech, guard)
+
+    def assign(self, target: ast.expr, value: ast.expr, s: ast.stmt) -> ir.Stmt:
+        loc = self.loc(s)
+        if isinstance(target, ast.Name) and self.lookup(target.id) is None:
+            return self.window_stmt(target.id, value, s)
+        buf, idx = self.lvalue(target)
+        return ir.Assign(buf, idx, self.expr(value), loc)
+
+    def window_stmt(self, name: str, value: ast.expr, s: ast.stmt) -> ir.Stmt:
+        special = None
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.MatMult):
+            special = self.py_eval(value.right)
+            value = value.left
+        if not isinstance(value, (ast.Subscript, ast.Name)):
+            raise self.err(s, f"cannot assign to undeclared name {name}; declare it first "
+                           f"(`{name}: f32 @ CudaRmem`)", "ERR-P24", "LANG-3.3")
+        window = self.window(value)
+        base = self.lookup(window.buf.name)
+        assert base is not None
+        sym = ir.Sym.fresh(name)
+        dims = tuple((isinstance(a, ir.Point), a.pt if isinstance(a, ir.Point) else a.lo)
+                     for a in window.idx)
+        shape = tuple(self.sub(a.hi, a.lo, a.loc) for a in window.idx if isinstance(a, ir.Interval))
+        base_typ = base.typ
+        typ = ir.Tensor(base_typ.base if isinstance(base_typ, (ir.Tensor, ir.Scalar)) else "f32",
+                        shape, True)
+        self.bind(name, _Binding(sym, "window", typ, base.mem, window.buf, dims))
+        return ir.WindowStmt(sym, window, special, self.loc(s))
+
+    def lvalue(self, target: ast.expr) -> tuple[ir.Sym, tuple[ir.Expr, ...]]:
+        if isinstance(target, ast.Name):
+            read = self.data_access(target.id, [], target)
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            read = self.data_access(target.value.id, self.subscripts(target), target)
+        else:
+            raise self.err(target, f"cannot assign to `{ast.unparse(target)}`", "ERR-P01",
+                           "LANG-3.2")
+        if not isinstance(read, ir.Read):
+            raise self.err(target, f"cannot assign to a window `{ast.unparse(target)}`",
+                           "ERR-P24", "LANG-3.2")
+        return read.buf, read.idx
+
+    def for_loop(self, s: ast.For) -> ir.Stmt:
+        if not isinstance(s.target, ast.Name):
+            raise self.err(s.target, "loop variable must be a name", "ERR-P10", "LANG-3.5")
+        it = s.iter
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)):
+            raise self.err(it, f"unknown loop mode `{ast.unparse(it)}`", "ERR-P10", "LANG-3.5")
+        mode_name = it.func.id
+        if mode_name not in _LOOP_MODES:
+            raise self.err(it, f"unknown loop mode name {mode_name}", "ERR-P10", "LANG-3.5")
+        if len(it.args) != 2:
+            raise self.err(it, f"{mode_name} expects exactly 2 positional arguments: lo, hi",
+                           "ERR-P10", "LANG-3.5")
+        kwargs = {k.arg: k.value for k in it.keywords}
+        allowed = {"seq": {"pragma_unroll"}, "cuda_threads": {"unit"}}.get(mode_name, set())
+        for k, v in kwargs.items():
+            if k not in allowed:
+                raise self.err(v, f"failed to construct loop mode {mode_name}: unknown keyword "
+                               f"{k}", "ERR-P10", "LANG-3.5")
+        mode: ir.LoopMode
+        if mode_name == "seq":
+            unroll = self.py_eval(kwargs["pragma_unroll"]) if "pragma_unroll" in kwargs else None
+            mode = ir.Seq(unroll)
+        elif mode_name == "par":
+            mode = ir.Par()
+        elif mode_name == "cuda_tasks":
+            mode = ir.CudaTasks()
+        else:
+            unit = self.py_eval(kwargs["unit"]) if "unit" in kwargs else cuda_thread
+            if not isinstance(unit, CollUnit):
+                raise self.err(kwargs["unit"], f"failed to construct loop mode cuda_threads: "
+                               f"unit must be a CollUnit, not {unit!r}", "ERR-P10", "LANG-3.5")
+            mode = ir.CudaThreads(unit)
+        lo, hi = self.expr(it.args[0]), self.expr(it.args[1])
+        sym = ir.Sym.fresh(s.target.id)
+        self.scopes.append(_Scope())
+        try:
+            self.bind(s.target.id, _Binding(sym, "control", ir.Control("index")))
+            body = self.block(s.body)
+        finally:
+            self.scopes.pop()
+        if s.orelse:
+            raise self.err(s, "for-else is not supported", "ERR-P10", "LANG-3.5")
+        return ir.For(sym, lo, hi, mode, body, self.loc(s))
+
+    def with_stmt(self, s: ast.With) -> ir.Stmt:
+        if len(s.items) != 1 or s.items[0].optional_vars is not None:
+            raise self.err(s, "expected only 1 withitem", "ERR-P08", "LANG-4.4")
+        ctx_node = s.items[0].context_expr
+        if isinstance(ctx_node, ast.Call) and isinstance(ctx_node.func, ast.Name) \
+                and ctx_node.func.id in _OTHER_DIALECT:
+            raise self.err(ctx_node, f"{ctx_node.func.id} is not part of the spork26 dialect; "
+                           f"{_OTHER_DIALECT[ctx_node.func.id]}", "ERR-P28", "LANG-1.2")
+        ctx = self.py_eval(ctx_node)
+        body = self.block(s.body)
+        if isinstance(ctx, CudaDeviceFunction):
+            return ir.DeviceFunction(ctx, body, self.loc(s))
+        if isinstance(ctx, CudaWarps):
+            return ir.Warps(ctx, body, self.loc(s))
+        raise self.err(ctx_node, f"Unsupported context type for with: {type(ctx).__name__}",
+                       "ERR-P09", "LANG-4.4")
+
+    def expr_stmt(self, value: ast.expr, s: ast.stmt) -> ir.Stmt:
+        trailing: list[ast.expr] = []
+        node = value
+        while isinstance(node, ast.BinOp) and isinstance(node.op, ast.RShift):
+            trailing.insert(0, node.right)
+            node = node.left
+        if isinstance(node, ast.BinOp):
+            raise self.err(value, "Only >> BinOp supported at top level", "ERR-P01", "LANG-3.8")
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+            if trailing:
+                raise self.err(value, "Only SyncStmt and Call can take >> trailing barrier exprs",
+                               "ERR-P02", "LANG-3.8")
+            raise self.err(value, f"unsupported expression statement `{ast.unparse(value)}`",
+                           "ERR-P01", "LANG-3.8")
+        name = node.func.id
+        if name in ("Fence", "Await") and trailing:
+            raise self.err(value, f"{name} cannot take >> trailing barrier exprs", "ERR-P03",
+                           "LANG-5.1")
+        if name == "Fence":
+            return self.fence(node, s)
+        if name == "Arrive":
+            return self.arrive(node, trailing, s)
+        if name == "Await":
+            return self.await_(node, s)
+        return self.call(node, trailing, s)
+
+    # ------------------------------------------------------------ sync statements
+
+    def sync_tl(self, node: ast.expr) -> SyncTL:
+        value = self.py_eval(node)
+        if isinstance(value, SyncTL):
+            return value
+        hint = ""
+        if isinstance(value, InstrTL) and value.value.endswith("_instr"):
+            hint = f" (maybe {value.value[:-len('_instr')]}?)"
+        raise self.err(node, f"Expected sync-tl, not {ast.unparse(node)}{hint}", "ERR-P12",
+                       "LANG-5.1")
+
+    def no_keywords(self, node: ast.Call, name: str) -> None:
+        if node.keywords:
+            raise self.err(node, f"Unknown keyword '{node.keywords[0].arg}' for {name}()",
+                           "ERR-P13", "LANG-5.1")
+
+    def fence(self, node: ast.Call, s: ast.stmt) -> ir.Stmt:
+        self.no_keywords(node, "Fence")
+        if len(node.args) != 2:
+            raise self.err(node, "Fence expects 2 arguments", "ERR-P14", "LANG-5.1")
+        return ir.Fence(self.sync_tl(node.args[0]), self.sync_tl(node.args[1]), self.loc(s))
+
+    def arrive(self, node: ast.Call, trailing: list[ast.expr], s: ast.stmt) -> ir.Stmt:
+        self.no_keywords(node, "Arrive")
+        if len(node.args) not in (1, 2):
+            raise self.err(node, "Arrive expects 2 arguments", "ERR-P14", "LANG-5.1")
+        if len(node.args) == 2:
+            n = self.py_eval(node.args[1])
+            if n != 1:
+                raise self.err(node.args[1], f"Expect N=1 for Arrive, not {n!r}", "ERR-P15",
+                               "LANG-5.1")
+        targets = tuple(self.barrier_ref(t) for t in trailing)
+        return ir.Arrive(self.sync_tl(node.args[0]), targets, self.loc(s))
+
+    def await_(self, node: ast.Call, s: ast.stmt) -> ir.Stmt:
+        self.no_keywords(node, "Await")
+        if len(node.args) != 3:
+            raise self.err(node, "Await expects 3 arguments", "ERR-P14", "LANG-5.1")
+        n = self.py_eval(node.args[2])
+        if not isinstance(n, int) or isinstance(n, bool):
+            raise self.err(node.args[2], f"Await N={n!r}; expected int", "ERR-P16", "LANG-5.1")
+        target = self.barrier_ref(node.args[0])
+        return ir.Await(target, self.sync_tl(node.args[1]), n, self.loc(s))
+
+    def barrier_ref(self, node: ast.expr) -> ir.BarrierRef:
+        if isinstance(node, ast.UnaryOp):
+            raise self.err(node, "expected window-like expression for barrier (the +bar/-bar "
+                           "syntax is not part of spork26)", "ERR-P17", "LANG-1.2")
+        name_node, idx_nodes = node, []
+        if isinstance(node, ast.Subscript):
+            name_node = node.value
+            idx_nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if not isinstance(name_node, ast.Name):
+            raise self.err(node, "expected window-like expression for barrier", "ERR-P17",
+                           "LANG-5.4")
+        b = self.lookup(name_node.id)
+        if b is None or b.kind != "barrier":
+            typ = "undeclared" if b is None else str(b.typ)
+            raise self.err(node, f"BarrierExpr requires barrier type, not {name_node.id}: {typ}",
+                           "ERR-P22", "LANG-5.4")
+        assert isinstance(b.typ, ir.BarrierType)
+        if len(idx_nodes) != len(b.typ.shape):
+            raise self.err(node, f"expected {len(b.typ.shape)} indices for BarrierExpr",
+                           "ERR-P22", "LANG-5.4")
+        return ir.BarrierRef(b.sym, tuple(self.access(i) for i in idx_nodes), self.loc(node))
+
+    # ------------------------------------------------------------ calls
+
+    def call(self, node: ast.Call, trailing: list[ast.expr], s: ast.stmt) -> ir.Stmt:
+        name = node.func.id  # type: ignore[attr-defined]
+        if name in _OTHER_DIALECT or name.startswith(("cudaMemcpyAsync_htod_", "cudaMemcpyAsync_dtoh_",
+                                                      "cudaMemsetAsync0_")) and name not in INSTRS:
+            hint = _OTHER_DIALECT.get(name, "use the sized host-copy instrs of language.md §6")
+            raise self.err(node, f"{name} is not part of the spork26 dialect; {hint}", "ERR-P28",
+                           "LANG-1.2")
+        callee = self.py_env.get(name)
+        if not isinstance(callee, (Instr, ir.Proc)):
+            if name in UNSUPPORTED_INSTR_NAMES:
+                raise Unsupported(f"not supported by spork-verify: instruction {name}",
+                                  self.loc(node), rule="LANG-3.6", code="ERR-V11")
+            raise self.err(node, f"expected called object {name} to be a procedure or "
+                           "InstrTemplate", "ERR-P05", "LANG-3.6")
+        kwargs: dict[str, Any] = {}
+        for k in node.keywords:
+            if isinstance(callee, ir.Proc):
+                raise self.err(node, f"{name}: Cannot take keyword arguments", "ERR-P06",
+                               "LANG-3.6")
+            kwargs[str(k.arg)] = self.py_eval(k.value)
+        if isinstance(callee, Instr):
+            try:
+                kwargs = dict(callee.instantiate(kwargs))
+            except RejectedInput as e:
+                raise RejectedInput(e.message, self.loc(node), e.rule, e.code) from None
+            nparams = len(callee.params)
+        else:
+            nparams = len(callee.args)
+        if len(node.args) != nparams:
+            raise self.err(node, f"{name} got {len(node.args)} arguments but need {nparams}",
+                           "ERR-P21", "LANG-3.6")
+        if len(trailing) > 1:
+            raise self.err(node, f"{name} cannot have more than 1 trailing barrier expr",
+                           "ERR-P04", "LANG-3.7")
+        args = tuple(self.call_arg(a) for a in node.args)
+        refs = tuple(self.barrier_ref(t) for t in trailing)
+        return ir.Call(callee, args, tuple(sorted(kwargs.items())), refs, self.loc(s))
+
+    def call_arg(self, node: ast.expr) -> ir.Expr:
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+            return self.window(node)
+        if isinstance(node, ast.Name):
+            b = self.lookup(node.id)
+            if b is not None and b.kind in ("data", "window") and isinstance(b.typ, ir.Tensor):
+                return self.window(node)
+        return self.expr(node)
+
+    # ------------------------------------------------------------ expressions
+
+    def expr(self, node: ast.expr) -> ir.Expr:
+        loc = self.loc(node)
+        match node:
+            case ast.Constant(value=value) if isinstance(value, (int, float)) and \
+                    not isinstance(value, bool) or isinstance(value, bool):
+                return ir.Const(value, loc)
+            case ast.Name(id=name):
+                return self.name_expr(name, node)
+            case ast.Subscript(value=ast.Name(id=name)):
+                if self.has_slices(node):
+                    return self.window(node)
+                return self.data_access(name, self.subscripts(node), node)
+            case ast.BinOp(op=op, left=lhs, right=rhs) if type(op) in _BINOPS:
+                return ir.BinOp(_BINOPS[type(op)], self.expr(lhs), self.expr(rhs), loc)
+            case ast.BinOp(op=op):
+                raise self.err(node, f"unsupported binary operator {type(op).__name__}",
+                               "ERR-P25", "LANG-2.6")
+            case ast.Compare(left=lhs, ops=[op], comparators=[rhs]) if type(op) in _CMPOPS:
+                return ir.BinOp(_CMPOPS[type(op)], self.expr(lhs), self.expr(rhs), loc)
+            case ast.Compare():
+                raise self.err(node, "unsupported binary operator in comparison (use <, >, <=, "
+                               ">=, == one at a time)", "ERR-P25", "LANG-2.6")
+            case ast.BoolOp(op=op, values=values):
+                word = "and" if isinstance(op, ast.And) else "or"
+                result = self.expr(values[0])
+                for v in values[1:]:
+                    result = ir.BinOp(word, result, self.expr(v), loc)
+                return result
+            case ast.UnaryOp(op=ast.USub(), operand=operand):
+                return ir.USub(self.expr(operand), loc)
+            case ast.UnaryOp(op=op):
+                raise self.err(node, f"unsupported unary operator {type(op).__name__}",
+                               "ERR-P25", "LANG-2.6")
+            case ast.Call(func=ast.Name(id="stride"), args=[ast.Name(id=buf), dim]):
+                b = self.lookup(buf)
+                if b is None:
+                    raise self.err(node, f"unknown name {buf}", "ERR-P05", "LANG-2.6")
+                return ir.Stride(b.sym, int(self.py_eval(dim)), loc)
+            case _:
+                raise self.err(node, f"unsupported expression `{ast.unparse(node)}`", "ERR-P25",
+                               "LANG-2.6")
+
+    def name_expr(self, name: str, node: ast.expr) -> ir.Expr:
+        b = self.lookup(name)
+        loc = self.loc(node)
+        if b is None:
+            if name in self.py_env:
+                value = self.py_env[name]
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    return ir.Const(value, loc)
+            raise self.err(node, f"unknown name {name}", "ERR-P05", "LANG-2.2")
+        if b.kind == "control":
+            return ir.Var(b.sym, loc)
+        if b.kind == "barrier":
+            raise self.err(node, f"barrier {name} used as a value", "ERR-P22", "LANG-5.4")
+        return self.data_access(name, [], node)
+
+    @staticmethod
+    def has_slices(node: ast.Subscript) -> bool:
+        elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        return any(isinstance(e, ast.Slice) for e in elts)
+
+    def subscripts(self, node: ast.Subscript) -> list[ast.expr]:
+        return list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+
+    def data_access(self, name: str, idx_nodes: list[ast.expr], node: ast.expr) -> ir.Expr:
+        b = self.lookup(name)
+        loc = self.loc(node)
+        if b is None or b.kind not in ("data", "window"):
+            raise self.err(node, f"unknown data variable {name}", "ERR-P05", "LANG-2.2")
+        idx = [self.expr(i) for i in idx_nodes]
+        if b.kind == "window":
+            assert b.base is not None
+            full: list[ir.Expr] = []
+            it = iter(idx)
+            for is_point, off in b.dims:
+                full.append(off if is_point else self.add(off, next(it, ir.Const(0, loc)), loc))
+            return ir.Read(b.base, tuple(full), loc)
+        return ir.Read(b.sym, tuple(idx), loc)
+
+    def access(self, node: ast.expr) -> ir.Access:
+        loc = self.loc(node)
+        if isinstance(node, ast.Slice):
+            if node.step is not None:
+                raise self.err(node, "slices with a step are not supported", "ERR-P25",
+                               "LANG-3.3")
+            lo = self.expr(node.lower) if node.lower is not None else ir.Const(0, loc)
+            hi = self.expr(node.upper) if node.upper is not None else None
+            return ir.Interval(lo, hi if hi is not None else ir.Const(-1, loc), loc)
+        return ir.Point(self.expr(node), loc)
+
+    def window(self, node: ast.expr) -> ir.Window:
+        loc = self.loc(node)
+        name_node = node.value if isinstance(node, ast.Subscript) else node
+        assert isinstance(name_node, ast.Name)
+        b = self.lookup(name_node.id)
+        if b is None or b.kind not in ("data", "window"):
+            raise self.err(node, f"unknown data variable {name_node.id}", "ERR-P05", "LANG-3.3")
+        idx_nodes = self.subscripts(node) if isinstance(node, ast.Subscript) else []
+        accesses = [self.access(i) for i in idx_nodes]
+        shape = b.typ.shape if isinstance(b.typ, ir.Tensor) else ()
+        while len(accesses) < len(shape):  # x[i] ≡ x[i, :]  (LANG-3.3)
+            accesses.append(ir.Interval(ir.Const(0, loc), ir.Const(-1, loc), loc))
+        accesses = [self.close_interval(a, shape[k]) for k, a in enumerate(accesses)]
+        if b.kind == "window":
+            assert b.base is not None
+            composed: list[ir.Access] = []
+            it = iter(accesses)
+            for is_point, off in b.dims:
+                if is_point:
+                    composed.append(ir.Point(off, loc))
+                    continue
+                a = next(it)
+                if isinstance(a, ir.Point):
+                    composed.append(ir.Point(self.add(off, a.pt, loc), loc))
+                else:
+                    composed.append(ir.Interval(self.add(off, a.lo, loc),
+                                                self.add(off, a.hi, loc), loc))
+            return ir.Window(b.base, tuple(composed), loc)
+        return ir.Window(b.sym, tuple(accesses), loc)
+
+    @staticmethod
+    def close_interval(a: ir.Access, extent: ir.Expr) -> ir.Access:
+        if isinstance(a, ir.Interval) and isinstance(a.hi, ir.Const) and a.hi.value == -1:
+            return ir.Interval(a.lo, extent, a.loc)
+        return a
+
+    @staticmethod
+    def add(a: ir.Expr, b: ir.Expr, loc: SrcLoc) -> ir.Expr:
+        if isinstance(a, ir.Const) and a.value == 0:
+            return b
+        if isinstance(b, ir.Const) and b.value == 0:
+            return a
+        return ir.BinOp("+", a, b, loc)
+
+    @staticmethod
+    def sub(a: ir.Expr, b: ir.Expr, loc: SrcLoc) -> ir.Expr:
+        if isinstance(b, ir.Const) and b.value == 0:
+            return a
+        return ir.BinOp("-", a, b, loc)

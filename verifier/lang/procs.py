@@ -1,0 +1,91 @@
+"""The `@proc` decorator and `simplify` (LANG-2.1, LANG-1.5).
+
+`@proc` never raises for a user's mistake: it returns a `ProcError` carrying the diagnostic, so
+that a file with several procs reports each one. Internal failures are wrapped as InternalError.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from verifier.diagnostics import InternalError, SporkError, SrcLoc
+from verifier.lang import ir
+from verifier.lang.parse import ProcParser
+
+
+@dataclass(frozen=True)
+class ProcError:
+    """A proc whose parse failed; `error` is the diagnostic to report."""
+
+    name: str
+    error: SporkError
+    loc: SrcLoc
+
+
+def proc(fn: Callable[..., Any]) -> ir.Proc | ProcError:
+    try:
+        return ProcParser(fn).parse()
+    except SporkError as e:
+        return ProcError(fn.__name__, e, e.loc)
+    except Exception as e:  # a bug in the parser: exit 4, never a user-facing traceback
+        err = InternalError(f"internal error while parsing {fn.__name__}: "
+                            f"{type(e).__name__}: {e}")
+        return ProcError(fn.__name__, err, err.loc)
+
+
+def _fold(e: ir.Expr) -> ir.Expr:
+    match e:
+        case ir.BinOp(op=op, lhs=lhs, rhs=rhs, loc=loc):
+            a, b = _fold(lhs), _fold(rhs)
+            if isinstance(a, ir.Const) and isinstance(b, ir.Const) and \
+                    isinstance(a.value, int) and isinstance(b.value, int) and \
+                    op in ("+", "-", "*") or (op in ("/", "%") and isinstance(b, ir.Const)
+                                               and isinstance(a, ir.Const) and b.value > 0):
+                assert isinstance(a, ir.Const) and isinstance(b, ir.Const)
+                x, y = a.value, b.value
+                value = {"+": lambda: x + y, "-": lambda: x - y, "*": lambda: x * y,
+                         "/": lambda: x // y, "%": lambda: x % y}[op]()
+                return ir.Const(value, loc)
+            if op == "+" and isinstance(b, ir.Const) and b.value == 0:
+                return a
+            if op == "+" and isinstance(a, ir.Const) and a.value == 0:
+                return b
+            if op == "*" and isinstance(b, ir.Const) and b.value == 1:
+                return a
+            if op == "*" and isinstance(a, ir.Const) and a.value == 1:
+                return b
+            return ir.BinOp(op, a, b, loc)
+        case ir.USub(arg=arg, loc=loc):
+            inner = _fold(arg)
+            if isinstance(inner, ir.Const):
+                return ir.Const(-inner.value, loc)
+            return ir.USub(inner, loc)
+        case _:
+            return e
+
+
+def _fold_node(node: Any) -> Any:
+    if isinstance(node, (ir.BinOp, ir.USub)):
+        return _fold(node)
+    if dataclasses.is_dataclass(node) and not isinstance(node, type) and \
+            type(node).__module__ == ir.__name__:
+        changes = {}
+        for f in dataclasses.fields(node):
+            value = getattr(node, f.name)
+            new = _fold_node(value)
+            if new is not value:
+                changes[f.name] = new
+        return dataclasses.replace(node, **changes) if changes else node
+    if isinstance(node, tuple):
+        items = tuple(_fold_node(x) for x in node)
+        return items if any(a is not b for a, b in zip(items, node)) else node
+    return node
+
+
+def simplify(p: ir.Proc | ProcError) -> ir.Proc | ProcError:
+    """A copy of `p` with constant subexpressions folded (LANG-1.5)."""
+    if isinstance(p, ProcError):
+        return p
+    return _fold_node(p)

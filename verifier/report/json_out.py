@@ -1,0 +1,50 @@
+"""The stable JSON contract of architecture.md §4 (schema version in "schema")."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from verifier import __version__
+from verifier.diagnostics import SrcLoc
+from verifier.results import Finding, ProcResult
+
+SCHEMA_VERSION = 1
+
+
+def _loc(loc: SrcLoc) -> dict[str, Any]:
+    return {"file": loc.file, "line": loc.line, "col": loc.col}
+
+
+def _finding(f: Finding) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "kind": f.kind.value, "message": f.message, "variable": f.variable,
+        "location": _loc(f.loc), "rule": f.rule, "code": f.code,
+        "related": [{**_loc(r.loc), "role": r.role} for r in f.related],
+        "counterexample": None,
+    }
+    if f.hint:
+        out["hint"] = f.hint
+    if f.counterexample is not None:
+        c = f.counterexample
+        out["counterexample"] = {"sizes": dict(sorted(c.sizes.items())),
+                                 "iterators": dict(sorted(c.iterators.items())),
+                                 "threads": list(c.threads), "index": list(c.index),
+                                 "replayed": c.replayed}
+    return out
+
+
+def result_dict(r: ProcResult) -> dict[str, Any]:
+    return {
+        "file": r.file, "proc": r.proc, "verdict": r.verdict.value, "time_s": round(r.time_s, 4),
+        "obligations": [{"id": o.id, "rule": o.rule, "kind": o.kind, "status": o.status.value,
+                         "time_s": round(o.time_s, 4)} for o in r.obligations],
+        "findings": [_finding(f) for f in r.findings],
+        "certificate": r.certificate.digest() if r.certificate else None,
+    }
+
+
+def to_json(results: list[ProcResult]) -> str:
+    doc = {"tool": "spork-verify", "version": __version__, "schema": SCHEMA_VERSION,
+           "results": [result_dict(r) for r in results]}
+    return json.dumps(doc, indent=2) + "\n"

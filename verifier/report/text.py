@@ -1,0 +1,62 @@
+"""Human-readable output: obligations, counts, one verdict line per proc, then findings as
+`file:line:col: kind: message` with the source line and the counterexample."""
+
+from __future__ import annotations
+
+import linecache
+
+from verifier.results import Finding, ObligationStatus, ProcResult, Verdict
+
+_MARK = {Verdict.proved: "PROVED", Verdict.refuted: "REFUTED", Verdict.rejected: "REJECTED",
+         Verdict.unknown: "UNKNOWN", Verdict.unsupported: "UNSUPPORTED"}
+
+
+def _source(file: str, line: int) -> str:
+    text = linecache.getline(file, line).rstrip()
+    return f"    {line:4d} | {text}" if text else ""
+
+
+def _finding_lines(f: Finding) -> list[str]:
+    tag = f.code or f.rule
+    lines = [f"{f.loc}: {f.kind.value}{f'[{tag}]' if tag else ''}: {f.message}"]
+    src = _source(f.loc.file, f.loc.line)
+    if src:
+        lines.append(src)
+    for r in f.related:
+        if r.loc == f.loc and r.role == "later access":
+            continue
+        lines.append(f"  {r.role}: {r.loc}")
+        src = _source(r.loc.file, r.loc.line)
+        if src:
+            lines.append("  " + src)
+    c = f.counterexample
+    if c is not None:
+        sizes = ", ".join(f"{k}={v}" for k, v in sorted(c.sizes.items())) or "(none)"
+        lines.append(f"  counterexample (replayed on the abstract machine: "
+                     f"{'yes' if c.replayed else 'NO'}): sizes {sizes}")
+        if c.index:
+            lines.append(f"    element index: {c.index}")
+        for t in c.threads:
+            lines.append(f"    threads {t}")
+        if c.iterators:
+            its = ", ".join(f"{k}={v}" for k, v in sorted(c.iterators.items()))
+            lines.append(f"    iterators: {its}")
+    if f.hint:
+        lines.append(f"  missing sync: {f.hint}")
+    return lines
+
+
+def to_text(results: list[ProcResult], verbose: bool = False) -> str:
+    out: list[str] = []
+    for r in results:
+        counts = {s: sum(1 for o in r.obligations if o.status is s) for s in ObligationStatus}
+        summary = ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
+        out.append(f"{r.file}: {r.proc}: {_MARK[r.verdict]}"
+                   f" ({len(r.obligations)} obligations{': ' + summary if summary else ''};"
+                   f" {r.time_s:.2f}s)")
+        if verbose:
+            for o in r.obligations:
+                out.append(f"  [{o.status.value:>8}] {o.rule:<8} {o.id}  ({o.time_s:.3f}s)")
+        for f in r.findings:
+            out.extend(_finding_lines(f))
+    return "\n".join(out) + "\n"

@@ -1,0 +1,119 @@
+"""Plain-data results shared by encode, report, codegen and the CLI (no Z3 objects).
+
+The verdict and finding-kind vocabularies are closed enums defined once here (style.md §13).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from enum import Enum
+
+from verifier.diagnostics import SrcLoc
+
+
+class Verdict(Enum):
+    proved = "proved"  # every obligation discharged for all sizes
+    refuted = "refuted"  # at least one counterexample confirmed by the concrete machine
+    rejected = "rejected"  # a static error in the program
+    unknown = "unknown"  # a timeout, or a counterexample the machine did not reproduce
+    unsupported = "unsupported"  # a construct outside the encoding
+
+
+class FindingKind(Enum):
+    RAW = "RAW"
+    WAR = "WAR"
+    WAW = "WAW"
+    barrier_count = "barrier-count"
+    deadlock = "deadlock"
+    out_of_bounds = "out-of-bounds"
+    collective = "collective"
+    static = "static"
+    unsupported = "unsupported"
+    unknown = "unknown"
+
+
+class ObligationStatus(Enum):
+    proved = "proved"
+    refuted = "refuted"
+    unknown = "unknown"
+    unsupported = "unsupported"
+
+
+@dataclass(frozen=True)
+class Related:
+    loc: SrcLoc
+    role: str  # earlier access | later access | missing sync
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    sizes: dict[str, int]
+    iterators: dict[str, int]
+    threads: list[str]
+    index: list[int]
+    replayed: bool
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: FindingKind
+    message: str
+    variable: str | None
+    loc: SrcLoc
+    related: tuple[Related, ...] = ()
+    counterexample: Counterexample | None = None
+    rule: str = ""
+    code: str = ""
+    hint: str = ""
+
+
+@dataclass(frozen=True)
+class ObligationResult:
+    id: str
+    rule: str
+    kind: str
+    status: ObligationStatus
+    time_s: float
+    query_hash: str = ""
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class ProcResult:
+    file: str
+    proc: str
+    verdict: Verdict
+    time_s: float
+    obligations: tuple[ObligationResult, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    loc: SrcLoc | None = None
+    certificate: "Certificate | None" = None
+    internal_error: bool = False
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """Evidence that every obligation of one exact IR was discharged (architecture.md §5)."""
+
+    proc: str
+    ir_hash: str
+    obligations: tuple[tuple[str, str], ...]  # (obligation id, query hash)
+    solver: str
+    tool_version: str
+
+    def digest(self) -> str:
+        text = json.dumps(asdict(self), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @staticmethod
+    def from_json(text: str) -> "Certificate":
+        data = json.loads(text)
+        data["obligations"] = tuple(tuple(o) for o in data["obligations"])
+        return Certificate(**data)
+
+

@@ -1,0 +1,107 @@
+"""Control-expression evaluation written once over an operations table (style.md §6).
+
+`PY_OPS` evaluates on Python ints (the machine); the encoder supplies a Z3 table. Division and
+modulo follow Exo: floor division and non-negative remainder, by positive divisors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Generic, Mapping, TypeVar
+
+from verifier.diagnostics import RejectedInput, Unsupported
+from verifier.lang import ir
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Ops(Generic[T]):
+    const: Callable[[int | bool], T]
+    add: Callable[[T, T], T]
+    sub: Callable[[T, T], T]
+    mul: Callable[[T, T], T]
+    div: Callable[[T, T], T]
+    mod: Callable[[T, T], T]
+    neg: Callable[[T], T]
+    cmp: Callable[[str, T, T], T]
+    and_: Callable[[T, T], T]
+    or_: Callable[[T, T], T]
+
+
+def _py_div(a: int, b: int) -> int:
+    if b <= 0:
+        raise RejectedInput(f"division by non-positive value {b}", code="ERR-V11")
+    return a // b
+
+
+def _py_mod(a: int, b: int) -> int:
+    if b <= 0:
+        raise RejectedInput(f"modulo by non-positive value {b}", code="ERR-V11")
+    return a % b
+
+
+_PY_CMP: dict[str, Callable[[Any, Any], bool]] = {
+    "<": lambda a, b: a < b, ">": lambda a, b: a > b, "<=": lambda a, b: a <= b,
+    ">=": lambda a, b: a >= b, "==": lambda a, b: a == b,
+}
+
+PY_OPS: Ops[Any] = Ops(
+    const=lambda v: v, add=lambda a, b: a + b, sub=lambda a, b: a - b,
+    mul=lambda a, b: a * b, div=_py_div, mod=_py_mod, neg=lambda a: -a,
+    cmp=lambda op, a, b: _PY_CMP[op](a, b), and_=lambda a, b: bool(a) and bool(b),
+    or_=lambda a, b: bool(a) or bool(b),
+)
+
+
+def eval_expr(e: ir.Expr, env: Mapping[ir.Sym, T], ops: Ops[T]) -> T:
+    """Value of a control expression (sizes, indices, iterators, constants)."""
+    match e:
+        case ir.Const(value=value):
+            if isinstance(value, float):
+                raise Unsupported("not supported by spork-verify: a float in a control "
+                                  "expression", e.loc, code="ERR-V11")
+            return ops.const(value)
+        case ir.Var(name=name):
+            return env[name]
+        case ir.USub(arg=arg):
+            return ops.neg(eval_expr(arg, env, ops))
+        case ir.BinOp(op=op, lhs=lhs, rhs=rhs):
+            a, b = eval_expr(lhs, env, ops), eval_expr(rhs, env, ops)
+            match op:
+                case "+":
+                    return ops.add(a, b)
+                case "-":
+                    return ops.sub(a, b)
+                case "*":
+                    return ops.mul(a, b)
+                case "/":
+                    return ops.div(a, b)
+                case "%":
+                    return ops.mod(a, b)
+                case "and":
+                    return ops.and_(a, b)
+                case "or":
+                    return ops.or_(a, b)
+                case _:
+                    return ops.cmp(op, a, b)
+        case ir.Read() | ir.Stride() | ir.Window():
+            raise Unsupported("not supported by spork-verify: data-dependent control value "
+                              f"`{type(e).__name__}`", e.loc, code="ERR-V11", rule="LANG-2.7")
+        case _:
+            raise Unsupported(f"unhandled expression {type(e).__name__}", getattr(e, "loc", None))
+
+
+def data_reads(e: ir.Expr) -> list[ir.Read]:
+    """Tensor reads in a data expression, left to right (SEM-1.8 order within a statement)."""
+    match e:
+        case ir.Read():
+            return [e]
+        case ir.BinOp(lhs=lhs, rhs=rhs):
+            return data_reads(lhs) + data_reads(rhs)
+        case ir.USub(arg=arg):
+            return data_reads(arg)
+        case ir.Const() | ir.Var() | ir.Stride() | ir.Window():
+            return []
+        case _:
+            raise Unsupported(f"unhandled expression {type(e).__name__}", getattr(e, "loc", None))

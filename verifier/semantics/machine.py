@@ -1,0 +1,363 @@
+"""The concrete abstract machine: runs a proc's sequential trace at given sizes (SEM-1..6).
+
+Reads the IR, the collective tilings (verifier.collectives) and the rule tables (rules.py);
+produces the first error in trace order as a `Finding`, or None. It is the oracle that every
+symbolic counterexample is replayed on and the reference in differential tests.
+
+Non-goals: static legality (verifier.semantics.static runs before), data values (SEM-1.1:
+verification is independent of them).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterator, Mapping
+
+from verifier import collectives
+from verifier.diagnostics import SrcLoc, UnhandledNode, Unsupported
+from verifier.lang import ir
+from verifier.lang.config import CudaDeviceFunction
+from verifier.lang.instrs import Instr
+from verifier.lang.memories import Memory
+from verifier.lang.timelines import InstrTL, QualTL
+from verifier.semantics import rules
+from verifier.semantics.exprs import PY_OPS, data_reads, eval_expr
+from verifier.semantics.rules import AccessKind, Flag
+from verifier.semantics.state import (
+    EVERYONE, Finding, Grant, History, MachineError, Origin, Record, Threads,
+)
+from verifier.semantics.access import tracked_buffers, instr_accesses
+
+
+@dataclass(frozen=True)
+class Ctx:
+    """Where the walk is: scope, device function, task, tiling, thread-loop iterator values."""
+
+    cuda: bool = False
+    dev: CudaDeviceFunction | None = None
+    task: int = 0
+    tiling: Any = None
+    warp_name: str | None = None
+    iters: tuple[tuple[ir.Sym, int], ...] = ()
+
+
+@dataclass
+class BufInstance:
+    sym: ir.Sym
+    shape: tuple[int, ...]
+    mem: Memory
+    tracked: bool
+    history: dict[tuple[int, ...], History] = field(default_factory=dict)
+
+
+class Machine:
+    """One run of the machine over one proc at concrete sizes."""
+
+    def __init__(self, proc: ir.Proc, sizes: Mapping[str, int]) -> None:
+        self.proc = proc
+        self.env: dict[ir.Sym, int] = {}
+        self.bufs: dict[ir.Sym, BufInstance] = {}
+        self.tracked = tracked_buffers(proc)
+        self.tiling_cache: dict[int, Any] = {}
+        self.current_dev_threads = 0
+        for a in proc.args:
+            if isinstance(a.typ, ir.Control):
+                if a.name.name not in sizes:
+                    raise KeyError(f"missing value for {a.name.name}")
+                self.env[a.name] = int(sizes[a.name.name])
+        for a in proc.args:
+            if not isinstance(a.typ, ir.Control):
+                self.declare(a.name, a.typ, a.mem)
+
+    # ------------------------------------------------------------ entry
+
+    def preconditions_hold(self) -> bool:
+        for a in self.proc.args:
+            if isinstance(a.typ, ir.Control) and a.typ.kind == "size" and self.env[a.name] < 0:
+                return False
+        return all(bool(eval_expr(p, self.env, PY_OPS)) for p in self.proc.preds)
+
+    def run(self) -> Finding | None:
+        try:
+            self.block(self.proc.body, Ctx())
+        except MachineError as e:
+            return e.finding
+        return None
+
+    # ------------------------------------------------------------ helpers
+
+    def value(self, e: ir.Expr) -> int:
+        return int(eval_expr(e, self.env, PY_OPS))
+
+    def declare(self, sym: ir.Sym, typ: ir.Type, mem: Any) -> None:
+        shape = tuple(self.value(d) for d in typ.shape) if isinstance(typ, ir.Tensor) else ()
+        tracked = sym in self.tracked and isinstance(mem, Memory) and not mem.sync_exempt
+        self.bufs[sym] = BufInstance(sym, shape, mem, tracked)
+
+    def collective(self, ctx: Ctx) -> Threads:
+        if not ctx.cuda:
+            return EVERYONE
+        assert ctx.dev is not None
+        local = collectives.thread_set(ctx.tiling, dict(ctx.iters), ctx.dev)
+        return Threads(ctx.task, frozenset(local))
+
+    def origin(self, loc: SrcLoc, what: str, ctx: Ctx, threads: Threads) -> Origin:
+        iters = tuple((s.name, v) for s, v in self.env.items() if s not in self.arg_syms())
+        return Origin(loc, what, iters, threads.describe())
+
+    def arg_syms(self) -> frozenset[ir.Sym]:
+        return frozenset(a.name for a in self.proc.args)
+
+    def live_records(self) -> Iterator[Record]:
+        for buf in self.bufs.values():
+            if buf.tracked:
+                for hist in buf.history.values():
+                    yield from hist.reads
+                    yield from hist.mutates
+
+    # ------------------------------------------------------------ statements
+
+    def block(self, stmts: tuple[ir.Stmt, ...], ctx: Ctx) -> None:
+        allocated: list[ir.Alloc] = []
+        for s in stmts:
+            if isinstance(s, ir.Alloc):
+                allocated.append(s)
+            self.stmt(s, ctx)
+        for a in reversed(allocated):
+            self.free(a, ctx)
+
+    def stmt(self, s: ir.Stmt, ctx: Ctx) -> None:
+        match s:
+            case ir.Pass() | ir.WindowStmt():
+                pass
+            case ir.Alloc(name=name, typ=typ, mem=mem):
+                if isinstance(typ, ir.BarrierType):
+                    raise Unsupported("not supported by spork-verify yet: barrier variables "
+                                      "(issue: asynchronous synchronization)", s.loc,
+                                      code="ERR-V11")
+                self.declare(name, typ, mem)
+            case ir.Assign(buf=buf, idx=idx, rhs=rhs) | ir.Reduce(buf=buf, idx=idx, rhs=rhs):
+                threads = self.collective(ctx)
+                for r in data_reads(rhs):
+                    self.access(r.buf, tuple(self.value(i) for i in r.idx), AccessKind.read,
+                                self.scope_instr_tl(ctx), threads, r.loc, ctx)
+                kind = AccessKind.write if isinstance(s, ir.Assign) else AccessKind.read_write
+                self.access(buf, tuple(self.value(i) for i in idx), kind,
+                            self.scope_instr_tl(ctx), threads, s.loc, ctx)
+            case ir.If(cond=cond, body=body, orelse=orelse):
+                self.block(body if self.value(cond) else orelse, ctx)
+            case ir.For():
+                self.loop(s, ctx)
+            case ir.DeviceFunction():
+                self.device_function(s, ctx)
+            case ir.Warps(cfg=cfg, body=body):
+                tiling, name = self.cached(s, lambda: collectives.tile_warps(
+                    ctx.tiling, cfg, ctx.dev, ctx.warp_name))
+                self.block(body, replace(ctx, tiling=tiling, warp_name=name))
+            case ir.Fence(first=first, second=second):
+                self.fence(self.collective(ctx), rules.SYNC_SETS[first],
+                           rules.SYNC_SETS[second])
+            case ir.Call():
+                self.call(s, ctx)
+            case ir.Arrive() | ir.Await():
+                raise Unsupported("not supported by spork-verify yet: Arrive/Await", s.loc,
+                                  code="ERR-V11")
+            case _:
+                raise UnhandledNode(s)
+
+    def cached(self, s: ir.Stmt, make: Any) -> Any:
+        key = id(s)
+        if key not in self.tiling_cache:
+            self.tiling_cache[key] = make()
+        return self.tiling_cache[key]
+
+    @staticmethod
+    def scope_instr_tl(ctx: Ctx) -> InstrTL:
+        return InstrTL.cuda_in_order_instr if ctx.cuda else InstrTL.cpu_in_order_instr
+
+    def loop(self, s: ir.For, ctx: Ctx) -> None:
+        lo, hi = self.value(s.lo), self.value(s.hi)
+        match s.mode:
+            case ir.Seq():
+                for v in range(lo, hi):
+                    self.env[s.iter] = v
+                    self.block(s.body, ctx)
+            case ir.CudaThreads(unit=unit):
+                tiling = self.cached(s, lambda: collectives.tile_threads(
+                    ctx.tiling, s.iter, s.iter.name, lo, hi, unit, ctx.dev))
+                for v in range(lo, hi):
+                    self.env[s.iter] = v
+                    self.block(s.body, replace(ctx, tiling=tiling, iters=ctx.iters + ((s.iter, v),)))
+            case ir.CudaTasks() | ir.Par():
+                raise Unsupported(f"not supported by spork-verify: {type(s.mode).__name__} loop "
+                                  "here", s.loc, code="ERR-V11", rule="LANG-3.10")
+            case _:
+                raise UnhandledNode(s)
+        self.env.pop(s.iter, None)
+
+    def device_function(self, s: ir.DeviceFunction, ctx: Ctx) -> None:
+        """SEM-1.6: kernel-boundary fences, one task per innermost cuda_tasks iteration."""
+        self.fence(EVERYONE, rules.KERNEL_START_FIRST, rules.KERNEL_SYNC)
+        loops: list[ir.For] = []
+        node: ir.Stmt = s.body[0]
+        while isinstance(node, ir.For) and isinstance(node.mode, ir.CudaTasks):
+            loops.append(node)
+            node = node.body[0] if len(node.body) == 1 and isinstance(node.body[0], ir.For) \
+                and isinstance(node.body[0].mode, ir.CudaTasks) else None  # type: ignore
+            if node is None:
+                break
+        task_body = loops[-1].body
+        dev = s.cfg
+        top = collectives.top_tiling(dev)
+        task_ids = itertools.count()
+        self.current_dev_threads = dev.num_threads
+
+        def nest(depth: int) -> None:
+            if depth == len(loops):
+                task = next(task_ids)
+                self.block(task_body, Ctx(True, dev, task, top, None, ()))
+                whole = Threads(task, None)
+                for rec in self.live_records():
+                    rec.join(whole)
+                return
+            loop = loops[depth]
+            for v in range(self.value(loop.lo), self.value(loop.hi)):
+                self.env[loop.iter] = v
+                nest(depth + 1)
+            self.env.pop(loop.iter, None)
+
+        nest(0)
+        for rec in self.live_records():
+            rec.join(EVERYONE)
+        self.fence(EVERYONE, rules.KERNEL_SYNC, rules.KERNEL_SYNC)
+
+    # ------------------------------------------------------------ sync
+
+    def fence(self, threads: Threads, first: rules.SyncSets, second: rules.SyncSets) -> None:
+        """SEM-5.3."""
+        for rec in self.live_records():
+            if rec.witnessed_by(threads, first):
+                rec.augment_full(threads, second)
+
+    # ------------------------------------------------------------ accesses
+
+    def call(self, s: ir.Call, ctx: Ctx) -> None:
+        if not isinstance(s.callee, Instr):
+            raise Unsupported("not supported by spork-verify: call of a non-instr proc",
+                              s.loc, code="ERR-V11", rule="LANG-3.10")
+        threads = self.collective(ctx)
+        for acc in instr_accesses(s, self.bufs_view(), self.value):
+            for index in acc.elements:
+                self.access(acc.buf, index, acc.kind, s.callee.instr_tl, threads, s.loc, ctx,
+                            atomic_quals=acc.atomic_quals, in_instr=True)
+
+    def bufs_view(self) -> Mapping[ir.Sym, tuple[tuple[int, ...], Memory]]:
+        return {k: (b.shape, b.mem) for k, b in self.bufs.items()}
+
+    def access(self, sym: ir.Sym, index: tuple[int, ...], kind: AccessKind, instr_tl: InstrTL,
+               threads: Threads, loc: SrcLoc, ctx: Ctx,
+               atomic_quals: frozenset[QualTL] = frozenset(), in_instr: bool = False) -> None:
+        buf = self.bufs[sym]
+        what = kind.value
+        if len(index) != len(buf.shape) or any(not 0 <= i < n for i, n in zip(index, buf.shape)):
+            later = self.origin(loc, what, ctx, threads)
+            raise MachineError(Finding(
+                "out-of-bounds", f"OUT OF BOUNDS @ {sym.name}{list(index)} (shape "
+                f"{list(buf.shape)})", sym.name, index, loc, later, None))
+        if not buf.tracked:
+            return
+        entry = rules.qual_entry(buf.mem.family, instr_tl, f"{sym.name} @ {buf.mem}")
+        conv = rules.access_convergent(entry.q0, kind, in_instr, ctx.cuda,
+                                       self.single(threads))
+        hist = buf.history.setdefault(index, History())
+        later = self.origin(loc, what, ctx, threads)
+        if kind is AccessKind.read:
+            checks = [(m, Flag.full, False) for m in hist.mutates]
+        else:
+            flag = rules.mutate_flag(kind)
+            checks = [(m, flag, False) for m in hist.mutates
+                      if not (kind is AccessKind.atomic and m.atomic_quals & entry.extended)]
+            checks += [(r, Flag.temp, True) for r in hist.reads]
+        for rec, flag, earlier_is_read in checks:
+            lacking = self.lacking(rec, threads, entry.extended, flag, conv)
+            if lacking is not None:
+                hk = rules.hazard_kind(kind, earlier_is_read).value
+                raise MachineError(Finding(
+                    hk, f"{hk} HAZARD @ {sym.name}{list(index)}", sym.name, index, loc, later,
+                    rec.origin, lacking=f"{lacking} lacks {flag.value} visibility on "
+                    f"{{{', '.join(sorted(q.name for q in entry.extended))}}}"))
+        new = self.new_records(threads, entry, conv, atomic_quals, later)
+        if kind is AccessKind.read:
+            hist.reads.extend(new)
+        elif kind is AccessKind.atomic:
+            hist.reads.clear()
+            hist.mutates.extend(new)
+        else:
+            hist.reads.clear()
+            hist.mutates[:] = new
+
+    @staticmethod
+    def single(threads: Threads) -> bool:
+        return threads.local is not None and len(threads.local) == 1
+
+    def lacking(self, rec: Record, threads: Threads, quals: frozenset[QualTL], flag: Flag,
+                conv: bool) -> str | None:
+        """Vis (SEM-4.5); returns the thread lacking visibility, or None."""
+        if threads.task is None:
+            ok = rec.has(None, None, quals, flag)
+            return None if ok else "the CPU"
+        members = threads.members(self.num_threads(threads))
+        if conv:
+            if any(rec.has(t, n, quals, flag) for t, n in members):
+                return None
+            if len(members) == 1:
+                return f"thread {members[0][1]} of task {members[0][0]}"
+            return f"no thread of ({threads.describe()})"
+        for t, n in members:
+            if not rec.has(t, n, quals, flag):
+                return f"thread {n} of task {t}"
+        return None
+
+    def num_threads(self, threads: Threads) -> int:
+        return self.current_dev_threads
+
+    def new_records(self, threads: Threads, entry: rules.QualEntry, conv: bool,
+                    atomic_quals: frozenset[QualTL], origin: Origin) -> list[Record]:
+        """SEM-4.4."""
+        flags = frozenset({Flag.issue}) if entry.q0 in rules.OUT_OF_ORDER else rules.ALL_FLAGS
+        extra = {Grant(EVERYONE, atomic_quals, frozenset({Flag.atom}))} if atomic_quals else set()
+        if conv or threads.task is None:
+            return [Record({Grant(threads, frozenset({entry.q0}), flags)} | extra, set(), origin,
+                           atomic_quals)]
+        return [Record({Grant(Threads(t, frozenset({n})), frozenset({entry.q0}), flags)} | extra,
+                       set(), origin, atomic_quals)
+                for t, n in threads.members(self.current_dev_threads)]
+
+    def free(self, a: ir.Alloc, ctx: Ctx) -> None:
+        """SEM-4.7: SMEM frees are non-atomic write-only mutates by the whole cluster."""
+        buf = self.bufs.pop(a.name, None)
+        if buf is None or not buf.tracked or not buf.mem.is_smem:
+            return
+        threads = Threads(ctx.task, None)
+        quals = frozenset({QualTL.cuda2})
+        later = Origin(a.loc, "free", (), threads.describe())
+        for index in sorted(buf.history):
+            hist = buf.history[index]
+            checks = [(m, "WAW") for m in hist.mutates] + [(r, "WAR") for r in hist.reads]
+            for rec, hk in checks:
+                lacking = self.lacking(rec, threads, quals, Flag.temp, conv=False)
+                if lacking is not None:
+                    raise MachineError(Finding(
+                        hk, f"{hk} HAZARD @ free({a.name.name}{list(index)})", a.name.name,
+                        index, a.loc, later, rec.origin,
+                        lacking=f"{lacking} lacks temp visibility on {{cuda2}}",
+                        sync_hint="a Fence at the scope of the allocation before it is freed"))
+
+
+def run_machine(proc: ir.Proc, sizes: Mapping[str, int]) -> tuple[bool, Finding | None]:
+    """Run at `sizes`; returns (preconditions hold, first error or None)."""
+    m = Machine(proc, sizes)
+    if not m.preconditions_hold():
+        return False, None
+    return True, m.run()

@@ -1,0 +1,173 @@
+"""Rule tables of the abstract machine: data only, no Z3, no machine state.
+
+Read by the concrete machine (`machine.py`) on concrete values and by the encoder
+(`verifier.encode`) to build its formulas, so the two readings cannot drift apart.
+A missing entry fails at the lookup with the rule id in the message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from types import MappingProxyType
+from typing import Mapping
+
+from verifier.diagnostics import RejectedInput
+from verifier.lang.timelines import InstrTL, QualTL, SyncTL
+
+Q = QualTL
+
+
+class Flag(Enum):
+    """Visibility flags VF (semantics.md §0)."""
+
+    atom = "atom"
+    temp = "temp"
+    full = "full"
+    issue = "issue"
+
+
+ALL_FLAGS = frozenset(Flag)
+WITNESS_FLAGS = frozenset({Flag.issue, Flag.full})  # SEM-5.1
+
+
+@dataclass(frozen=True, slots=True)
+class SyncSets:
+    """A sync-tl's full set F and temporal set T ⊇ F (SEM-3.4)."""
+
+    full: frozenset[QualTL]
+    temporal: frozenset[QualTL]
+
+
+def _sets(full: set[QualTL], temporal_only: set[QualTL] = frozenset()) -> SyncSets:  # type: ignore[assignment]
+    return SyncSets(frozenset(full), frozenset(full) | frozenset(temporal_only))
+
+
+_STREAM_FULL = {Q.strm, Q.cuda1, Q.cuda2, Q.async_, Q.Sm80, Q.tmaS, Q.tmaG, Q.wgA, Q.wgD, Q.wgS}
+
+# SEM-3.4
+SYNC_SETS: Mapping[SyncTL, SyncSets] = MappingProxyType({
+    SyncTL.cpu_in_order: _sets({Q.cpu}),
+    SyncTL.cuda_stream_sync: _sets(_STREAM_FULL),
+    SyncTL.cuda_in_order: _sets({Q.cuda1, Q.cuda2}, {Q.async_, Q.wg0}),
+    SyncTL.cuda_temporal: _sets(set(), {Q.cuda1, Q.cuda2, Q.async_, Q.wg0}),
+    SyncTL.Sm80_cp_async: _sets({Q.Sm80}),
+    SyncTL.Sm80_generic: _sets({Q.cuda1, Q.cuda2, Q.Sm80}, {Q.async_, Q.wg0}),
+    SyncTL.tma_to_smem_async: _sets({Q.tmaS}),
+    SyncTL.tma_to_gmem_async: _sets({Q.tmaG}),
+    SyncTL.wgmma_async_smem: _sets({Q.wgS}),
+    SyncTL.wgmma_fence_1: _sets({Q.cuda1, Q.wgA, Q.wgD}),
+    SyncTL.wgmma_fence_2: _sets({Q.wgA, Q.wgD}),
+    SyncTL.wgmma_async: _sets({Q.wgA, Q.wgD, Q.wgS}),
+    SyncTL.cuda_generic_and_async_proxy: _sets({Q.cuda1, Q.cuda2, Q.async_}, {Q.wg0}),
+})
+
+# SEM-1.6: the first sync-tl of the fence at kernel start.
+KERNEL_START_FIRST = _sets({Q.cpu} | _STREAM_FULL)
+KERNEL_SYNC = SYNC_SETS[SyncTL.cuda_stream_sync]
+
+# SEM-3.2: convergence of accesses whose initial qual-tl is q.
+CONVERGENT: Mapping[QualTL, bool] = MappingProxyType({
+    Q.cpu: True, Q.strm: True, Q.cuda1: True, Q.cuda2: False, Q.Sm80: False, Q.tmaS: False,
+    Q.tmaG: False, Q.wgA: True, Q.wgD: True, Q.wgS: False, Q.wg0: True, Q.async_: False,
+})
+
+# SEM-4.1: out-of-order (asynchronous) initial qual-tls.
+OUT_OF_ORDER = frozenset({Q.Sm80, Q.tmaS, Q.tmaG, Q.wgS})
+
+
+@dataclass(frozen=True, slots=True)
+class QualEntry:
+    """Initial qual-tl q0 and extended set X ∋ q0 of an access (SEM-3.3)."""
+
+    q0: QualTL
+    extended: frozenset[QualTL]
+
+
+def _e(q0: QualTL, *more: QualTL) -> QualEntry:
+    return QualEntry(q0, frozenset((q0,) + more))
+
+
+I = InstrTL
+_RAM = {
+    I.cpu_in_order_instr: _e(Q.cpu), I.cpu_cuda_stream_instr: _e(Q.strm),
+    I.cuda_in_order_instr: _e(Q.cuda2), I.Sm80_cp_async_instr: _e(Q.Sm80, Q.cuda2),
+    I.tma_to_smem_async_instr: _e(Q.tmaS, Q.async_),
+    I.tma_to_gmem_async_instr: _e(Q.tmaG, Q.async_), I.wgmma_async_instr: _e(Q.wgS, Q.async_),
+}
+_REG = {
+    I.cuda_in_order_instr: _e(Q.cuda1), I.Sm80_cp_async_instr: _e(Q.cuda1),
+    I.tma_to_smem_async_instr: _e(Q.cuda1), I.tma_to_gmem_async_instr: _e(Q.cuda1),
+    I.wgmma_zero_instr: _e(Q.wg0, Q.wgD),
+}
+_HOST = {I.cpu_in_order_instr: _e(Q.cpu), I.cpu_cuda_stream_instr: _e(Q.strm)}
+
+# SEM-3.3, keyed by Memory.family (language.md §7.4).
+QUALS: Mapping[str, Mapping[InstrTL, QualEntry]] = MappingProxyType({
+    "gmem": MappingProxyType(_RAM), "smem": MappingProxyType(_RAM),
+    "grid_constant": MappingProxyType(_RAM), "mbarrier": MappingProxyType(_RAM),
+    "rmem": MappingProxyType(_REG), "rmem_matrix": MappingProxyType(_REG),
+    "rmem_wgmma_d": MappingProxyType({**_REG, I.wgmma_async_instr: _e(Q.wgD, Q.wg0)}),
+    "host": MappingProxyType(_HOST),
+})
+
+
+def qual_entry(family: str, instr_tl: InstrTL, what: str) -> QualEntry:
+    """SEM-3.3 lookup; a missing entry is ERR-A12."""
+    entry = QUALS.get(family, {}).get(instr_tl)
+    if entry is None:
+        raise RejectedInput(f"no qual-tl for ({what}) given instr-tl {instr_tl}",
+                            code="ERR-A12", rule="SEM-3.3")
+    return entry
+
+
+class AccessKind(Enum):
+    """SEM-4.2."""
+
+    read = "read"
+    write = "write-only mutate"
+    read_write = "read-write mutate"
+    atomic = "atomic mutate"
+
+
+def mutate_flag(kind: AccessKind) -> Flag:
+    """The flag a mutate needs on earlier mutate records (SEM-4.5)."""
+    return {AccessKind.atomic: Flag.atom, AccessKind.write: Flag.temp,
+            AccessKind.read_write: Flag.full}[kind]
+
+
+class HazardKind(Enum):
+    RAW = "RAW"
+    WAR = "WAR"
+    WAW = "WAW"
+
+
+def hazard_kind(later: AccessKind, earlier_is_read: bool) -> HazardKind:
+    """Which hazard a failed check is (SEM-4.5, ERR-V01..V03)."""
+    if later is AccessKind.read:
+        return HazardKind.RAW
+    return HazardKind.WAR if earlier_is_read else HazardKind.WAW
+
+
+def grant_flags_full(q: QualTL, sets: SyncSets) -> frozenset[Flag]:
+    """Flags that a full augment A_F(C, τ2) grants on qual-tl q (SEM-5.2)."""
+    if q in sets.full:
+        return ALL_FLAGS
+    if q in sets.temporal:
+        return frozenset({Flag.temp})
+    return frozenset()
+
+
+def witnesses(first: SyncSets, quals_with_issue_or_full: frozenset[QualTL]) -> bool:
+    """SEM-5.1 on the qual-tl dimension: τ1.F meets the qual-tls seen issued/full."""
+    return bool(first.full & quals_with_issue_or_full)
+
+
+def access_convergent(q0: QualTL, kind: AccessKind, in_instr: bool, cuda_scope: bool,
+                      single_thread: bool) -> bool:
+    """The conv attribute of an access (SEM-4.1, SEM-1.5)."""
+    if not cuda_scope:
+        return True
+    if in_instr:
+        return CONVERGENT[q0]
+    return kind is not AccessKind.read or single_thread

@@ -1,0 +1,101 @@
+"""The static view of a proc that the encoder quantifies over: access, sync and free sites.
+
+Each site records its enclosing loops, path conditions, textual position, device function,
+collective tiling and the rule-table attributes of its accesses. Built by `verifier.semantics.
+static.analyze` during the static checks; plain data, no Z3.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from verifier.diagnostics import SrcLoc
+from verifier.lang import ir
+from verifier.lang.config import CudaDeviceFunction
+from verifier.lang.memories import Memory
+from verifier.lang.timelines import QualTL, SyncTL
+from verifier.semantics.rules import AccessKind, QualEntry
+
+
+@dataclass(frozen=True)
+class Loop:
+    sym: ir.Sym
+    lo: ir.Expr
+    hi: ir.Expr
+    kind: str  # seq | task | threads
+    loc: SrcLoc
+
+
+@dataclass(frozen=True)
+class Device:
+    """One static `with CudaDeviceFunction` and the loops enclosing it (its instances)."""
+
+    index: int
+    cfg: CudaDeviceFunction
+    outer_loops: tuple[ir.Sym, ...]
+    task_loops: tuple[ir.Sym, ...]
+    loc: SrcLoc
+
+
+@dataclass(frozen=True)
+class Context:
+    loops: tuple[Loop, ...] = ()
+    conds: tuple[tuple[ir.Expr, bool], ...] = ()
+    path: tuple[int, ...] = ()
+    device: Device | None = None
+    tiling: Any = None
+    thread_iters: tuple[ir.Sym, ...] = ()
+    warp_name: str | None = None
+
+    @property
+    def cuda(self) -> bool:
+        return self.device is not None
+
+
+@dataclass(frozen=True)
+class Element:
+    """The element(s) an access touches: one index expression per dimension; a window
+    dimension is an interval [lo, hi) over which a fresh element variable ranges."""
+
+    points: tuple[ir.Expr | None, ...]
+    intervals: tuple[tuple[ir.Expr, ir.Expr] | None, ...]
+
+
+@dataclass(frozen=True)
+class AccessSite:
+    id: int
+    buf: ir.Sym
+    mem: Memory
+    shape: tuple[ir.Expr, ...]
+    element: Element
+    kind: AccessKind
+    qual: QualEntry
+    convergent: bool
+    out_of_order: bool
+    atomic_quals: frozenset[QualTL]
+    ctx: Context
+    loc: SrcLoc
+    tracked: bool
+    alloc_loops: tuple[ir.Sym, ...]  # loops enclosing the allocation (same instance ⇔ equal)
+    is_free: bool = False
+    single_thread: bool = True
+
+
+@dataclass(frozen=True)
+class FenceSite:
+    id: int
+    first: SyncTL
+    second: SyncTL
+    ctx: Context
+    loc: SrcLoc
+
+
+@dataclass
+class ProgramModel:
+    proc: ir.Proc
+    sizes: tuple[ir.Sym, ...]
+    accesses: list[AccessSite] = field(default_factory=list)
+    fences: list[FenceSite] = field(default_factory=list)
+    devices: list[Device] = field(default_factory=list)
+    shapes: dict[ir.Sym, tuple[ir.Expr, ...]] = field(default_factory=dict)

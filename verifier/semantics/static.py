@@ -1,0 +1,409 @@
+"""Static checks of stages A and L (language.md §9.3-9.4) and the site model for the encoder.
+
+One walk over the IR with the collective tiling of every scope (verifier.collectives): device
+function structure, loop-mode placement, tilings, one-thread writes, fence legality and scope,
+permissions, instr units; it records every access, fence and SMEM free as a site.
+Non-goals: anything dynamic (hazards, bounds) — those are proof obligations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from verifier import collectives
+from verifier.diagnostics import RejectedInput, SporkError, SrcLoc, UnhandledNode, Unsupported
+from verifier.lang import ir
+from verifier.lang.instrs import Instr
+from verifier.lang.memories import Memory
+from verifier.lang.timelines import CPU_INSTR_TLS, InstrTL, QualTL, SyncTL
+from verifier.semantics import rules
+from verifier.semantics.access import mutated_syms
+from verifier.semantics.exprs import data_reads
+from verifier.semantics.rules import AccessKind
+from verifier.semantics.sites import (
+    AccessSite, Context, Device, Element, FenceSite, Loop, ProgramModel,
+)
+
+_KIND = {"r": AccessKind.read, "w": AccessKind.write, "rw": AccessKind.read_write,
+         "a": AccessKind.atomic}
+
+
+def _located(e: SporkError, loc: SrcLoc) -> SporkError:
+    if e.loc.line == 0:
+        e.loc = loc
+    return e
+
+
+def _implements(inner: SyncTL, outer: SyncTL) -> bool:
+    """τ ⊑ S (SEM-3.5)."""
+    a, b = rules.SYNC_SETS[inner], rules.SYNC_SETS[outer]
+    return a.full <= b.full and a.temporal <= b.temporal
+
+
+class Analyzer:
+    def __init__(self, proc: ir.Proc) -> None:
+        self.proc = proc
+        self.model = ProgramModel(proc, tuple(a.name for a in proc.args
+                                              if isinstance(a.typ, ir.Control)))
+        self.mutated = mutated_syms(proc)
+        self.mems: dict[ir.Sym, Memory] = {}
+        self.alloc_loops: dict[ir.Sym, tuple[ir.Sym, ...]] = {}
+        self.alloc_ctx: dict[ir.Sym, Context] = {}
+        self.next_id = 0
+        for a in proc.args:
+            if not isinstance(a.typ, ir.Control):
+                self.mems[a.name] = a.mem
+                self.alloc_loops[a.name] = ()
+                if isinstance(a.typ, ir.Tensor):
+                    self.model.shapes[a.name] = a.typ.shape
+                else:
+                    self.model.shapes[a.name] = ()
+
+    def fresh_id(self) -> int:
+        self.next_id += 1
+        return self.next_id
+
+    # ------------------------------------------------------------ walk
+
+    def run(self) -> ProgramModel:
+        self.block(self.proc.body, Context())
+        return self.model
+
+    def block(self, stmts: tuple[ir.Stmt, ...], ctx: Context) -> None:
+        allocs: list[ir.Alloc] = []
+        for i, s in enumerate(stmts):
+            sub = replace(ctx, path=ctx.path + (i,))
+            try:
+                self.stmt(s, sub)
+            except SporkError as e:
+                raise _located(e, s.loc) from None
+            if isinstance(s, ir.Alloc):
+                allocs.append(s)
+        end = replace(ctx, path=ctx.path + (len(stmts),))
+        for a in reversed(allocs):
+            self.free_site(a, end)
+
+    def stmt(self, s: ir.Stmt, ctx: Context) -> None:
+        match s:
+            case ir.Pass() | ir.WindowStmt():
+                pass
+            case ir.Alloc():
+                self.alloc(s, ctx)
+            case ir.Assign(buf=buf, idx=idx, rhs=rhs) | ir.Reduce(buf=buf, idx=idx, rhs=rhs):
+                self.scalar_stmt(s, buf, idx, rhs, ctx)
+            case ir.If(cond=cond, body=body, orelse=orelse):
+                self.check_control(cond)
+                self.block(body, replace(ctx, conds=ctx.conds + ((cond, True),),
+                                         path=ctx.path + (0,)))
+                self.block(orelse, replace(ctx, conds=ctx.conds + ((cond, False),),
+                                           path=ctx.path + (1,)))
+            case ir.For():
+                self.loop(s, ctx)
+            case ir.DeviceFunction():
+                self.device_function(s, ctx)
+            case ir.Warps(cfg=cfg, body=body):
+                if not ctx.cuda:
+                    raise RejectedInput("cannot have with CudaWarps outside CUDA device function",
+                                        s.loc, code="ERR-A22", rule="LANG-4.14")
+                assert ctx.device is not None
+                tiling, name = collectives.tile_warps(ctx.tiling, cfg, ctx.device.cfg,
+                                                      ctx.warp_name)
+                self.block(body, replace(ctx, tiling=tiling, warp_name=name))
+            case ir.Fence():
+                self.fence(s, ctx)
+            case ir.Call():
+                self.call(s, ctx)
+            case ir.Arrive() | ir.Await():
+                raise Unsupported("not supported by spork-verify yet: Arrive/Await (split "
+                                  "barriers)", s.loc, code="ERR-V11", rule="LANG-5.1")
+            case _:
+                raise UnhandledNode(s)
+
+    def check_control(self, e: ir.Expr) -> None:
+        reads = [r for r in _walk_expr(e) if isinstance(r, (ir.Read, ir.Window, ir.Stride))]
+        if reads:
+            raise Unsupported("not supported by spork-verify: data-dependent control value",
+                              reads[0].loc, code="ERR-V11", rule="LANG-2.7")
+
+    # ------------------------------------------------------------ structure
+
+    def device_function(self, s: ir.DeviceFunction, ctx: Context) -> None:
+        if ctx.cuda:
+            raise RejectedInput("CudaDeviceFunction(...) requires cpu_basic_device", s.loc,
+                                code="ERR-A06", rule="LANG-4.5")
+        if len(s.body) != 1:
+            raise RejectedInput("expected cuda_tasks loop alone in CudaDeviceFunction", s.loc,
+                                code="ERR-A13", rule="LANG-4.6")
+        loops: list[ir.For] = []
+        node: ir.Stmt = s.body[0]
+        while True:
+            if not (isinstance(node, ir.For) and isinstance(node.mode, ir.CudaTasks)):
+                if not loops:
+                    raise RejectedInput("Invalid cuda_tasks loop, not a cuda_tasks loop",
+                                        node.loc, code="ERR-A13", rule="LANG-4.6")
+                break
+            loops.append(node)
+            if len(node.body) == 1 and isinstance(node.body[0], ir.For) and \
+                    isinstance(node.body[0].mode, ir.CudaTasks):
+                node = node.body[0]
+            else:
+                break
+        names = [lp.iter.name for lp in loops]
+        if len(set(names)) != len(names):
+            raise RejectedInput("duplicate cuda_tasks iter variable name", s.loc,
+                                code="ERR-A13", rule="LANG-4.6")
+        task_syms = {lp.iter for lp in loops}
+        for lp in loops:
+            self.check_control(lp.lo)
+            self.check_control(lp.hi)
+            used = {v.name for v in _walk_expr(lp.lo) if isinstance(v, ir.Var)} | \
+                {v.name for v in _walk_expr(lp.hi) if isinstance(v, ir.Var)}
+            if used & task_syms:
+                raise RejectedInput("non-cuboid cuda_tasks loop nest unimplemented", lp.loc,
+                                    code="ERR-A13", rule="LANG-4.6")
+        device = Device(len(self.model.devices), s.cfg, tuple(lp.sym for lp in ctx.loops),
+                        tuple(lp.iter for lp in loops), s.loc)
+        self.model.devices.append(device)
+        inner = replace(ctx, device=device, tiling=collectives.top_tiling(s.cfg),
+                        path=ctx.path + (0,))
+        for depth, lp in enumerate(loops):
+            inner = replace(inner, loops=inner.loops + (
+                Loop(lp.iter, lp.lo, lp.hi, "task", lp.loc),), path=inner.path + (0,) * (depth > 0))
+        self.block(loops[-1].body, replace(inner, path=inner.path + (0,)))
+
+    def loop(self, s: ir.For, ctx: Context) -> None:
+        self.check_control(s.lo)
+        self.check_control(s.hi)
+        match s.mode:
+            case ir.CudaTasks():
+                raise RejectedInput("cuda_tasks loop must appear only in top level nest of "
+                                    "CudaDeviceFunction", s.loc, code="ERR-A13", rule="LANG-4.6")
+            case ir.Par():
+                if ctx.cuda:
+                    raise RejectedInput("unexpected loop mode par in CudaDeviceFunction", s.loc,
+                                        code="ERR-A14", rule="LANG-4.7")
+                raise Unsupported("not supported by spork-verify: par loops", s.loc,
+                                  code="ERR-V11", rule="LANG-4.11")
+            case ir.Seq():
+                body_ctx = replace(ctx, loops=ctx.loops + (Loop(s.iter, s.lo, s.hi, "seq", s.loc),))
+            case ir.CudaThreads(unit=unit):
+                if not ctx.cuda:
+                    raise RejectedInput("cannot have cuda_threads loop outside CUDA device "
+                                        "function", s.loc, code="ERR-A14", rule="LANG-4.9")
+                lo, hi = _literal(s.lo), _literal(s.hi)
+                if lo != 0:
+                    raise RejectedInput(f"expected 0 for lo of {s.iter.name} loop (rewrite with "
+                                        "simplify(...) if needed)", s.lo.loc, code="ERR-A20",
+                                        rule="LANG-4.10")
+                if hi is None:
+                    raise RejectedInput(f"expected literal int value for hi of {s.iter.name} loop "
+                                        "(rewrite with simplify(...) if needed)", s.hi.loc,
+                                        code="ERR-A20", rule="LANG-4.10")
+                if hi < 1:
+                    raise RejectedInput(f"hi must be ≥ 1 for cuda_threads loop {s.iter.name} "
+                                        f"(got {hi})", s.hi.loc, code="ERR-A20", rule="LANG-4.10")
+                assert ctx.device is not None
+                tiling = collectives.tile_threads(ctx.tiling, s.iter, s.iter.name, 0, hi, unit,
+                                                  ctx.device.cfg)
+                body_ctx = replace(ctx, loops=ctx.loops + (Loop(s.iter, s.lo, s.hi, "threads",
+                                                                s.loc),),
+                                   tiling=tiling, thread_iters=ctx.thread_iters + (s.iter,))
+            case _:
+                raise UnhandledNode(s)
+        self.block(s.body, body_ctx)
+
+    # ------------------------------------------------------------ allocations and accesses
+
+    def alloc(self, s: ir.Alloc, ctx: Context) -> None:
+        if isinstance(s.typ, ir.BarrierType):
+            raise Unsupported("not supported by spork-verify yet: barrier variables (split "
+                              "barriers, commit groups)", s.loc, code="ERR-V11", rule="LANG-5.2")
+        mem = s.mem
+        assert isinstance(mem, Memory)
+        perms = mem.cuda_perms if ctx.cuda else mem.cpu_perms
+        if "c" not in perms or mem.abstract:
+            scope = "cuda_basic_device" if ctx.cuda else "cpu_basic_device"
+            raise RejectedInput(f"{s.name.name} @ {mem} cannot be allocated in a scope using "
+                                f"{scope}", s.loc, code="ERR-A02", rule="LANG-4.2")
+        shape = s.typ.shape if isinstance(s.typ, ir.Tensor) else ()
+        if mem.family == "gmem" and not shape:
+            raise RejectedInput("Cannot allocate scalar CudaGmemLinear", s.loc, code="ERR-A16",
+                                rule="LANG-6.1")
+        if mem.const_shape and any(_literal(d) is None for d in shape):
+            raise RejectedInput(f"{s.name.name} @ {mem} requires constant shape. Saw: "
+                                f"{[_show(d) for d in shape]}; simplify() if needed", s.loc,
+                                code="ERR-A16", rule="LANG-6.3")
+        if mem.is_smem and ctx.device is not None and ctx.device.cfg.clusterDim > 1 \
+                and ctx.thread_iters:
+            raise Unsupported("not supported by spork-verify: SMEM allocated below cluster "
+                              "scope with clusterDim > 1", s.loc, code="ERR-V11", rule="LANG-6.3")
+        self.mems[s.name] = mem
+        self.model.shapes[s.name] = shape
+        self.alloc_loops[s.name] = tuple(lp.sym for lp in ctx.loops)
+        self.alloc_ctx[s.name] = ctx
+
+    def free_site(self, a: ir.Alloc, ctx: Context) -> None:
+        mem = self.mems.get(a.name)
+        if mem is None or not mem.is_smem or a.name not in self.mutated:
+            return
+        shape = self.model.shapes[a.name]
+        element = Element(tuple(None for _ in shape),
+                          tuple((ir.Const(0, a.loc), d) for d in shape))
+        qual = rules.QualEntry(QualTL.cuda2, frozenset({QualTL.cuda2}))
+        self.model.accesses.append(AccessSite(
+            self.fresh_id(), a.name, mem, shape, element, AccessKind.write, qual, False, False,
+            frozenset(), ctx, a.loc, True, self.alloc_loops[a.name], is_free=True,
+            single_thread=False))
+
+    def permission(self, sym: ir.Sym, kind: AccessKind, instr_tl: InstrTL, ctx: Context,
+                   loc: SrcLoc) -> Memory:
+        mem = self.mems[sym]
+        perms = mem.cuda_perms if ctx.cuda else mem.cpu_perms
+        if instr_tl is InstrTL.cpu_cuda_stream_instr and mem.family == "gmem":
+            perms = "rwc"
+        scope = "cuda_basic_device" if ctx.cuda else "cpu_basic_device"
+        letter = "r" if kind is AccessKind.read else "w"
+        if letter not in perms:
+            what = "reads" if letter == "r" else "mutable access"
+            raise RejectedInput(f"{sym.name} @ {mem} does not allow {what} in a scope using "
+                                f"{scope}", loc, code="ERR-A01", rule="LANG-4.2")
+        return mem
+
+    def record_access(self, sym: ir.Sym, element: Element, kind: AccessKind, instr_tl: InstrTL,
+                      ctx: Context, loc: SrcLoc, sub: int, in_instr: bool,
+                      atomic_quals: frozenset[QualTL] = frozenset(),
+                      single_thread: bool = True) -> None:
+        mem = self.permission(sym, kind, instr_tl, ctx, loc)
+        family = "mbarrier" if False else mem.family
+        qual = rules.qual_entry(family, instr_tl, f"{sym.name} @ {mem}")
+        conv = rules.access_convergent(qual.q0, kind, in_instr, ctx.cuda, single_thread)
+        tracked = sym in self.mutated and not mem.sync_exempt
+        self.model.accesses.append(AccessSite(
+            self.fresh_id(), sym, mem, self.model.shapes[sym], element, kind, qual, conv,
+            qual.q0 in rules.OUT_OF_ORDER, atomic_quals, replace(ctx, path=ctx.path + (sub,)),
+            loc, tracked, self.alloc_loops[sym], single_thread=single_thread))
+
+    def scalar_stmt(self, s: ir.Assign | ir.Reduce, buf: ir.Sym, idx: tuple[ir.Expr, ...],
+                    rhs: ir.Expr, ctx: Context) -> None:
+        instr_tl = InstrTL.cuda_in_order_instr if ctx.cuda else InstrTL.cpu_in_order_instr
+        if ctx.cuda:
+            assert ctx.device is not None
+            collectives.one_thread(ctx.tiling, ctx.device.cfg)
+        for i in idx:
+            self.check_control(i)
+        reads = data_reads(rhs)
+        for k, r in enumerate(reads):
+            for i in r.idx:
+                self.check_control(i)
+            self.check_rank(r.buf, len(r.idx), r.loc)
+            self.record_access(r.buf, Element(r.idx, tuple(None for _ in r.idx)),
+                               AccessKind.read, instr_tl, ctx, r.loc, k, False)
+        self.check_rank(buf, len(idx), s.loc)
+        kind = AccessKind.write if isinstance(s, ir.Assign) else AccessKind.read_write
+        self.record_access(buf, Element(idx, tuple(None for _ in idx)), kind, instr_tl, ctx,
+                           s.loc, len(reads), False)
+
+    def check_rank(self, sym: ir.Sym, n: int, loc: SrcLoc) -> None:
+        shape = self.model.shapes.get(sym, ())
+        if len(shape) != n:
+            raise RejectedInput(f"{sym.name} has {len(shape)} dimensions but is accessed with "
+                                f"{n} indices", loc, code="ERR-P21", rule="LANG-3.2")
+
+    def fence(self, s: ir.Fence, ctx: Context) -> None:
+        if not ctx.cuda:
+            raise RejectedInput("Fence not allowed in a scope using cpu_basic_device", s.loc,
+                                code="ERR-A11", rule="LANG-4.3")
+        assert ctx.device is not None
+        if s.first is SyncTL.wgmma_fence_1 or s.second is SyncTL.wgmma_fence_2:
+            raise Unsupported("not supported by spork-verify yet: wgmma fences", s.loc,
+                              code="ERR-V11", rule="LANG-5.20")
+        if not _implements(s.first, SyncTL.Sm80_generic):
+            raise RejectedInput(f"Fence first sync-tl {s.first} not supported (we allow "
+                                "Sm80_generic)", s.loc, code="ERR-L02", rule="LANG-5.20")
+        if not _implements(s.second, SyncTL.cuda_generic_and_async_proxy):
+            if s.second is SyncTL.Sm80_cp_async or \
+                    QualTL.Sm80 in rules.SYNC_SETS[s.second].temporal:
+                msg = "Sm80_cp_async not supported as second sync-tl; use cuda_in_order"
+            else:
+                msg = (f"Fence second sync-tl {s.second} not supported (at most "
+                       "cuda_generic_and_async_proxy)")
+            raise RejectedInput(msg, s.loc, code="ERR-L02", rule="LANG-5.20")
+        collectives.fence_scope(ctx.tiling, ctx.device.cfg)
+        self.model.fences.append(FenceSite(self.fresh_id(), s.first, s.second, ctx, s.loc))
+
+    def call(self, s: ir.Call, ctx: Context) -> None:
+        callee = s.callee
+        if not isinstance(callee, Instr):
+            if ctx.cuda:
+                raise RejectedInput(f"{callee.name}() has instr-tl cpu_in_order_instr; not "
+                                    "allowed in scope using cuda_basic_device", s.loc,
+                                    code="ERR-A04", rule="LANG-4.1")
+            raise Unsupported("not supported by spork-verify: call of a non-instr proc",
+                              s.loc, code="ERR-V11", rule="LANG-3.10")
+        in_cpu_tls = callee.instr_tl in CPU_INSTR_TLS
+        if in_cpu_tls == ctx.cuda:
+            scope = "cuda_basic_device" if ctx.cuda else "cpu_basic_device"
+            raise RejectedInput(f"{callee.name}() has instr-tl {callee.instr_tl}; not allowed in "
+                                f"scope using {scope}", s.loc, code="ERR-A04", rule="LANG-4.1")
+        if ctx.cuda:
+            assert ctx.device is not None
+            problem = collectives.matches_unit(ctx.tiling, callee.unit, ctx.device.cfg)
+            if problem is not None:
+                raise RejectedInput(f"wrong collective unit (need {callee.unit}) for "
+                                    f"{callee.name}(): {problem}", s.loc, code="ERR-A19",
+                                    rule="COLL-3.1")
+        if s.trailing:
+            raise Unsupported("not supported by spork-verify yet: trailing barrier expressions",
+                              s.loc, code="ERR-V11", rule="LANG-3.7")
+        for k, (param, arg) in enumerate(zip(callee.params, s.args)):
+            if param.kind != "tensor":
+                self.check_control(arg)
+                continue
+            if not isinstance(arg, ir.Window):
+                raise RejectedInput(f"argument {param.name} of {callee.name} must be a tensor",
+                                    s.loc, code="ERR-P21", rule="LANG-3.6")
+            self.check_formal(arg, param.formal_mem, callee.name, s.loc)
+            points = tuple(a.pt if isinstance(a, ir.Point) else None for a in arg.idx)
+            intervals = tuple((a.lo, a.hi) if isinstance(a, ir.Interval) else None
+                              for a in arg.idx)
+            self.record_access(arg.buf, Element(points, intervals), _KIND[param.access],
+                               callee.instr_tl, ctx, s.loc, k, True, param.atomic_quals,
+                               single_thread=False)
+
+    def check_formal(self, arg: ir.Window, formal: str, name: str, loc: SrcLoc) -> None:
+        mem = self.mems[arg.buf]
+        if formal and mem.name != formal and formal not in mem.bases:
+            raise RejectedInput(f"expected `{arg.buf.name}` argument of {name} in {formal} but "
+                                f"got an argument in {mem}", loc, code="ERR-A07",
+                                rule="LANG-4.2")
+
+
+def _literal(e: ir.Expr) -> int | None:
+    if isinstance(e, ir.Const) and isinstance(e.value, int) and not isinstance(e.value, bool):
+        return e.value
+    return None
+
+
+def _show(e: ir.Expr) -> str:
+    return str(e.value) if isinstance(e, ir.Const) else type(e).__name__
+
+
+def _walk_expr(e: Any) -> list[Any]:
+    out = [e]
+    match e:
+        case ir.BinOp(lhs=lhs, rhs=rhs):
+            out += _walk_expr(lhs) + _walk_expr(rhs)
+        case ir.USub(arg=arg):
+            out += _walk_expr(arg)
+        case ir.Read(idx=idx):
+            for i in idx:
+                out += _walk_expr(i)
+        case _:
+            pass
+    return out
+
+
+def analyze(proc: ir.Proc) -> ProgramModel:
+    """Run every static check; the site model on success. Raises RejectedInput/Unsupported."""
+    return Analyzer(proc).run()
