@@ -106,12 +106,13 @@ def _check_dev(parent: Tiling, dev: CudaDeviceFunction) -> None:
 
 
 def tile_threads(parent: Tiling, iter_key: object, iter_name: str, lo: object, hi: object,
-                 unit: CollUnit, dev: CudaDeviceFunction) -> Tiling:
+                 unit: CollUnit, dev: CudaDeviceFunction, *, validate: bool = True) -> Tiling:
     """Body tiling of `for iter in cuda_threads(lo, hi, unit=unit)`.
 
     lo must be the literal 0, hi an int literal >= 1 (D7); tiling failures are wrapped as
     "Failed to compile for {iter} in cuda_threads(...): ...". The result is validated against
-    its guards (COLL-6.2). Rules: COLL-2.7, COLL-2.9, LANG-4.10
+    its guards (COLL-6.2); `validate=False` is for tests that inspect rejected tilings.
+    Rules: COLL-2.7, COLL-2.9, LANG-4.10
     """
     _check_dev(parent, dev)
     hint = "(rewrite with simplify(...) if needed)"
@@ -134,7 +135,8 @@ def tile_threads(parent: Tiling, iter_key: object, iter_name: str, lo: object, h
         raise type(err)(f"Failed to compile for {iter_name} in cuda_threads(0, {hi}, "
                         f"unit={unit.name}): {err.message}", code=err.code,
                         rule=err.rule) from err
-    validate_tiling(body, dev)
+    if validate:
+        validate_tiling(body, dev)
     return body
 
 
@@ -143,7 +145,7 @@ def _warps_error(msg: str, rule: str) -> RejectedInput:
 
 
 def tile_warps(parent: Tiling, warps: CudaWarps, dev: CudaDeviceFunction,
-               current_warp_name: str | None) -> tuple[Tiling, str]:
+               current_warp_name: str | None, *, validate: bool = True) -> tuple[Tiling, str]:
     """Body tiling of `with CudaWarps(lo, hi, name=...)` and the warp name now current.
 
     Top-level case (>= 2 warp variables, no enclosing CudaWarps): name check, intact-CTA
@@ -192,5 +194,6 @@ def tile_warps(parent: Tiling, warps: CudaWarps, dev: CudaDeviceFunction,
     except RejectedInput as err:
         raise _warps_error(f"failed to compile {warps}: {err.message}", "COLL-2.11") from err
     body = replace(body, depth=parent.depth + 1, warp_name=name)
-    validate_tiling(body, dev)
+    if validate:
+        validate_tiling(body, dev)
     return body, name

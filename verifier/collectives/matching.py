@@ -74,8 +74,10 @@ def algebraic_mismatch(t: Tiling, unit: CollUnit) -> str | None:
     """
     try:
         done = unit_completion(t, unit)
-    except CompletionError as err:
-        return err.message
+    except RejectedInput as err:
+        if isinstance(err, CompletionError) or err.code == "ERR-O09":
+            return err.message
+        raise
     box, expect = done.box, expected_box(done)
     if all(e is None or b == e for b, e in zip(box, expect)):
         return None
@@ -86,15 +88,15 @@ def algebraic_mismatch(t: Tiling, unit: CollUnit) -> str | None:
 def unit_type(unit: CollUnit, block_dim: int, cluster_dim: int
               ) -> tuple[tuple[int, ...], tuple[Label, ...]] | None:
     """The unit's aligned unitary collective type on [0, N): (domain, labels), or None if
-    the unit cannot be aligned. Rules: COLL-1.4, COLL-1.6
+    the unit cannot be evaluated or aligned at this size. Rules: COLL-1.4, COLL-1.6
     """
-    u_domain, u_box = eval_unit(unit, block_dim, cluster_dim)
     total = block_dim * cluster_dim
     try:
+        u_domain, u_box = eval_unit(unit, block_dim, cluster_dim)
         a_domain, a_box = align_unit(u_domain, u_box, unit, (total,))
         comp = complete(a_domain, (total,), allow_partial_source=True)
         box = comp.translate_box(a_box, prepend=1)
-    except CompletionError:
+    except RejectedInput:
         return None
     labels = tuple(Label.AGNOSTIC if b is None else Label.SUBDIV if b == 1 else Label.INTACT
                    for b in box)

@@ -7,6 +7,7 @@ the obligation is discharged for all sizes satisfying the asserts.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import z3
 
@@ -30,6 +31,8 @@ class Obligation:
     constraints: list[z3.BoolRef]
     names: dict[str, z3.ArithRef] = field(default_factory=dict)
     description: str = ""
+    # constraints with fence chains up to a given length (None: nothing to refine)
+    refine: Callable[[int], list[z3.BoolRef]] | None = None
 
 
 def required_flag(earlier: AccessSite, later: AccessSite) -> Flag | None:
@@ -118,7 +121,13 @@ class ObligationBuilder:
         same_elem = z3.And(*[x == y for x, y in zip(ea, eb)]) if ea else \
             z3.BoolVal(True, self.zctx)
         same_alloc = equal_on(a, b, sa.alloc_loops, self.zctx)
-        vis = self.vis.visible(sa, a, sb, b, flag)
+        common = self.base + [a.valid, b.valid, ca, cb, same_elem, same_alloc,
+                              before(a, b, self.zctx)]
+
+        def with_chains(max_chain: int) -> list[z3.BoolRef]:
+            self.vis.max_chain = max_chain
+            return common + [z3.Not(self.vis.visible(sa, a, sb, b, flag))]
+
         kind = _hazard_kind(sa, sb)
         what = f"free({sb.buf.name})" if sb.is_free else sb.buf.name
         names = {**self.size_names, **a.names, **b.names}
@@ -128,9 +137,8 @@ class ObligationBuilder:
             f"{kind}:{sb.buf.name}@{sa.loc.line}:{sa.loc.col}->{sb.loc.line}:{sb.loc.col}",
             "SEM-4.7" if sb.is_free else "SEM-4.5", kind, sb.buf.name, sb.loc,
             [(sa.loc, "earlier access"), (sb.loc, "later access")],
-            self.base + [a.valid, b.valid, ca, cb, same_elem, same_alloc,
-                         before(a, b, self.zctx), z3.Not(vis)],
-            names, f"{sb.kind.value} of {what} sees {sa.kind.value} ({flag.value})")
+            with_chains(1), names,
+            f"{sb.kind.value} of {what} sees {sa.kind.value} ({flag.value})", with_chains)
 
     def all(self) -> list[Obligation]:
         return self.bounds() + self.hazards()

@@ -23,6 +23,7 @@ from verifier.results import (
 from verifier.semantics import Finding as MachineFinding, analyze, run_machine
 from verifier.encode.obligations import Obligation, ObligationBuilder
 from verifier.encode.solver import SOLVER_NAME, Budget, Outcome, Status, check
+from verifier.encode.visibility import MAX_CHAIN
 
 
 @dataclass
@@ -64,12 +65,13 @@ def machine_finding(f: MachineFinding, sizes: dict[str, int], replayed: bool) ->
                     "out-of-bounds": "ERR-V06"}.get(f.kind, ""), hint)
 
 
-def _replay(proc: ir.Proc, sizes: dict[str, int], cache: dict[tuple, MachineFinding | None]
-            ) -> MachineFinding | None:
+def _replay(proc: ir.Proc, sizes: dict[str, int],
+            cache: dict[tuple, list[MachineFinding]]) -> list[MachineFinding]:
+    """All errors the machine finds at `sizes`, first in trace order first."""
     key = tuple(sorted(sizes.items()))
     if key not in cache:
-        holds, finding = run_machine(proc, sizes)
-        cache[key] = finding if holds else None
+        holds, findings = run_machine(proc, sizes, collect_all=True)
+        cache[key] = findings if holds else []
     return cache[key]
 
 
@@ -100,13 +102,20 @@ def verify_proc(proc: ir.Proc, opts: Options | None = None) -> ProcResult:
 
     results: list[ObligationResult] = []
     findings: list[Finding] = []
-    replays: dict[tuple, MachineFinding | None] = {}
+    replays: dict[tuple, list[MachineFinding]] = {}
     confirmed: set[tuple] = set()
     size_vars = tuple(builder.size_names.values())
     for ob in obligations:
         t0 = time.perf_counter()
         outcome = check(ob.constraints, ob.names, budget, small_bounds=size_vars)
         status, finding = _judge(proc, ob, outcome, replays, builder, confirmed)
+        chain = 1
+        while status is ObligationStatus.unknown and outcome.status is Status.candidate \
+                and finding is not None and not finding.counterexample.replayed \
+                and ob.refine is not None and chain < MAX_CHAIN:
+            chain += 1  # the candidate was spurious: allow longer fence chains
+            outcome = check(ob.refine(chain), ob.names, budget, small_bounds=size_vars)
+            status, finding = _judge(proc, ob, outcome, replays, builder, confirmed)
         results.append(ObligationResult(ob.id, ob.rule, ob.kind, status,
                                         time.perf_counter() - t0, outcome.query_hash,
                                         ob.description))
@@ -129,7 +138,7 @@ def verify_proc(proc: ir.Proc, opts: Options | None = None) -> ProcResult:
 
 
 def _judge(proc: ir.Proc, ob: Obligation, outcome: Outcome,
-           replays: dict[tuple, MachineFinding | None], builder: ObligationBuilder,
+           replays: dict[tuple, list[MachineFinding]], builder: ObligationBuilder,
            confirmed: set[tuple]) -> tuple[ObligationStatus, Finding | None]:
     if outcome.status is Status.proved:
         return ObligationStatus.proved, None
@@ -139,16 +148,18 @@ def _judge(proc: ir.Proc, ob: Obligation, outcome: Outcome,
             f"({outcome.reason})", ob.variable, ob.loc, (), None, ob.rule)
     assert outcome.model is not None
     sizes = {name: outcome.model[name] for name in builder.size_names}
-    found = _replay(proc, sizes, replays)
-    if found is None:
+    all_found = _replay(proc, sizes, replays)
+    if not all_found:
         cex = Counterexample(sizes, {k: v for k, v in outcome.model.items()
                                      if k not in sizes}, [], [], False)
         return ObligationStatus.unknown, Finding(
             FindingKind.unknown, f"{ob.description}: candidate counterexample not reproduced "
             "by the abstract machine (spurious?)", ob.variable, ob.loc,
             tuple(Related(loc, role) for loc, role in ob.related), cex, ob.rule)
-    matches = found.kind == ob.kind and found.variable == ob.variable and found.loc == ob.loc
-    status = ObligationStatus.refuted if matches else ObligationStatus.unknown
+    matching = [f for f in all_found
+                if f.kind == ob.kind and f.variable == ob.variable and f.loc == ob.loc]
+    found = matching[0] if matching else all_found[0]
+    status = ObligationStatus.refuted if matching else ObligationStatus.unknown
     key = (found.kind, found.variable, found.loc)
     if key in confirmed:
         return status, None
@@ -164,10 +175,10 @@ def concrete_verdict(proc: ir.Proc, sizes: dict[str, int]) -> tuple[Verdict, Mac
         return Verdict.rejected, None
     except Unsupported:
         return Verdict.unsupported, None
-    holds, finding = run_machine(proc, sizes)
+    holds, findings = run_machine(proc, sizes)
     if not holds:
         return Verdict.proved, None  # vacuous: the asserts exclude this size
-    return (Verdict.refuted, finding) if finding is not None else (Verdict.proved, None)
+    return (Verdict.refuted, findings[0]) if findings else (Verdict.proved, None)
 
 
 __all__ = ["Options", "verify_proc", "concrete_verdict", "z3"]

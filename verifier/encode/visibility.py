@@ -24,7 +24,7 @@ from verifier.semantics.rules import Flag
 from verifier.semantics.sites import AccessSite, FenceSite, ProgramModel
 from verifier.encode.instances import Encoder, Instance, before, equal_on
 
-MAX_CHAIN = 2
+MAX_CHAIN = 3  # longest fence chain tried when shorter ones leave a spurious candidate
 
 
 def sync_graph(model: ProgramModel) -> nx.DiGraph:
@@ -53,7 +53,7 @@ class Chain:
 
 
 def candidate_chains(model: ProgramModel, graph: nx.DiGraph, a: AccessSite, b: AccessSite,
-                     flag: Flag) -> list[Chain]:
+                     flag: Flag, max_chain: int = MAX_CHAIN) -> list[Chain]:
     if a.ctx.device is None or a.ctx.device is not b.ctx.device:
         return []
     by_id = {f.id: f for f in model.fences if f.ctx.device is a.ctx.device}
@@ -64,15 +64,16 @@ def candidate_chains(model: ProgramModel, graph: nx.DiGraph, a: AccessSite, b: A
     for s in starts:
         if s.id in ends:
             chains.append(Chain((s,)))
-        if MAX_CHAIN < 2:
+        if max_chain < 2:
             continue
-        for path in nx.all_simple_paths(graph, s.id, list(ends - {s.id}), cutoff=MAX_CHAIN - 1):
+        for path in nx.all_simple_paths(graph, s.id, list(ends - {s.id}), cutoff=max_chain - 1):
             chains.append(Chain(tuple(by_id[i] for i in path)))
     return chains
 
 
 class VisibilityBuilder:
-    def __init__(self, enc: Encoder, model: ProgramModel) -> None:
+    def __init__(self, enc: Encoder, model: ProgramModel, max_chain: int = 1) -> None:
+        self.max_chain = max_chain
         self.enc = enc
         self.zctx = enc.zctx
         self.model = model
@@ -137,7 +138,7 @@ class VisibilityBuilder:
         if a.thread is None or b.thread is None:
             return []
         out = []
-        for chain in candidate_chains(self.model, self.graph, sa, sb, flag):
+        for chain in candidate_chains(self.model, self.graph, sa, sb, flag, self.max_chain):
             out.extend(self.chain_terms(chain, sa, a, b))
         return out
 

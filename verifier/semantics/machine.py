@@ -54,8 +54,11 @@ class BufInstance:
 class Machine:
     """One run of the machine over one proc at concrete sizes."""
 
-    def __init__(self, proc: ir.Proc, sizes: Mapping[str, int]) -> None:
+    def __init__(self, proc: ir.Proc, sizes: Mapping[str, int], collect_all: bool = False
+                 ) -> None:
         self.proc = proc
+        self.collect_all = collect_all
+        self.findings: list[Finding] = []
         self.env: dict[ir.Sym, int] = {}
         self.bufs: dict[ir.Sym, BufInstance] = {}
         self.tracked = tracked_buffers(proc)
@@ -78,12 +81,21 @@ class Machine:
                 return False
         return all(bool(eval_expr(p, self.env, PY_OPS)) for p in self.proc.preds)
 
-    def run(self) -> Finding | None:
+    def run(self) -> list[Finding]:
+        """Errors in trace order: the first only, or (collect_all) every distinct one, the
+        machine carrying on after a hazard as if the check had passed."""
         try:
             self.block(self.proc.body, Ctx())
         except MachineError as e:
-            return e.finding
-        return None
+            self.findings.append(e.finding)
+        return self.findings
+
+    def report(self, finding: Finding) -> None:
+        if not self.collect_all:
+            raise MachineError(finding)
+        key = (finding.kind, finding.variable, finding.loc)
+        if all((f.kind, f.variable, f.loc) != key for f in self.findings):
+            self.findings.append(finding)
 
     # ------------------------------------------------------------ helpers
 
@@ -262,9 +274,10 @@ class Machine:
         what = kind.value
         if len(index) != len(buf.shape) or any(not 0 <= i < n for i, n in zip(index, buf.shape)):
             later = self.origin(loc, what, ctx, threads)
-            raise MachineError(Finding(
+            self.report(Finding(
                 "out-of-bounds", f"OUT OF BOUNDS @ {sym.name}{list(index)} (shape "
                 f"{list(buf.shape)})", sym.name, index, loc, later, None))
+            return
         if not buf.tracked:
             return
         entry = rules.qual_entry(buf.mem.family, instr_tl, f"{sym.name} @ {buf.mem}")
@@ -283,7 +296,7 @@ class Machine:
             lacking = self.lacking(rec, threads, entry.extended, flag, conv)
             if lacking is not None:
                 hk = rules.hazard_kind(kind, earlier_is_read).value
-                raise MachineError(Finding(
+                self.report(Finding(
                     hk, f"{hk} HAZARD @ {sym.name}{list(index)}", sym.name, index, loc, later,
                     rec.origin, lacking=f"{lacking} lacks {flag.value} visibility on "
                     f"{{{', '.join(sorted(q.name for q in entry.extended))}}}"))
@@ -348,16 +361,17 @@ class Machine:
             for rec, hk in checks:
                 lacking = self.lacking(rec, threads, quals, Flag.temp, conv=False)
                 if lacking is not None:
-                    raise MachineError(Finding(
+                    self.report(Finding(
                         hk, f"{hk} HAZARD @ free({a.name.name}{list(index)})", a.name.name,
                         index, a.loc, later, rec.origin,
                         lacking=f"{lacking} lacks temp visibility on {{cuda2}}",
                         sync_hint="a Fence at the scope of the allocation before it is freed"))
 
 
-def run_machine(proc: ir.Proc, sizes: Mapping[str, int]) -> tuple[bool, Finding | None]:
-    """Run at `sizes`; returns (preconditions hold, first error or None)."""
-    m = Machine(proc, sizes)
+def run_machine(proc: ir.Proc, sizes: Mapping[str, int], collect_all: bool = False
+                ) -> tuple[bool, list[Finding]]:
+    """Run at `sizes`; returns (preconditions hold, errors in trace order)."""
+    m = Machine(proc, sizes, collect_all)
     if not m.preconditions_hold():
-        return False, None
+        return False, []
     return True, m.run()
