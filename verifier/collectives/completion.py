@@ -56,6 +56,17 @@ def unit_text(unit: CollUnit, block_dim: int | None = None,
     return f"CollUnit(({dom},), ({box},), ...)"
 
 
+def unit_label(unit: CollUnit) -> str:
+    """The unit's name for messages; unnamed units print as `CollUnit((blockDim / 64, 64), ...)`
+    with their current (scaled) domain and box."""
+    if "CollUnit(" not in unit.name:
+        return unit.name
+    dom = ", ".join(size_text(d) for d in unit.domain)
+    box = ", ".join("None" if b is None else size_text(b) for b in unit.box)
+    return f"CollUnit(({dom}{',' if len(unit.domain) == 1 else ''}), " \
+           f"({box}{',' if len(unit.box) == 1 else ''}))"
+
+
 def eval_unit(unit: CollUnit, block_dim: int, cluster_dim: int) -> tuple[tuple[int, ...], Box]:
     """Concrete (domain, box) of a unit; checks well-formedness (D11, ERR-O09).
 
@@ -65,8 +76,9 @@ def eval_unit(unit: CollUnit, block_dim: int, cluster_dim: int) -> tuple[tuple[i
     box = tuple(None if b is None else eval_size(b, block_dim, cluster_dim) for b in unit.box)
     for d_c, b_c in zip(domain, box):
         if d_c < 1 or (b_c is not None and not 1 <= b_c <= d_c):
-            raise RejectedInput(f"ill-formed CollUnit {unit.name}: evaluates to domain={domain},"
-                                f" box={box} (need 1 <= box entry <= domain entry)",
+            raise RejectedInput(f"ill-formed CollUnit {unit_label(unit)}: evaluates to "
+                                f"domain={domain}, box={box} (need 1 <= box entry <= domain "
+                                "entry)",
                                 code="ERR-O09", rule="COLL-1.3")
     return domain, box
 

@@ -10,12 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from verifier.collectives.completion import (
-    CompletionError,
-    common_domain,
-    eval_unit,
-    unit_text,
-)
+from verifier.collectives.completion import common_domain, eval_unit, unit_label, unit_text
 from verifier.collectives.index_expr import IndexExpr
 from verifier.collectives.matching import match_mismatch
 from verifier.collectives.tiling import DimOp, Guard, LoopRecord, Tiling, apply_splits
@@ -31,7 +26,7 @@ class TilingError(RejectedInput):
 
 def _bad(parent: Tiling, unit: CollUnit, hi: int, msg: str, rule: str) -> TilingError:
     return TilingError(f"Bad CollTiling ({msg}); box={parent.box}, tried tiling {hi}-many "
-                       f"{unit.name}, i.e. {unit_text(unit)}", code="ERR-A21", rule=rule)
+                       f"{unit_label(unit)}, i.e. {unit_text(unit)}", code="ERR-A21", rule=rule)
 
 
 def derive(parent: Tiling, iter_key: object | None, iter_name: str, unit: CollUnit,
@@ -61,8 +56,8 @@ def derive(parent: Tiling, iter_key: object | None, iter_name: str, unit: CollUn
         if lo != 0 or hi != 1:
             raise _bad(parent, unit, hi, 'expect lo=0, hi=1 when CollUnit matches current one '
                        'in scope ("trivial tiling")', "COLL-2.3")
-        guard = Guard(name, iter_key if tiled else None, IndexExpr.constant(0), None, None, warp_name,
-                      discarded, 1, 0, iter_name)
+        guard = Guard(name, iter_key if tiled else None, IndexExpr.constant(0), None, None,
+                      warp_name, discarded, 1, 0, iter_name)
         record = LoopRecord(iter_key, iter_name, None, 0, None, 1, 0, tiling_c.splits)
         return replace(parent, axes=axes, depth=depth, guards=parent.guards + (guard,),
                        record=record)
@@ -133,7 +128,7 @@ def tile_threads(parent: Tiling, iter_key: object, iter_name: str, lo: object, h
                       warp_name=parent.warp_name)
     except RejectedInput as err:
         raise type(err)(f"Failed to compile for {iter_name} in cuda_threads(0, {hi}, "
-                        f"unit={unit.name}): {err.message}", code=err.code,
+                        f"unit={unit_label(unit)}): {err.message}", code=err.code,
                         rule=err.rule) from err
     if validate:
         validate_tiling(body, dev)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from itertools import product
 from math import prod
 
-from verifier.collectives.completion import CompletionError, complete
+from verifier.collectives.completion import CompletionError, complete, unit_label
 from verifier.collectives.matching import expected_box, unit_completion, unit_type
 from verifier.collectives.membership import thread_groups
 from verifier.collectives.tiling import Guard, Label, Tiling, base_box, linear_base_offset
@@ -84,9 +84,9 @@ class _Deduction:
         done = self.complete_for_native(alloc, "COLL-5.4")
         for i, axis in enumerate(done.axes):
             if axis.label is Label.INTACT and axis.box != axis.extent:
-                raise self.fail(f"Missing threads to match {self.native.name} (wrong @ box[{i}])"
-                                f": domain={done.domain}, box={done.box}; expected box="
-                                f"{expected_box(done)}", "COLL-5.4")
+                raise self.fail(f"Missing threads to match {unit_label(self.native)} "
+                                f"(wrong @ box[{i}]): domain={done.domain}, box={done.box}; "
+                                f"expected box={expected_box(done)}", "COLL-5.4")
 
     def use(self, t: Tiling, idx: Sequence[object], depth: int) -> _Use:
         """Needed iterators and index consumption for one use. Rules: COLL-5.5, COLL-5.6"""
@@ -95,8 +95,9 @@ class _Deduction:
             for i, axis in enumerate(done.axes):
                 if axis.label is Label.SUBDIV and axis.box != 1:
                     raise self.fail(f"Missing subdivision on dims[{i}] to match "
-                                    f"{self.native.name}: domain={done.domain}, box={done.box};"
-                                    f" expected box={expected_box(done)}", "COLL-5.5")
+                                    f"{unit_label(self.native)}: domain={done.domain}, "
+                                    f"box={done.box}; expected box={expected_box(done)}",
+                                    "COLL-5.5")
             axes = [a for a in done.axes if a.label is Label.SUBDIV]
         else:
             done, axes = t, list(t.axes)
@@ -221,7 +222,7 @@ def owner_threads(dist: Distribution, shard_index: Sequence[int],
                             "entries")
     typ = unit_type(dist.native_unit, dist.block_dim, dist.cluster_dim)
     if typ is None:
-        raise InternalError(f"native unit {dist.native_unit.name} has no aligned type")
+        raise InternalError(f"native unit {unit_label(dist.native_unit)} has no aligned type")
     domain, labels = typ
     outer = outer or {}
     base = dist.base_offset + sum(i * p for i, p in zip(shard_index, dist.pitches))

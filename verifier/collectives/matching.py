@@ -19,6 +19,7 @@ from verifier.collectives.completion import (
     common_domain,
     complete,
     eval_unit,
+    unit_label,
 )
 from verifier.collectives.membership import thread_groups
 from verifier.collectives.tiling import Label, Tiling, apply_splits
@@ -54,8 +55,8 @@ def unit_completion(t: Tiling, unit: CollUnit) -> Tiling:
         elif u_k == axis.extent:
             label = Label.INTACT
         else:
-            raise InternalError(f"unit completion of {unit.name} left box entry {u_k} on an "
-                                f"axis of extent {axis.extent}")
+            raise InternalError(f"unit completion of {unit_label(unit)} left box entry {u_k} on "
+                                f"an axis of extent {axis.extent}")
         labelled.append(replace(axis, label=label))
     return replace(t, axes=tuple(labelled), record=None)
 
@@ -145,11 +146,12 @@ def match_mismatch(t: Tiling, unit: CollUnit, dev: CudaDeviceFunction) -> str | 
     if (text is None) != semantic:
         names = ", ".join(f"{g.iter_name or g.c_name}={v}"
                           for g, v in zip(t.iter_guards(), witness or ()))
-        detail = (f"the tiling matches {unit.name} but the executing threads"
-                  f"{' for ' + names if names else ''} are not one {unit.name} instance"
+        label = unit_label(unit)
+        detail = (f"the tiling matches {label} but the executing threads"
+                  f"{' for ' + names if names else ''} are not one {label} instance"
                   if text is None else
-                  f"the tiling does not match {unit.name} ({text}) but every executing thread "
-                  f"set is a {unit.name} instance")
+                  f"the tiling does not match {label} ({text}) but every executing thread "
+                  f"set is a {label} instance")
         raise RejectedInput(f"{DISAGREE}: {detail} (tiling {t.describe()})", code="ERR-V08",
                             rule="COLL-3.3")
     if text is None:
@@ -172,8 +174,8 @@ def require_unit(t: Tiling, unit: CollUnit, dev: CudaDeviceFunction, callee: str
     """
     text = match_mismatch(t, unit, dev)
     if text is not None:
-        raise RejectedInput(f"wrong collective unit (need {unit.name}) for {callee}(): {text}",
-                            code="ERR-A19", rule="COLL-3.1")
+        raise RejectedInput(f"wrong collective unit (need {unit_label(unit)}) for {callee}(): "
+                            f"{text}", code="ERR-A19", rule="COLL-3.1")
 
 
 def fence_scope(t: Tiling, dev: CudaDeviceFunction) -> str:

@@ -27,7 +27,8 @@ from verifier.semantics.rules import AccessKind, Flag
 from verifier.semantics.state import (
     EVERYONE, Finding, Grant, History, MachineError, Origin, Record, Threads,
 )
-from verifier.semantics.access import tracked_buffers, instr_accesses
+from verifier.semantics.access import instr_accesses, tracked_buffers
+from verifier.semantics.static import initial_warp_name
 
 
 @dataclass(frozen=True)
@@ -228,7 +229,7 @@ class Machine:
         def nest(depth: int) -> None:
             if depth == len(loops):
                 task = next(task_ids)
-                self.block(task_body, Ctx(True, dev, task, top, None, ()))
+                self.block(task_body, Ctx(True, dev, task, top, initial_warp_name(dev), ()))
                 whole = Threads(task, None)
                 for rec in self.live_records():
                     rec.join(whole)

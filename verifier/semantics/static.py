@@ -166,7 +166,7 @@ class Analyzer:
                         tuple(lp.iter for lp in loops), s.loc)
         self.model.devices.append(device)
         inner = replace(ctx, device=device, tiling=collectives.top_tiling(s.cfg),
-                        path=ctx.path + (0,))
+                        path=ctx.path + (0,), warp_name=initial_warp_name(s.cfg))
         for depth, lp in enumerate(loops):
             inner = replace(inner, loops=inner.loops + (
                 Loop(lp.iter, lp.lo, lp.hi, "task", lp.loc),), path=inner.path + (0,) * (depth > 0))
@@ -377,6 +377,11 @@ class Analyzer:
             raise RejectedInput(f"expected `{arg.buf.name}` argument of {name} in {formal} but "
                                 f"got an argument in {mem}", loc, code="ERR-A07",
                                 rule="LANG-4.2")
+
+
+def initial_warp_name(dev: Any) -> str | None:
+    """With one warp variable its name is current from the start (COLL-2.13)."""
+    return dev.warp_config[0].name if len(dev.warp_config) == 1 else None
 
 
 def _literal(e: ir.Expr) -> int | None:

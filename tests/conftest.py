@@ -1,0 +1,60 @@
+"""Shared test helpers: loading kernels and reading their `# expect:` headers."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from verifier.lang import ir
+from verifier.lang.load import load_procs
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+PROGRAMS = ROOT / "tests" / "programs"
+
+_EXPECT = re.compile(r"^#\s*expect:\s*(\S+)\s+(proved|refuted|rejected|unknown|unsupported)"
+                     r"(?:\s+(.*))?$")
+
+
+@dataclass(frozen=True)
+class Expectation:
+    file: Path
+    proc: str
+    verdict: str
+    kind: str | None = None  # RAW | WAR | WAW | out-of-bounds | ERR-xxx
+    variable: str | None = None
+    line: int | None = None
+
+
+def expectations(path: Path) -> list[Expectation]:
+    out = []
+    for line in path.read_text().splitlines():
+        m = _EXPECT.match(line.strip())
+        if not m:
+            continue
+        rest = (m.group(3) or "").split()
+        kind = rest[0] if rest else None
+        variable = rest[1] if len(rest) > 1 else None
+        lineno = int(rest[2]) if len(rest) > 2 and rest[2].isdigit() else None
+        out.append(Expectation(path, m.group(1), m.group(2), kind, variable, lineno))
+    return out
+
+
+def kernel_files() -> list[Path]:
+    files = sorted(EXAMPLES.glob("*.py")) + sorted(PROGRAMS.glob("*.py"))
+    return [f for f in files if expectations(f)]
+
+
+def load_one(path: Path, name: str) -> ir.Proc:
+    for p in load_procs(path):
+        if p.name == name:
+            assert isinstance(p, ir.Proc), f"{name} failed to parse: {getattr(p, 'error', p)}"
+            return p
+    raise AssertionError(f"proc {name} not found in {path}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "rule(id): the spec rule a test exercises")

@@ -1,0 +1,47 @@
+"""Every bundled kernel gets the verdict its `# expect:` header states, with the right finding
+kind, variable and source line of the later access; every refutation is replayed."""
+
+from __future__ import annotations
+
+import pytest
+
+from verifier.encode import verify_proc
+from verifier.lang.load import load_procs
+from verifier.lang.procs import ProcError
+from verifier.results import Verdict
+
+from conftest import Expectation, expectations, kernel_files, load_one
+
+CASES = [e for f in kernel_files() for e in expectations(f)]
+
+
+@pytest.mark.parametrize("exp", CASES, ids=lambda e: f"{e.file.stem}:{e.proc}")
+def test_expected_verdict(exp: Expectation) -> None:
+    if exp.verdict == "rejected":
+        procs = {p.name: p for p in load_procs(exp.file)}
+        p = procs[exp.proc]
+        if isinstance(p, ProcError):
+            assert exp.kind is None or p.error.code == exp.kind, p.error.render()
+            return
+        result = verify_proc(p)
+        assert result.verdict is Verdict.rejected, result
+        if exp.kind:
+            assert result.findings[0].code == exp.kind, result.findings[0]
+        return
+    result = verify_proc(load_one(exp.file, exp.proc))
+    assert result.verdict.value == exp.verdict, [f.message for f in result.findings]
+    if exp.verdict == "proved":
+        assert result.certificate is not None
+        assert not result.findings
+        return
+    if exp.verdict == "refuted":
+        confirmed = [f for f in result.findings
+                     if f.counterexample is not None and f.counterexample.replayed]
+        assert confirmed, "a refutation needs a replayed counterexample"
+        first = min(confirmed, key=lambda f: (f.loc.line, f.loc.col))
+        matching = [f for f in confirmed if f.kind.value == exp.kind and
+                    (exp.variable is None or f.variable == exp.variable) and
+                    (exp.line is None or f.loc.line == exp.line)]
+        assert matching, (f"expected {exp.kind} on {exp.variable} at line {exp.line}; got "
+                          f"{[(f.kind.value, f.variable, f.loc.line) for f in confirmed]}")
+        del first
