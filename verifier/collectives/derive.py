@@ -150,6 +150,8 @@ def tile_warps(parent: Tiling, warps: CudaWarps, dev: CudaDeviceFunction,
     """
     _check_dev(parent, dev)
     names = [w.name for w in dev.warp_config]
+    if len(names) == 1 and current_warp_name is None:
+        current_warp_name = names[0]
     tiling = parent
     if len(names) > 1 and current_warp_name is None:
         name = "" if warps.name is None else warps.name

@@ -185,13 +185,13 @@ def deduce_distribution(alloc_tiling: Tiling, native_unit: CollUnit | None,
     """
     run = _Deduction(name, native_unit, shape, dev)
     run.check_alloc(alloc_tiling)
-    first: _Use | None = None
+    done: list[_Use] = []
     for use_tiling, idx in uses:
         current = run.use(use_tiling, idx, alloc_tiling.depth)
-        if first is None:
-            first = current
-        else:
-            run.consistent(first, current)
+        if done:
+            run.consistent(done[0], current)
+        done.append(current)
+    first = done[0] if done else None
     consumed = first.consumed if first is not None else ()
     r_dims = len(consumed)
     outer = tuple((g.iter_key, g.iter_name, g.thread_pitch) for g in alloc_tiling.iter_guards()
@@ -203,7 +203,7 @@ def deduce_distribution(alloc_tiling: Tiling, native_unit: CollUnit | None,
         linear_base_offset(first.completed, True) if first and native_unit else 0,
         outer, dev.blockDim, dev.clusterDim)
     if native_unit is not None and first is not None:
-        _confirm_ownership(dist, [run.use(t, idx, alloc_tiling.depth) for t, idx in uses], dev)
+        _confirm_ownership(dist, done, dev)
     return dist
 
 
