@@ -58,3 +58,10 @@ def load_one(path: Path, name: str) -> ir.Proc:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "rule(id): the spec rule a test exercises")
+
+
+from hypothesis import settings as _settings  # noqa: E402
+
+_settings.register_profile("default", max_examples=60, deadline=None)
+_settings.register_profile("long", max_examples=1500, deadline=None)
+_settings.load_profile("default")

@@ -1,0 +1,34 @@
+"""Small size valuations satisfying a proc's asserts, found with Z3 (test helper)."""
+
+from __future__ import annotations
+
+import z3
+
+from verifier.lang import ir
+from verifier.semantics.exprs import eval_expr
+from verifier.encode.instances import z3_ops
+
+
+def sample_sizes(proc: ir.Proc, count: int = 3, bound: int = 64) -> list[dict[str, int]]:
+    ctx = z3.Context()
+    ops = z3_ops(ctx)
+    controls = [a for a in proc.args if isinstance(a.typ, ir.Control)]
+    env = {a.name: z3.Int(a.name.name, ctx) for a in controls}
+    s = z3.Solver(ctx=ctx)
+    for a in controls:
+        s.add(env[a.name] >= (1 if a.typ.kind == "size" else 0), env[a.name] <= bound * 16)
+    for p in proc.preds:
+        v = eval_expr(p, env, ops)
+        s.add(v if z3.is_bool(v) else v != 0)
+    out: list[dict[str, int]] = []
+    total = z3.Sum([v for v in env.values()]) if env else z3.IntVal(0, ctx)
+    while len(out) < count and s.check() == z3.sat:
+        m = s.model()
+        sizes = {a.name.name: m.eval(env[a.name], model_completion=True).as_long()
+                 for a in controls}
+        out.append(sizes)
+        if not env:
+            break
+        s.add(z3.Or([env[a.name] != sizes[a.name.name] for a in controls]))
+        s.add(total <= sum(sizes.values()) * 2 + 16)
+    return out
