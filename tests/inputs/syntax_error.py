@@ -1,0 +1,4 @@
+from verifier.lang import *
+@proc
+def k(n: size, x: f32[n] @ CudaGmemLinear)
+    pass
