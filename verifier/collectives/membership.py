@@ -91,7 +91,8 @@ class ThreadGroups:
     """Every thread passing all guards, grouped by its iterator values (Encoding B evaluated
     on [0, N)). `keys` orders the tuples; `anomalies` lists (n, text) for threads whose
     iterator value leaves [0, tile_count) or whose index expression divides a negative value
-    (where C's truncation and floor division could differ). Rules: COLL-4.4, COLL-6.1
+    (where C's truncation, or unsigned wrap-around of `threadIdx.x - c`, could differ from
+    floor division). Rules: COLL-4.4, COLL-6.1
     """
 
     keys: tuple[object, ...]
