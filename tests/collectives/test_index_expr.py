@@ -5,10 +5,22 @@ from __future__ import annotations
 import pytest
 import z3
 
-from verifier.collectives import IndexExpr, IntArith, Z3Arith, complete
+from verifier.collectives import (
+    IndexExpr,
+    IntArith,
+    Z3Arith,
+    complete,
+    membership,
+    model_membership,
+    thread_set,
+    tile_threads,
+    tile_warps,
+    top_tiling,
+)
 from verifier.collectives.completion import CompletionError, eval_unit
 from verifier.diagnostics import RejectedInput
-from verifier.lang.units import CollUnit, blockDim, cuda_quadpair
+from verifier.lang.config import CudaDeviceFunction, CudaWarps
+from verifier.lang.units import CollUnit, blockDim, cuda_quadpair, cuda_warpgroup
 
 X = IndexExpr.thread_idx(256)
 
@@ -85,3 +97,19 @@ def test_unit_evaluation() -> None:
     with pytest.raises(RejectedInput, match="blockDim / 64 has divisibility issue with "
                                             "blockDim=96"):
         eval_unit(CollUnit((blockDim / 64, 64), (blockDim / 64, 1)), 96, 1)
+
+
+@pytest.mark.rule("COLL-7.2")
+@pytest.mark.rule("COLL-7.3")
+def test_z3_membership_matches_ground_truth() -> None:
+    dev = CudaDeviceFunction(blockDim=256, clusterDim=2)
+    wg = tile_threads(top_tiling(dev), "wg", "wg", 0, 2, cuda_warpgroup, dev)
+    body, _ = tile_warps(wg, CudaWarps(3, 4), dev, "")
+    arith = Z3Arith(z3.Context())
+    for wg_val in (0, 1):
+        truth = thread_set(body, {"wg": wg_val}, dev)
+        assert truth == {r * 256 + 128 * wg_val + x for r in (0, 1) for x in range(96, 128)}
+        for n in (0, 97, 127, 224, 300, 353, 480, 511):
+            for formula in (membership, model_membership):
+                term = formula(body, arith.const(n), {"wg": arith.const(wg_val)}, arith, dev)
+                assert z3.is_true(z3.simplify(term)) == (n in truth)
