@@ -89,3 +89,8 @@ def check(constraints: list[z3.BoolRef], names: dict[str, z3.ArithRef], budget: 
         out = Outcome(Status.candidate, values, "", digest)
     _CACHE[digest] = out
     return out
+
+
+def clear_cache() -> None:
+    """Forget cached outcomes (benchmarks measure cold proofs)."""
+    _CACHE.clear()

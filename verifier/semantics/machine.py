@@ -65,6 +65,8 @@ class Machine:
         self.tracked = tracked_buffers(proc)
         self.tiling_cache: dict[int, Any] = {}
         self.current_dev_threads = 0
+        self.by_task: dict[int | None, list[Record]] = {}
+        self._arg_syms = frozenset(a.name for a in proc.args)
         for a in proc.args:
             if isinstance(a.typ, ir.Control):
                 if a.name.name not in sizes:
@@ -120,14 +122,28 @@ class Machine:
         return Origin(loc, what, iters, threads.describe())
 
     def arg_syms(self) -> frozenset[ir.Sym]:
-        return frozenset(a.name for a in self.proc.args)
+        return self._arg_syms
 
-    def live_records(self) -> Iterator[Record]:
-        for buf in self.bufs.values():
-            if buf.tracked:
-                for hist in buf.history.values():
-                    yield from hist.reads
-                    yield from hist.mutates
+    def live_records(self, task: int | None = None) -> Iterator[Record]:
+        """Records a sync of `task`'s threads can touch: those created in that task and those
+        granted to every thread; all records when `task` is None (CPU scope, kernel ends).
+        Only an access of task ι or an 𝔾-wide grant can put task ι's threads into a record."""
+        keys = list(self.by_task) if task is None else [task, None]
+        for key in keys:
+            recs = self.by_task.get(key)
+            if not recs:
+                continue
+            live = [r for r in recs if r.alive]
+            self.by_task[key] = live
+            yield from live
+
+    def add_records(self, task: int | None, records: list[Record]) -> None:
+        self.by_task.setdefault(task, []).extend(records)
+
+    def globalize(self) -> None:
+        """After a kernel boundary every record holds 𝔾-wide grants."""
+        merged = [r for recs in self.by_task.values() for r in recs if r.alive]
+        self.by_task = {None: merged}
 
     # ------------------------------------------------------------ statements
 
@@ -231,7 +247,7 @@ class Machine:
                 task = next(task_ids)
                 self.block(task_body, Ctx(True, dev, task, top, initial_warp_name(dev), ()))
                 whole = Threads(task, None)
-                for rec in self.live_records():
+                for rec in self.live_records(task):
                     rec.join(whole)
                 return
             loop = loops[depth]
@@ -244,12 +260,13 @@ class Machine:
         for rec in self.live_records():
             rec.join(EVERYONE)
         self.fence(EVERYONE, rules.KERNEL_SYNC, rules.KERNEL_SYNC)
+        self.globalize()
 
     # ------------------------------------------------------------ sync
 
     def fence(self, threads: Threads, first: rules.SyncSets, second: rules.SyncSets) -> None:
         """SEM-5.3."""
-        for rec in self.live_records():
+        for rec in self.live_records(threads.task):
             if rec.witnessed_by(threads, first):
                 rec.augment_full(threads, second)
 
@@ -302,14 +319,19 @@ class Machine:
                     rec.origin, lacking=f"{lacking} lacks {flag.value} visibility on "
                     f"{{{', '.join(sorted(q.name for q in entry.extended))}}}"))
         new = self.new_records(threads, entry, conv, atomic_quals, later)
+        self.add_records(None if atomic_quals else threads.task, new)
         if kind is AccessKind.read:
             hist.reads.extend(new)
-        elif kind is AccessKind.atomic:
-            hist.reads.clear()
+            return
+        for rec in hist.reads:
+            rec.alive = False
+        hist.reads.clear()
+        if kind is AccessKind.atomic:
             hist.mutates.extend(new)
-        else:
-            hist.reads.clear()
-            hist.mutates[:] = new
+            return
+        for rec in hist.mutates:
+            rec.alive = False
+        hist.mutates[:] = new
 
     @staticmethod
     def single(threads: Threads) -> bool:
@@ -356,6 +378,9 @@ class Machine:
         threads = Threads(ctx.task, None)
         quals = frozenset({QualTL.cuda2})
         later = Origin(a.loc, "free", (), threads.describe())
+        for hist in buf.history.values():
+            for rec in hist.reads + hist.mutates:
+                rec.alive = False
         for index in sorted(buf.history):
             hist = buf.history[index]
             checks = [(m, "WAW") for m in hist.mutates] + [(r, "WAR") for r in hist.reads]

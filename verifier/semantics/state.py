@@ -84,6 +84,7 @@ class Record:
     pending: set[tuple[int, tuple[int, ...], int]]
     origin: Origin
     atomic_quals: frozenset[QualTL] = frozenset()
+    alive: bool = True  # False once the history dropped it (SEM-2.6)
 
     def has(self, task: int | None, n: int | None, quals: frozenset[QualTL], flag: Flag) -> bool:
         for g in self.grants:

@@ -1,0 +1,99 @@
+"""Test-local kernels for codegen: constructs the bundled examples do not reach.
+
+Every proc here is proved by `verify_proc` (checked in test_codegen_emit.py). Load this file
+with `verifier.lang.load.load_procs`, not `import` (signatures are postponed annotations).
+"""
+
+from verifier.lang import *
+
+
+@proc
+def cluster_exchange(nb: size, x: f32[nb, 2, 128] @ CudaGmemLinear, y: f32[nb, 2, 128] @ CudaGmemLinear):
+    with CudaDeviceFunction(blockDim=128, clusterDim=2):
+        for blk in cuda_tasks(0, nb):
+            s: f32[2, 128] @ CudaSmemLinear
+            for c in cuda_threads(0, 2, unit=cuda_cta_in_cluster):
+                for t in cuda_threads(0, 128):
+                    s[c, t] = x[blk, c, t]
+            Fence(cuda_in_order, cuda_in_order)
+            for c in cuda_threads(0, 2, unit=cuda_cta_in_cluster):
+                for t in cuda_threads(0, 128):
+                    y[blk, c, t] = s[c, 127 - t]
+            Fence(cuda_in_order, cuda_in_order)
+
+
+@proc
+def named_warps(nb: size, x: f32[nb, 128] @ CudaGmemLinear, y: f32[nb, 128] @ CudaGmemLinear):
+    with CudaDeviceFunction(warp_config=[CudaWarpConfig("producer", 4, setmaxnreg_dec=40),
+                                         CudaWarpConfig("consumer", 4, setmaxnreg_inc=232)]):
+        for blk in cuda_tasks(0, nb):
+            s: f32[128] @ CudaSmemLinear
+            with CudaWarps(name="producer"):
+                for t in cuda_threads(0, 128):
+                    s[t] = x[blk, t]
+            Fence(cuda_in_order, cuda_in_order)
+            with CudaWarps(name="consumer"):
+                with CudaWarps(1, 3):
+                    for t in cuda_threads(0, 64):
+                        y[blk, t] = s[127 - t]
+            Fence(cuda_in_order, cuda_in_order)
+
+
+@proc
+def host_mix(n: size, coef: f32[4] @ CudaGridConstant, x: [f32][n, 4] @ CudaGmemLinear, y: f32[n, 4] @ CudaGmemLinear, xh: f32[n, 4] @ DRAM, yh: f32[n, 4] @ DRAM):
+    assert n % 32 == 0
+    tmp: f32[n, 4] @ CudaGmemLinear
+    cudaMemcpyAsync_htod_2f32(n, 4, tmp, xh)
+    for rep in seq(0, 2):
+        with CudaDeviceFunction(blockDim=32):
+            for blk in cuda_tasks(0, n / 32):
+                for t in cuda_threads(0, 32):
+                    for j in seq(0, 4, pragma_unroll=4):
+                        y[32 * blk + t, j] = x[32 * blk + t, j] * coef[j] + tmp[32 * blk + t, j]
+    cudaMemcpyAsync_dtoh_2f32(n, 4, yh, y)
+
+
+@proc
+def warp_fence_tail(nb: size, x: f32[nb, 64] @ CudaGmemLinear, y: f32[nb, 64] @ CudaGmemLinear):
+    with CudaDeviceFunction(blockDim=64):
+        for blk in cuda_tasks(0, nb):
+            s: f32[64] @ CudaSmemLinear
+            for w in cuda_threads(0, 2, unit=cuda_warp):
+                for l in cuda_threads(0, 32):
+                    s[32 * w + l] = x[blk, 32 * w + l]
+                Fence(cuda_in_order, cuda_in_order)
+                for l in cuda_threads(0, 32):
+                    y[blk, 32 * w + l] = s[32 * w + 31 - l]
+            Fence(cuda_in_order, cuda_in_order)
+
+
+@proc
+def cp_async_copy(nb: size, x: f32[nb, 1024] @ CudaGmemLinear, y: f32[nb, 1024] @ CudaGmemLinear):
+    with CudaDeviceFunction(blockDim=256):
+        for blk in cuda_tasks(0, nb):
+            s: f32[1024] @ CudaSmemLinear
+            for t in cuda_threads(0, 256):
+                Sm80_cp_async_f32(s[4 * t:4 * t + 4], x[blk, 4 * t:4 * t + 4], size=4)
+            Fence(Sm80_generic, cuda_in_order)
+            for t in cuda_threads(0, 256):
+                for j in seq(0, 4):
+                    y[blk, 4 * t + j] = s[1023 - 4 * t - j]
+            Fence(cuda_in_order, cuda_in_order)
+
+
+@proc
+def mma_tile(M: size, N: size, A: f32[M, 8] @ CudaGmemLinear, B: f32[8, N] @ CudaGmemLinear, C: f32[M, N] @ CudaGmemLinear):
+    assert M % 64 == 0
+    assert N % 8 == 0
+    with CudaDeviceFunction(blockDim=128):
+        for mt in cuda_tasks(0, M / 64):
+            for nt in cuda_tasks(0, N / 8):
+                a: f32[4, 16, 8] @ Sm80_RmemMatrixA(16, 8)
+                b: f32[4, 8, 8] @ Sm80_RmemMatrixB(8, 8)
+                d: f32[4, 16, 8] @ Sm80_RmemMatrixD(16, 8)
+                for w in cuda_threads(0, 4, unit=cuda_warp):
+                    Sm80_mma_load_a_row_major_tf32(a[w, :, :], A[64 * mt + 16 * w:64 * mt + 16 * w + 16, 0:8], K=8)
+                    Sm80_mma_load_b_row_major_tf32(b[w, :, :], B[0:8, 8 * nt:8 * nt + 8], K=8)
+                    Sm80_mma_zero_d_tf32(d[w, :, :])
+                    Sm80_mma_tf32(d[w, :, :], a[w, :, :], b[w, :, :], K=8)
+                    Sm80_mma_store_d_row_major_tf32(C[64 * mt + 16 * w:64 * mt + 16 * w + 16, 8 * nt:8 * nt + 8], d[w, :, :])

@@ -1,0 +1,75 @@
+"""The certificate header, read_certificate, and what emit_cuda refuses to lower."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from verifier.codegen import CERT_PREFIX, emit_cuda, read_certificate
+from verifier.diagnostics import InternalError, RejectedInput, Unsupported
+from verifier.lang.printer import ir_hash
+from verifier.results import Certificate
+
+from codegen_support import HERE, certified, example, load
+
+REFUSED = HERE / "codegen_refused.py"
+
+
+@pytest.mark.rule("LANG-8.1")
+def test_certificate_line_round_trips() -> None:
+    proc, cert = example("smem_exchange")
+    text = emit_cuda(proc, cert)
+    lines = [line for line in text.splitlines() if line.startswith(CERT_PREFIX)]
+    assert CERT_PREFIX == "// spork-verify-certificate: "
+    assert lines == [CERT_PREFIX + cert.to_json()]
+    assert f"// spork-verify-certificate-digest: {cert.digest()}" in text
+    assert text.index(CERT_PREFIX) < text.index("#include")
+    assert read_certificate(text) == cert
+    assert cert.obligations  # a real proof discharged obligations
+
+
+def test_read_certificate_absent_or_damaged() -> None:
+    proc, cert = example("saxpy")
+    text = emit_cuda(proc, cert)
+    assert read_certificate("int main() {}\n") is None
+    assert read_certificate(text.replace(CERT_PREFIX + "{", CERT_PREFIX + "{oops")) is None
+    tampered = text.replace(cert.ir_hash, "0" * 64)
+    assert read_certificate(tampered) is None  # digest line no longer matches
+
+
+@pytest.mark.rule("LANG-8.1")
+def test_refuses_certificate_of_another_proc() -> None:
+    proc, _ = example("smem_exchange")
+    _, other = example("saxpy")
+    with pytest.raises(InternalError, match="certificate is for proc 'saxpy'"):
+        emit_cuda(proc, other)
+
+
+@pytest.mark.rule("LANG-8.1")
+def test_refuses_certificate_of_another_ir() -> None:
+    proc, cert = example("smem_exchange")
+    with pytest.raises(InternalError, match="IR hash"):
+        emit_cuda(proc, replace(cert, ir_hash="0" * 64))
+    buggy = load(HERE.parent.parent / "examples" / "smem_exchange_bug_nofence.py",
+                 "smem_exchange_bug_nofence")
+    with pytest.raises(InternalError):
+        emit_cuda(buggy, replace(cert, proc=buggy.name))
+
+
+def test_refuses_split_barriers() -> None:
+    proc = load(REFUSED, "commit_group")
+    forged = Certificate(proc.name, ir_hash(proc), (), "test", "0")
+    with pytest.raises(Unsupported, match="barrier") as err:
+        emit_cuda(proc, forged)
+    assert err.value.loc.line == 13
+
+
+@pytest.mark.rule("COLL-5.6")
+def test_refuses_undistributable_registers() -> None:
+    # Proved by the machine (each thread reads back its own write) but rejected by COLL-5:
+    # a register tile must be indexed by the thread iterator itself.
+    proc, cert = certified(REFUSED, "reversed_registers")
+    with pytest.raises(RejectedInput, match="Distributed memory deduction for r failed") as err:
+        emit_cuda(proc, cert)
+    assert err.value.code == "ERR-A23" and err.value.loc.line == 26

@@ -1,0 +1,221 @@
+"""CUDA text of a device task: the statements inside the innermost `cuda_tasks` loop.
+
+Reads a `DevicePlan` (tilings, distributions, SMEM offsets) and the `Env` of the kernel (how the
+task reaches captured CPU values and task iterators); produces the body lines of one
+`exo_deviceTask<cname>` function per warp name. Thread loops and `CudaWarps` blocks become the
+guarded blocks of COLL-4.3 with the collectives' guard text; fences follow SEM-8.1.
+Non-goals: split barriers, wgmma fences, tensor maps (refused with `Unsupported`).
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+from verifier import collectives
+from verifier.collectives import Tiling
+from verifier.diagnostics import InternalError, UnhandledNode, Unsupported
+from verifier.lang import ir
+from verifier.lang.memories import Memory
+from verifier.lang.timelines import SyncTL
+from verifier.codegen.exprs import Env, View, cexpr, dense_strides, window_view
+from verifier.codegen.instrs import lower_device_call
+from verifier.codegen.names import Namer, ctype_of
+from verifier.codegen.plan import DevicePlan
+
+# SEM-8.1 read off the sync-tl sets of SEM-3.4 for the legal garden-variety fences
+# (first ⊑ Sm80_generic, second ⊑ cuda_generic_and_async_proxy, LANG-5.20):
+# the first sync-tls that contain Sm80 (⋢ cuda_in_order) ...
+_WAIT_ALL_FIRST = frozenset({SyncTL.Sm80_cp_async, SyncTL.Sm80_generic})
+_LEGAL_FIRST = _WAIT_ALL_FIRST | {SyncTL.cuda_in_order, SyncTL.cuda_temporal}
+# ... the second sync-tls that grant the async proxy (⋢ cuda_in_order) ...
+_PROXY_SECOND = frozenset({SyncTL.cuda_generic_and_async_proxy})
+_LEGAL_SECOND = _PROXY_SECOND | {SyncTL.cuda_in_order, SyncTL.cuda_temporal}
+# ... and the first sync-tls whose full set is empty (temporal only).
+_TEMPORAL_ONLY = frozenset({SyncTL.cuda_temporal})
+
+CTA_BARRIER = 'asm volatile("barrier.cta.sync 0;" ::: "memory");'
+CLUSTER_BARRIER = ('asm volatile("barrier.cluster.arrive.aligned;\\n\\t"'
+                   ' "barrier.cluster.wait.aligned;" ::: "memory");')
+
+
+def fence_lines(first: SyncTL, second: SyncTL, scope: str, loc: object) -> list[str]:
+    """SEM-8.1: [cp.async.wait_all] barrier-for-scope [fence.proxy.async]. Rules: SEM-8.1"""
+    if first in (SyncTL.wgmma_fence_1,) or second in (SyncTL.wgmma_fence_2,):
+        raise Unsupported("codegen of wgmma fences is not supported yet", loc,  # type: ignore
+                          code="ERR-V11", rule="SEM-8.2")
+    if first not in _LEGAL_FIRST or second not in _LEGAL_SECOND:
+        raise InternalError(f"Fence({first}, {second}) is not a legal garden-variety fence",
+                            loc)  # type: ignore[arg-type]
+    lines = [f"// Fence({first}, {second}): {scope} scope"]
+    if first in _WAIT_ALL_FIRST:
+        lines.append('asm volatile("cp.async.wait_all;" ::: "memory");')
+    match scope:
+        case "thread":
+            pass
+        case "warp":
+            lines.append("__syncwarp();")
+        case "cta":
+            lines.append(CTA_BARRIER)
+        case "cluster":
+            lines.append(CLUSTER_BARRIER)
+        case _:
+            raise InternalError(f"unknown fence scope {scope!r}")
+    if second in _PROXY_SECOND and first not in _TEMPORAL_ONLY:
+        lines.append('asm volatile("fence.proxy.async;" ::: "memory");')
+    return lines
+
+
+def alloc_view(s: ir.Alloc, plan: DevicePlan, cname: str) -> tuple[list[str], View]:
+    """Declaration and view of a CUDA allocation of the shard shape. Rules: LANG-8.6, COLL-5.8"""
+    mem = s.mem
+    assert isinstance(mem, Memory)
+    base = s.typ.base if isinstance(s.typ, ir.Tensor) else getattr(s.typ, "name", "")
+    ctype = ctype_of(base)
+    shard = plan.shards[s.name]
+    drop = plan.drops[s.name]
+    dims = [str(d) for d in shard]
+    match mem.family:
+        case "smem":
+            offset = plan.smem_offsets[s.name]
+            decl = (f"[[maybe_unused]] {ctype}* const {cname} = "
+                    f"reinterpret_cast<{ctype}*>(exo_smem + {offset});")
+            if not shard:
+                return [decl], View(ctype, f"{cname}[0]", (), drop, True, 0, mem.family)
+            return [decl], View(ctype, cname, dense_strides(dims), drop, False, 0, mem.family)
+        case "rmem":
+            if not shard:
+                return [f"{ctype} {cname};"], View(ctype, cname, (), drop, True, 0, mem.family)
+            return ([f"{ctype} {cname}[{prod(shard)}];"],
+                    View(ctype, cname, dense_strides(dims), drop, False, 0, mem.family))
+        case "rmem_matrix":
+            if len(shard) < 2 or (shard[-1] * shard[-2]) % 32:
+                raise InternalError(f"{s.name.name}: fragment shape {shard}", s.loc)
+            regs = shard[-1] * shard[-2] // 32
+            lead = [str(d) for d in shard[:-2]]
+            strides = tuple(str(int(st) * regs) for st in dense_strides(lead))
+            count = prod(shard[:-2]) * regs
+            return ([f"{ctype} {cname}[{count}];"],
+                    View(ctype, cname, strides, drop, False, regs, mem.family))
+        case _:
+            raise Unsupported(f"codegen of {mem} allocations is not supported yet", s.loc,
+                              code="ERR-V11", rule="LANG-8.6")
+
+
+class TaskEmitter:
+    """Emits the device task for one warp name (`warp` None: no named-warp filtering)."""
+
+    def __init__(self, plan: DevicePlan, namer: Namer, warp: str | None) -> None:
+        self.plan = plan
+        self.namer = namer
+        self.warp = warp
+        self.aliases = 0
+
+    def block(self, stmts: tuple[ir.Stmt, ...], env: Env, tiling: Tiling,
+              depth: int) -> list[str]:
+        env = env.child()
+        out: list[str] = []
+        for s in stmts:
+            out += self.stmt(s, env, tiling, depth)
+        return out
+
+    def stmt(self, s: ir.Stmt, env: Env, tiling: Tiling, depth: int) -> list[str]:
+        pad = "    " * depth
+        match s:
+            case ir.Pass():
+                return []
+            case ir.Alloc(name=name):
+                lines, view = alloc_view(s, self.plan, self.namer(name))
+                env.views[name] = view
+                return [pad + line for line in lines]
+            case ir.Assign(buf=buf, idx=idx, rhs=rhs) | ir.Reduce(buf=buf, idx=idx, rhs=rhs):
+                view = env.view(buf)
+                lhs = view.element([cexpr(i, env) for i in idx], s.loc)
+                op = "=" if isinstance(s, ir.Assign) else "+="
+                return [pad + f"{lhs} {op} {cexpr(rhs, env, view.ctype)};"]
+            case ir.WindowStmt(name=name, rhs=rhs):
+                env.views[name] = window_view(rhs, env)
+                return []
+            case ir.If(cond=cond, body=body, orelse=orelse):
+                out = [pad + f"if ({cexpr(cond, env)}) {{"]
+                out += self.block(body, env, tiling, depth + 1)
+                if orelse:
+                    out += [pad + "} else {"] + self.block(orelse, env, tiling, depth + 1)
+                return out + [pad + "}"]
+            case ir.For(mode=ir.Seq()):
+                return self.seq_loop(s, env, tiling, depth)
+            case ir.For(iter=it, mode=ir.CudaThreads(), body=body):
+                inner = self.plan.tiling(s)
+                out, guard_env = self.guards(tiling, inner, env, depth, it)
+                out += self.block(body, guard_env, inner, depth + 1)
+                return out + [pad + "}"]
+            case ir.Warps(body=body):
+                return self.warps(s, env, tiling, depth)
+            case ir.Call():
+                lines = lower_device_call(s, env)
+                return [pad + line for line in lines]
+            case ir.Fence(first=first, second=second):
+                scope = collectives.fence_scope(self.plan.tiling(s), self.plan.dev)
+                return [pad + line for line in fence_lines(first, second, scope, s.loc)]
+            case ir.Arrive() | ir.Await():
+                raise Unsupported("codegen of Arrive/Await is not supported yet", s.loc,
+                                  code="ERR-V11", rule="SEM-8.3")
+            case ir.For() | ir.DeviceFunction():
+                raise InternalError("cuda_tasks/par loop or device function in a device task",
+                                    s.loc)
+            case _:
+                raise UnhandledNode(s)
+
+    def seq_loop(self, s: ir.For, env: Env, tiling: Tiling, depth: int) -> list[str]:
+        """`seq` → `for`, with `#pragma unroll` when requested. Rules: LANG-8.5"""
+        pad = "    " * depth
+        assert isinstance(s.mode, ir.Seq)
+        name = self.namer(s.iter)
+        lo, hi = cexpr(s.lo, env), cexpr(s.hi, env)
+        out = []
+        if s.mode.pragma_unroll is not None:
+            count = s.mode.pragma_unroll
+            out.append(pad + ("#pragma unroll" if count == 0 else f"#pragma unroll {count}"))
+        out.append(pad + f"for (int_fast32_t {name} = {lo}; {name} < {hi}; {name}++) {{")
+        body_env = env.child()
+        body_env.ctrl[s.iter] = name
+        out += self.block(s.body, body_env, tiling, depth + 1)
+        return out + [pad + "}"]
+
+    def guards(self, parent: Tiling, inner: Tiling, env: Env, depth: int,
+               it: ir.Sym | None) -> tuple[list[str], Env]:
+        """One `if ([[maybe_unused]] int V = E; COND) {` per guard the construct added (the
+        named-range specialisation is discarded, COLL-4.6); a cuda_threads iterator is read as
+        its guard variable. Rules: COLL-4.3, COLL-4.6, LANG-8.5"""
+        new = [g for g in inner.guards[len(parent.guards):] if not g.discarded]
+        if it is not None and len(new) != 1:
+            raise InternalError(f"cuda_threads loop {it.name} added {len(new)} guards")
+        env = env.child()
+        out: list[str] = []
+        for k, guard in enumerate(new):
+            pad = "    " * (depth + k)
+            for sym, text in list(env.ctrl.items()):
+                if text == guard.c_name:
+                    self.aliases += 1
+                    alias = f"exo_outer{self.aliases}_{guard.c_name}"
+                    out.append(pad + f"[[maybe_unused]] const int {alias} = {guard.c_name};")
+                    env.ctrl[sym] = alias
+            out.append(pad + f"if ([[maybe_unused]] int {guard.c_name} = {guard.expr.to_c()}; "
+                       f"{guard.cond_c()}) {{")
+        if it is not None:
+            env.ctrl[it] = new[0].c_name
+        return out, env
+
+    def warps(self, s: ir.Warps, env: Env, tiling: Tiling, depth: int) -> list[str]:
+        """A `CudaWarps` block: skipped in the task copies of other warp names, else guarded.
+        Rules: COLL-4.3, COLL-4.6, LANG-8.4"""
+        pad = "    " * depth
+        name = self.plan.warp_names[id(s)]
+        if self.warp is not None and name != self.warp:
+            return [pad + f"// {s.cfg}: runs in the task of warp name {name!r}"]
+        inner = self.plan.tiling(s)
+        new = [g for g in inner.guards[len(tiling.guards):] if not g.discarded]
+        out, guard_env = self.guards(tiling, inner, env, depth, None)
+        out += self.block(s.body, guard_env, inner, depth + len(new))
+        for k in range(len(new) - 1, -1, -1):
+            out.append("    " * (depth + k) + "}")
+        return out

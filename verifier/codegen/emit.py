@@ -1,0 +1,104 @@
+"""`emit_cuda`: one self-contained `.cu` file for a verified proc.
+
+Reads a proc and the certificate of its proof; produces the file text: certificate header,
+includes and macros, helper functions of the used instructions, window structs, one struct +
+`__global__` kernel + launcher per `CudaDeviceFunction`, and the host function. Refuses
+(InternalError) a certificate for another proc or another IR. Unsupported constructs raise
+`Unsupported`; legality problems found only here raise `RejectedInput` (ERR-L06, ERR-A23).
+Non-goals: building, running or re-verifying the code.
+"""
+
+from __future__ import annotations
+
+from verifier.diagnostics import SporkError, UnhandledNode
+from verifier.lang import ir
+from verifier.lang.instrs import Instr
+from verifier.results import Certificate
+from verifier.codegen.certificate import certificate_header, check_certificate
+from verifier.codegen.host import HostEmitter
+from verifier.codegen.instrs import helpers_for
+from verifier.codegen.names import Namer
+
+PRELUDE = r"""#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+// `assert` of the proc (LANG-8.6): a compiler assumption, never checked at run time.
+#ifndef EXO_ASSUME
+#if defined(__clang__)
+#define EXO_ASSUME(cond) __builtin_assume(cond)
+#else
+#define EXO_ASSUME(cond) ((void)0)
+#endif
+#endif
+
+// setmaxnreg (LANG-8.4) exists only in arch-specific targets; elsewhere it is left out.
+#ifndef EXO_SETMAXNREG
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(__CUDA_ARCH_FEAT_SM100_ALL)
+#define EXO_SETMAXNREG(text) asm volatile(text)
+#else
+#define EXO_SETMAXNREG(text) ((void)0)
+#endif
+#endif
+
+// Every CUDA runtime call goes through this macro; define it to check errors.
+#ifndef EXO_CUDA_CHECK
+#define EXO_CUDA_CHECK(call) ((void)(call))
+#endif
+"""
+
+
+def _instr_names(stmts: tuple[ir.Stmt, ...], out: list[str]) -> None:
+    for s in stmts:
+        match s:
+            case ir.Call(callee=Instr() as instr):
+                if instr.name not in out:
+                    out.append(instr.name)
+            case ir.For(body=body) | ir.DeviceFunction(body=body) | ir.Warps(body=body):
+                _instr_names(body, out)
+            case ir.If(body=body, orelse=orelse):
+                _instr_names(body, out)
+                _instr_names(orelse, out)
+            case ir.Call() | ir.Alloc() | ir.Assign() | ir.Reduce() | ir.WindowStmt() \
+                    | ir.Pass() | ir.Fence() | ir.Arrive() | ir.Await():
+                pass
+            case _:
+                raise UnhandledNode(s)
+
+
+def _window_struct(struct: str, rank: int, ctype: str) -> str:
+    """A window argument: data pointer and one stride per dimension (include-guarded, so that
+    several emitted files may share one translation unit)."""
+    guard = "EXO_WIN_" + struct.removeprefix("exo_win_").upper()
+    return "\n".join([f"#ifndef {guard}", f"#define {guard}", f"struct {struct}", "{",
+                      f"    {ctype}* data;", f"    int64_t strides[{rank}];", "};", "#endif", ""])
+
+
+def emit_cuda(proc: ir.Proc, cert: Certificate) -> str:
+    """The `.cu` text of a proc whose certificate matches its name and IR hash.
+
+    Rules: LANG-8.1, LANG-8.2, LANG-8.3, LANG-8.4, LANG-8.5, LANG-8.6, LANG-8.7, SEM-8.1,
+    COLL-4.3, COLL-4.6, COLL-5.8"""
+    check_certificate(proc, cert)
+    try:
+        host = HostEmitter(proc, Namer(proc))
+        function = host.function()
+    except SporkError as err:
+        if err.loc.line == 0:
+            err.loc = proc.loc
+        raise
+    names: list[str] = []
+    _instr_names(proc.body, names)
+    parts = ["\n".join(certificate_header(proc, cert)), PRELUDE]
+    helpers = helpers_for(names)
+    if helpers:
+        parts.append(helpers.strip("\n") + "\n")
+    for struct, (rank, ctype) in host.window_structs.items():
+        parts.append(_window_struct(struct, rank, ctype))
+    if host.top:
+        parts.append("\n".join(host.top))
+    parts.append("\n".join(function) + "\n")
+    return "\n".join(parts)

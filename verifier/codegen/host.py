@@ -1,0 +1,190 @@
+"""CUDA text of the host function: CPU-scope statements and kernel launches.
+
+Reads a proc; produces the host function `void <proc>(cudaStream_t exo_cudaStream, ...)` and the
+top-level text of every device function it launches. Arguments: control values by value
+(`int64_t`, `bool`), every data argument by pointer (windows as `exo_win_<rank><type>` structs).
+`assert`s lower to `EXO_ASSUME`; DRAM and GMEM allocations are freed at the end of their block
+(GMEM stream-ordered). Non-goals: `par` loops (OpenMP), calls of non-instr procs.
+"""
+
+from __future__ import annotations
+
+from verifier.diagnostics import InternalError, UnhandledNode, Unsupported
+from verifier.lang import ir
+from verifier.lang.memories import Memory
+from verifier.codegen.exprs import Env, View, c_mul, cexpr, dense_strides, window_view
+from verifier.codegen.instrs import lower_host_call
+from verifier.codegen.kernel import emit_device_function
+from verifier.codegen.names import Namer, control_ctype, ctype_of
+from verifier.codegen.plan import plan_device_function
+
+
+def _indent(lines: list[str]) -> list[str]:
+    return ["    " + line if line else line for line in lines]
+
+
+def window_struct(rank: int, base: str) -> str:
+    return f"exo_win_{rank}{base}"
+
+
+class HostEmitter:
+    """Walks CPU scope; collects device-function text in `top`. Rules: LANG-8.1..8.6"""
+
+    def __init__(self, proc: ir.Proc, namer: Namer) -> None:
+        self.proc = proc
+        self.namer = namer
+        self.ctrl_types: dict[ir.Sym, str] = {}
+        self.top: list[str] = []
+        self.window_structs: dict[str, tuple[int, str]] = {}
+        self.devices = 0
+
+    # ------------------------------------------------------------ signature
+
+    def signature(self) -> tuple[str, Env]:
+        """Parameter list and the environment of the arguments. Rules: LANG-8.2"""
+        env = Env()
+        params = ["cudaStream_t exo_cudaStream"]
+        for a in self.proc.args:
+            if isinstance(a.typ, ir.Control):
+                self.ctrl_types[a.name] = control_ctype(a.typ.kind)
+                env.ctrl[a.name] = self.namer(a.name)
+        for a in self.proc.args:
+            name = self.namer(a.name)
+            family = a.mem.family if isinstance(a.mem, Memory) else "host"
+            match a.typ:
+                case ir.Control(kind=kind):
+                    params.append(f"{control_ctype(kind)} {name}")
+                case ir.Scalar(name=base):
+                    ctype = ctype_of(base)
+                    params.append(f"{ctype}* {name}")
+                    env.views[a.name] = View(ctype, f"(*{name})", (), 0, True, 0, family)
+                case ir.Tensor(base=base, shape=shape, window=True):
+                    struct = window_struct(len(shape), base)
+                    self.window_structs[struct] = (len(shape), ctype_of(base))
+                    params.append(f"struct {struct} {name}")
+                    strides = tuple(f"{name}.strides[{k}]" for k in range(len(shape)))
+                    env.views[a.name] = View(ctype_of(base), f"{name}.data", strides, 0, False,
+                                             0, family)
+                case ir.Tensor(base=base, shape=shape):
+                    ctype = ctype_of(base)
+                    params.append(f"{ctype}* {name}")
+                    env.views[a.name] = self.dense(ctype, name, shape, env, family)
+                case ir.BarrierType():
+                    raise Unsupported("barrier arguments are not supported", a.loc,
+                                      code="ERR-V11", rule="LANG-8.2")
+                case _:
+                    raise UnhandledNode(a.typ)
+        return ", ".join(params), env
+
+    @staticmethod
+    def dense(ctype: str, base: str, shape: tuple[ir.Expr, ...], env: Env,
+              family: str) -> View:
+        dims = [cexpr(d, env) for d in shape]
+        elems = "1"
+        for d in dims:
+            elems = c_mul(elems, d)
+        return View(ctype, base, dense_strides(dims), 0, False, 0, family, elems)
+
+    def function(self) -> list[str]:
+        params, env = self.signature()
+        body = [f"EXO_ASSUME({cexpr(p, env)});" for p in self.proc.preds]
+        body += self.block(self.proc.body, env)
+        return [f'extern "C" void {self.proc.name}({params})', "{", *_indent(body), "}"]
+
+    # ------------------------------------------------------------ statements
+
+    def block(self, stmts: tuple[ir.Stmt, ...], env: Env) -> list[str]:
+        """Lines of a block (unindented), ending with the frees of its allocations."""
+        env = env.child()
+        out: list[str] = []
+        frees: list[str] = []
+        for s in stmts:
+            out += self.stmt(s, env, frees)
+        return out + list(reversed(frees))
+
+    def stmt(self, s: ir.Stmt, env: Env, frees: list[str]) -> list[str]:
+        match s:
+            case ir.Pass():
+                return []
+            case ir.Alloc():
+                return self.alloc(s, env, frees)
+            case ir.Assign(buf=buf, idx=idx, rhs=rhs) | ir.Reduce(buf=buf, idx=idx, rhs=rhs):
+                view = env.view(buf)
+                lhs = view.element([cexpr(i, env) for i in idx], s.loc)
+                op = "=" if isinstance(s, ir.Assign) else "+="
+                return [f"{lhs} {op} {cexpr(rhs, env, view.ctype)};"]
+            case ir.WindowStmt(rhs=rhs, special=special, name=name):
+                if special is not None:
+                    raise Unsupported("codegen of tensor maps is not supported yet", s.loc,
+                                      code="ERR-V11", rule="LANG-6.6")
+                env.views[name] = window_view(rhs, env)
+                return []
+            case ir.If(cond=cond, body=body, orelse=orelse):
+                out = [f"if ({cexpr(cond, env)}) {{"] + _indent(self.block(body, env))
+                if orelse:
+                    out += ["} else {"] + _indent(self.block(orelse, env))
+                return out + ["}"]
+            case ir.For(iter=it, lo=lo, hi=hi, mode=ir.Seq(), body=body):
+                name = self.namer(it)
+                self.ctrl_types[it] = "int64_t"
+                inner = env.child()
+                inner.ctrl[it] = name
+                return ([f"for (int64_t {name} = {cexpr(lo, env)}; {name} < {cexpr(hi, env)}; "
+                         f"{name}++) {{"] + _indent(self.block(body, inner)) + ["}"])
+            case ir.For(mode=ir.Par()):
+                raise Unsupported("codegen of par loops is not supported", s.loc,
+                                  code="ERR-V11", rule="LANG-4.11")
+            case ir.For():
+                raise InternalError("cuda_tasks/cuda_threads loop at CPU scope", s.loc)
+            case ir.DeviceFunction():
+                plan = plan_device_function(s, self.devices)
+                self.devices += 1
+                top, launch = emit_device_function(plan, self.proc.name, self.namer, env,
+                                                   self.ctrl_types)
+                self.top += top
+                return launch
+            case ir.Call():
+                return lower_host_call(s, env)
+            case ir.Arrive() | ir.Await():
+                raise Unsupported("codegen of Arrive/Await is not supported yet", s.loc,
+                                  code="ERR-V11", rule="SEM-8.3")
+            case ir.Fence() | ir.Warps():
+                raise InternalError("synchronization or CudaWarps at CPU scope", s.loc)
+            case _:
+                raise UnhandledNode(s)
+
+    def alloc(self, s: ir.Alloc, env: Env, frees: list[str]) -> list[str]:
+        """DRAM: stack scalar or malloc; GMEM: cudaMallocAsync/cudaFreeAsync on the stream;
+        grid constants: host locals copied into the kernel's struct. Rules: LANG-6.1, LANG-6.2,
+        LANG-8.6"""
+        mem = s.mem
+        name = self.namer(s.name)
+        if isinstance(s.typ, ir.BarrierType):
+            raise Unsupported("codegen of barrier variables is not supported yet", s.loc,
+                              code="ERR-V11", rule="LANG-5.2")
+        if not isinstance(mem, Memory):
+            raise InternalError(f"{s.name.name}: memory {mem!r}", s.loc)
+        base = s.typ.base if isinstance(s.typ, ir.Tensor) else getattr(s.typ, "name", "")
+        ctype = ctype_of(base)
+        shape = s.typ.shape if isinstance(s.typ, ir.Tensor) else ()
+        if not shape:
+            if mem.family not in ("host", "grid_constant"):
+                raise InternalError(f"scalar {s.name.name} @ {mem} at CPU scope", s.loc)
+            env.views[s.name] = View(ctype, name, (), 0, True, 0, mem.family)
+            return [f"{ctype} {name};"]
+        view = self.dense(ctype, name, shape, env, mem.family)
+        env.views[s.name] = view
+        size = f"sizeof({ctype}) * {view.elems}" if view.elems != "1" else f"sizeof({ctype})"
+        match mem.family:
+            case "host":
+                frees.append(f"free({name});")
+                return [f"{ctype}* {name} = static_cast<{ctype}*>(malloc({size}));"]
+            case "gmem":
+                frees.append(f"EXO_CUDA_CHECK(cudaFreeAsync({name}, exo_cudaStream));")
+                return [f"{ctype}* {name} = nullptr;",
+                        f"EXO_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&{name}), "
+                        f"{size}, exo_cudaStream));"]
+            case "grid_constant":
+                return [f"{ctype} {name}[{view.elems}];"]
+            case _:
+                raise InternalError(f"{s.name.name} @ {mem} allocated at CPU scope", s.loc)

@@ -1,0 +1,284 @@
+"""Lowering text of the closed instruction library (language.md §7.6, LANG-8.7).
+
+Reads an instruction `Call` and the `Env` of its scope; produces C/PTX lines. The rows are data:
+`HOST_LOWERINGS` and `DEVICE_LOWERINGS` map instr names to lowering functions, and
+`helpers_for` returns the `__device__` helper functions that the used rows call (Sm80 tf32
+fragments, PTX ISA layouts of mma.m16n8k8 / m16n8k4). An instr without a row is refused as
+`Unsupported` (ERR-L06). Non-goals: TMA, wgmma, shuffles, packed loads (no rows).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from verifier.diagnostics import InternalError, RejectedInput, Unsupported
+from verifier.lang import ir
+from verifier.lang.instrs import INSTRS, Instr
+from verifier.codegen.exprs import Env, View, atom, cexpr, window_view
+
+
+@dataclass(frozen=True, slots=True)
+class CallArgs:
+    """Evaluated arguments of one call: C text of size/index params, views of tensor params."""
+
+    call: ir.Call
+    sizes: dict[str, str]
+    tensors: dict[str, View]
+    kwargs: dict[str, int]
+
+
+def _evaluate(s: ir.Call, env: Env) -> CallArgs:
+    instr = s.callee
+    assert isinstance(instr, Instr)
+    sizes: dict[str, str] = {}
+    tensors: dict[str, View] = {}
+    for param, arg in zip(instr.params, s.args):
+        if param.kind == "tensor":
+            if not isinstance(arg, ir.Window):
+                raise InternalError(f"{instr.name}: argument {param.name} is not a window", s.loc)
+            tensors[param.name] = window_view(arg, env)
+        else:
+            sizes[param.name] = cexpr(arg, env)
+    kwargs = {k: v for k, v in s.kwargs if isinstance(v, int)}
+    return CallArgs(s, sizes, tensors, kwargs)
+
+
+def _unit_stride(args: CallArgs, name: str, dim: int) -> str:
+    """The stride of `dim` of a window argument that must be contiguous there (ERR-L06 if it
+    is a literal other than 1; a runtime stride is assumed 1)."""
+    view = args.tensors[name]
+    if view.scalar or not view.strides:
+        return "1"
+    stride = view.strides[dim]
+    if re.fullmatch(r"-?[0-9]+", stride) and stride != "1":
+        raise RejectedInput(f"{args.call.callee.name}: argument {name} must have stride 1 in "
+                            f"dimension {dim}, not {stride}", args.call.loc, code="ERR-L06",
+                            rule="LANG-8.7")
+    return stride
+
+
+# ---------------------------------------------------------------- host rows (LANG-6.5)
+
+_COPY = re.compile(r"cudaMemcpyAsync_(htod|dtoh)_([12])(\w+)")
+_SET = re.compile(r"cudaMemsetAsync0_([12])(\w+)")
+
+
+def _host_copy(args: CallArgs) -> list[str]:
+    match = _COPY.fullmatch(args.call.callee.name)
+    assert match is not None
+    kind = "cudaMemcpyHostToDevice" if match.group(1) == "htod" else "cudaMemcpyDeviceToHost"
+    dst, src = args.tensors["dst"], args.tensors["src"]
+    ctype = dst.ctype
+    out = []
+    for name in ("dst", "src"):
+        stride = _unit_stride(args, name, -1)
+        if stride != "1":
+            out.append(f"EXO_ASSUME({stride} == 1);")
+    if match.group(2) == "1":
+        size = f"sizeof({ctype}) * {atom(args.sizes['m'])}"
+        return out + [f"EXO_CUDA_CHECK(cudaMemcpyAsync({dst.base}, {src.base}, {size}, {kind}, "
+                      "exo_cudaStream));"]
+    width = f"sizeof({ctype}) * {atom(args.sizes['n'])}"
+    return out + [f"EXO_CUDA_CHECK(cudaMemcpy2DAsync({dst.base}, sizeof({ctype}) * "
+                  f"{atom(dst.strides[0])}, {src.base}, sizeof({ctype}) * {atom(src.strides[0])},"
+                  f" {width}, {args.sizes['m']}, {kind}, exo_cudaStream));"]
+
+
+def _host_memset(args: CallArgs) -> list[str]:
+    match = _SET.fullmatch(args.call.callee.name)
+    assert match is not None
+    dst = args.tensors["dst"]
+    stride = _unit_stride(args, "dst", -1)
+    out = [f"EXO_ASSUME({stride} == 1);"] if stride != "1" else []
+    if match.group(1) == "1":
+        size = f"sizeof({dst.ctype}) * {atom(args.sizes['m'])}"
+        return out + [f"EXO_CUDA_CHECK(cudaMemsetAsync({dst.base}, 0, {size}, exo_cudaStream));"]
+    width = f"sizeof({dst.ctype}) * {atom(args.sizes['n'])}"
+    return out + [f"EXO_CUDA_CHECK(cudaMemset2DAsync({dst.base}, sizeof({dst.ctype}) * "
+                  f"{atom(dst.strides[0])}, 0, {width}, {args.sizes['m']}, exo_cudaStream));"]
+
+
+# ---------------------------------------------------------------- device rows
+
+
+def _cp_async(args: CallArgs) -> list[str]:
+    """`cp.async.cg` for 16 bytes, `.ca` for 4 and 8 bytes. Rules: LANG-8.7"""
+    size = args.kwargs["size"]
+    nbytes = 4 * size
+    if size > 1:
+        for name in ("smem", "gmem"):
+            stride = _unit_stride(args, name, 0)
+            if stride != "1":
+                raise RejectedInput(f"Sm80_cp_async_f32: {name} stride {stride} is not known to "
+                                    "be 1", args.call.loc, code="ERR-L06", rule="LANG-8.7")
+    cache = "cg" if nbytes == 16 else "ca"
+    dst, src = args.tensors["smem"].base, args.tensors["gmem"].base
+    if args.tensors["smem"].scalar:
+        dst = f"&{dst}"
+    if args.tensors["gmem"].scalar:
+        src = f"&{src}"
+    return [f'asm volatile("cp.async.{cache}.shared.global [%0], [%1], {nbytes};" :: '
+            f'"r"(static_cast<unsigned>(__cvta_generic_to_shared({dst}))), "l"({src}) : '
+            '"memory");']
+
+
+def _strides2(view: View, transposed: bool) -> tuple[str, str]:
+    if len(view.strides) != 2:
+        raise InternalError(f"expected a 2-D window, got strides {view.strides}")
+    rows, cols = view.strides
+    return (cols, rows) if transposed else (rows, cols)
+
+
+def _mma_load(operand: str, col_major: bool) -> Callable[[CallArgs], list[str]]:
+    def lower(args: CallArgs) -> list[str]:
+        rows, cols = _strides2(args.tensors["src"], col_major)
+        return [f"exo_Sm80_load_{operand}_tf32({args.tensors['rmem'].base}, "
+                f"{args.tensors['src'].base}, {rows}, {cols}, {args.kwargs['K']});"]
+    return lower
+
+
+def _mma_store(mode: int, col_major: bool) -> Callable[[CallArgs], list[str]]:
+    def lower(args: CallArgs) -> list[str]:
+        rows, cols = _strides2(args.tensors["dst"], col_major)
+        return [f"exo_Sm80_store_d_tf32<{mode}>({args.tensors['dst'].base}, "
+                f"{args.tensors['rmem'].base}, {rows}, {cols});"]
+    return lower
+
+
+def _mma(args: CallArgs) -> list[str]:
+    t = args.tensors
+    return [f"exo_Sm80_mma_tf32_k{args.kwargs['K']}({t['D'].base}, {t['A'].base}, "
+            f"{t['B'].base});"]
+
+
+def _mma_zero(args: CallArgs) -> list[str]:
+    return [f"exo_Sm80_zero_d_tf32({args.tensors['rmem'].base});"]
+
+
+Lowering = Callable[[CallArgs], list[str]]
+
+
+def _device_rows() -> dict[str, Lowering]:
+    rows: dict[str, Lowering] = {"Sm80_cp_async_f32": _cp_async, "Sm80_mma_tf32": _mma,
+                                 "Sm80_mma_zero_d_tf32": _mma_zero}
+    for major in ("row", "col"):
+        col = major == "col"
+        rows[f"Sm80_mma_load_a_{major}_major_tf32"] = _mma_load("a", col)
+        rows[f"Sm80_mma_load_b_{major}_major_tf32"] = _mma_load("b", col)
+        for mode, verb in enumerate(("store", "reduce", "atomic_reduce")):
+            rows[f"Sm80_mma_{verb}_d_{major}_major_tf32"] = _mma_store(mode, col)
+    return rows
+
+
+HOST_LOWERINGS: Mapping[str, Lowering] = MappingProxyType(
+    {name: (_host_copy if name.startswith("cudaMemcpyAsync") else _host_memset)
+     for name in INSTRS if _COPY.fullmatch(name) or _SET.fullmatch(name)})
+DEVICE_LOWERINGS: Mapping[str, Lowering] = MappingProxyType(_device_rows())
+
+
+def _lower(table: Mapping[str, Lowering], s: ir.Call, env: Env) -> list[str]:
+    callee = s.callee
+    if not isinstance(callee, Instr):
+        raise Unsupported(f"codegen of a call of proc {getattr(callee, 'name', callee)}", s.loc,
+                          code="ERR-V11", rule="LANG-8.7")
+    row = table.get(callee.name)
+    if row is None:
+        raise Unsupported(f"no CUDA lowering for instruction {callee.name} here", s.loc,
+                          code="ERR-L06", rule="LANG-8.7")
+    return row(_evaluate(s, env))
+
+
+def lower_host_call(s: ir.Call, env: Env) -> list[str]:
+    """A stream-ordered host instruction at CPU scope. Rules: LANG-6.5, LANG-8.7"""
+    return _lower(HOST_LOWERINGS, s, env)
+
+
+def lower_device_call(s: ir.Call, env: Env) -> list[str]:
+    """An instruction in CUDA scope; the collective unit was checked by the static stage, so
+    every thread of the calling collective runs the same lines (the Sm80 rows address
+    fragments by lane, threadIdx.x % 32). Rules: LANG-8.7"""
+    return _lower(DEVICE_LOWERINGS, s, env)
+
+
+_SM80_FRAGMENTS = r"""
+#ifndef EXO_SM80_TF32_FRAGMENTS
+#define EXO_SM80_TF32_FRAGMENTS
+// Sm80 tf32 fragments, PTX ISA layouts of mma.m16n8k8 / mma.m16n8k4 (.tf32): lane = 4 * g + t.
+__device__ __forceinline__ void exo_Sm80_load_a_tf32(
+    float* rmem, const float* src, int64_t rs, int64_t cs, int K)
+{
+    const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    rmem[0] = src[g * rs + t * cs];
+    rmem[1] = src[(g + 8) * rs + t * cs];
+    if (K == 8) {
+        rmem[2] = src[g * rs + (t + 4) * cs];
+        rmem[3] = src[(g + 8) * rs + (t + 4) * cs];
+    }
+}
+
+__device__ __forceinline__ void exo_Sm80_load_b_tf32(
+    float* rmem, const float* src, int64_t rs, int64_t cs, int K)
+{
+    const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    rmem[0] = src[t * rs + g * cs];
+    if (K == 8) {
+        rmem[1] = src[(t + 4) * rs + g * cs];
+    }
+}
+
+template <int Mode>  // 0: store, 1: reduce, 2: atomic reduce
+__device__ __forceinline__ void exo_Sm80_store_d_tf32(
+    float* dst, const float* rmem, int64_t rs, int64_t cs)
+{
+    const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    for (int i = 0; i < 4; i++) {
+        float* p = &dst[(g + 8 * (i / 2)) * rs + (2 * t + i % 2) * cs];
+        if constexpr (Mode == 0) {
+            *p = rmem[i];
+        } else if constexpr (Mode == 1) {
+            *p += rmem[i];
+        } else {
+            atomicAdd(p, rmem[i]);
+        }
+    }
+}
+
+__device__ __forceinline__ void exo_Sm80_zero_d_tf32(float* rmem)
+{
+    for (int i = 0; i < 4; i++) {
+        rmem[i] = 0.0f;
+    }
+}
+
+__device__ __forceinline__ void exo_Sm80_mma_tf32_k8(
+    float* d, const float* a, const float* b)
+{
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(__float_as_uint(a[0])), "r"(__float_as_uint(a[1])),
+                   "r"(__float_as_uint(a[2])), "r"(__float_as_uint(a[3])),
+                   "r"(__float_as_uint(b[0])), "r"(__float_as_uint(b[1])));
+}
+
+__device__ __forceinline__ void exo_Sm80_mma_tf32_k4(
+    float* d, const float* a, const float* b)
+{
+    asm volatile("mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(__float_as_uint(a[0])), "r"(__float_as_uint(a[1])),
+                   "r"(__float_as_uint(b[0])));
+}
+#endif
+"""
+
+
+def helpers_for(instr_names: list[str]) -> str:
+    """Helper functions needed by the device rows in `instr_names` ("" if none)."""
+    if any(name.startswith("Sm80_mma") for name in instr_names):
+        return _SM80_FRAGMENTS
+    return ""

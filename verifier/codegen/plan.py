@@ -1,0 +1,280 @@
+"""Pre-pass over one `CudaDeviceFunction`: everything its CUDA text needs to know in advance.
+
+Reads the device-function statement; produces a `DevicePlan`: the cuboid task nest, the
+collective tiling of every thread loop, `CudaWarps` block, fence and instruction call (from
+`verifier.collectives`, keyed by statement identity), the warp name of each `CudaWarps` block,
+the number of distributed leading dimensions of every CUDA allocation (COLL-5 deduction), the
+fixed shared-memory offset of every SMEM allocation (stack discipline over nested blocks), and
+the CPU-scope variables the kernel captures, in first-use order.
+Non-goals: emitting text; re-checking what the static stages and the proofs established.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from math import prod
+
+from verifier import collectives
+from verifier.collectives import NotAVariable, Tiling
+from verifier.diagnostics import InternalError, SporkError, UnhandledNode, Unsupported
+from verifier.lang import ir
+from verifier.lang.config import CudaDeviceFunction
+from verifier.lang.memories import Memory
+from verifier.lang.printer import expr_text
+from verifier.codegen.names import ctype_of, ctype_size
+
+SMEM_ALIGN = 128
+SMEM_LIMIT = 227 * 1024
+
+
+@dataclass(slots=True)
+class _AllocUse:
+    alloc: ir.Alloc
+    tiling: Tiling
+    uses: list[tuple[Tiling, tuple[object, ...]]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class DevicePlan:
+    """What the lowering of one device function needs. Rules: LANG-8.2, LANG-8.3, COLL-5.8"""
+
+    index: int
+    stmt: ir.DeviceFunction
+    dev: CudaDeviceFunction
+    task_loops: tuple[ir.For, ...]
+    tilings: dict[int, Tiling] = field(default_factory=dict)
+    warp_names: dict[int, str] = field(default_factory=dict)
+    drops: dict[ir.Sym, int] = field(default_factory=dict)
+    shards: dict[ir.Sym, tuple[int, ...]] = field(default_factory=dict)
+    smem_offsets: dict[ir.Sym, int] = field(default_factory=dict)
+    smem_bytes: int = 0
+    captured: list[ir.Sym] = field(default_factory=list)
+
+    @property
+    def body(self) -> tuple[ir.Stmt, ...]:
+        """The device task: the body of the innermost `cuda_tasks` loop."""
+        return self.task_loops[-1].body
+
+    def tiling(self, s: ir.Stmt) -> Tiling:
+        try:
+            return self.tilings[id(s)]
+        except KeyError:
+            raise InternalError("statement has no recorded collective tiling", s.loc) from None
+
+
+def _task_nest(s: ir.DeviceFunction) -> tuple[ir.For, ...]:
+    loops: list[ir.For] = []
+    body = s.body
+    while len(body) == 1 and isinstance(body[0], ir.For) and \
+            isinstance(body[0].mode, ir.CudaTasks):
+        loops.append(body[0])
+        body = body[0].body
+    if not loops:
+        raise InternalError("CudaDeviceFunction without a cuda_tasks nest", s.loc)
+    return tuple(loops)
+
+
+def _literal(e: ir.Expr) -> int:
+    if isinstance(e, ir.Const) and isinstance(e.value, int) and not isinstance(e.value, bool):
+        return e.value
+    raise InternalError(f"expected an integer literal, not {expr_text(e)}", e.loc)
+
+
+def _entry(e: ir.Expr) -> object:
+    return e.name if isinstance(e, ir.Var) else NotAVariable(expr_text(e))
+
+
+class _Planner:
+    """Phase 1: tilings, uses and captures, in one walk of the device task."""
+
+    def __init__(self, plan: DevicePlan) -> None:
+        self.plan = plan
+        self.allocs: dict[ir.Sym, _AllocUse] = {}
+        self.bound: set[ir.Sym] = set()
+        self.seen: set[ir.Sym] = set()
+
+    def capture(self, sym: ir.Sym) -> None:
+        if sym not in self.bound and sym not in self.seen:
+            self.seen.add(sym)
+            self.plan.captured.append(sym)
+
+    def use(self, buf: ir.Sym, tiling: Tiling, idx: tuple[object, ...]) -> None:
+        if buf in self.allocs:
+            self.allocs[buf].uses.append((tiling, idx))
+        self.capture(buf)
+
+    def expr(self, e: ir.Expr, tiling: Tiling) -> None:
+        match e:
+            case ir.Const():
+                pass
+            case ir.Var(name=sym):
+                self.capture(sym)
+            case ir.Read(buf=buf, idx=idx):
+                self.use(buf, tiling, tuple(_entry(i) for i in idx))
+                for i in idx:
+                    self.expr(i, tiling)
+            case ir.BinOp(lhs=lhs, rhs=rhs):
+                self.expr(lhs, tiling)
+                self.expr(rhs, tiling)
+            case ir.USub(arg=arg):
+                self.expr(arg, tiling)
+            case ir.Stride(buf=buf):
+                self.capture(buf)
+            case ir.Window(buf=buf, idx=idx):
+                entries: list[object] = []
+                for acc in idx:
+                    match acc:
+                        case ir.Point(pt=pt):
+                            entries.append(_entry(pt))
+                            self.expr(pt, tiling)
+                        case ir.Interval(lo=lo, hi=hi):
+                            entries.append(NotAVariable(expr_text(acc)))
+                            self.expr(lo, tiling)
+                            self.expr(hi, tiling)
+                        case _:
+                            raise UnhandledNode(acc)
+                self.use(buf, tiling, tuple(entries))
+            case _:
+                raise UnhandledNode(e)
+
+    def block(self, stmts: tuple[ir.Stmt, ...], tiling: Tiling, warp: str | None) -> None:
+        for s in stmts:
+            try:
+                self.stmt(s, tiling, warp)
+            except SporkError as err:
+                if err.loc.line == 0:
+                    err.loc = s.loc
+                raise
+
+    def stmt(self, s: ir.Stmt, tiling: Tiling, warp: str | None) -> None:
+        dev = self.plan.dev
+        match s:
+            case ir.Pass():
+                pass
+            case ir.Alloc(name=name, typ=typ):
+                if isinstance(typ, ir.BarrierType):
+                    raise Unsupported("codegen of barrier variables (Arrive/Await) is not "
+                                      "supported yet", s.loc, code="ERR-V11", rule="LANG-8.3")
+                self.bound.add(name)
+                self.allocs[name] = _AllocUse(s, tiling)
+            case ir.Assign(buf=buf, idx=idx, rhs=rhs) | ir.Reduce(buf=buf, idx=idx, rhs=rhs):
+                self.use(buf, tiling, tuple(_entry(i) for i in idx))
+                for i in idx:
+                    self.expr(i, tiling)
+                self.expr(rhs, tiling)
+            case ir.WindowStmt(name=name, rhs=rhs, special=special):
+                if special is not None:
+                    raise Unsupported("codegen of tensor maps is not supported yet", s.loc,
+                                      code="ERR-V11", rule="LANG-6.6")
+                self.expr(rhs, tiling)
+                self.bound.add(name)
+            case ir.If(cond=cond, body=body, orelse=orelse):
+                self.expr(cond, tiling)
+                self.block(body, tiling, warp)
+                self.block(orelse, tiling, warp)
+            case ir.For(iter=it, lo=lo, hi=hi, mode=ir.Seq(), body=body):
+                self.expr(lo, tiling)
+                self.expr(hi, tiling)
+                self.bound.add(it)
+                self.block(body, tiling, warp)
+            case ir.For(iter=it, lo=lo, hi=hi, mode=ir.CudaThreads(unit=unit), body=body):
+                inner = collectives.tile_threads(tiling, it, it.name, _literal(lo),
+                                                 _literal(hi), unit, dev)
+                self.plan.tilings[id(s)] = inner
+                self.bound.add(it)
+                self.block(body, inner, warp)
+            case ir.For(mode=ir.CudaTasks() | ir.Par()):
+                raise InternalError("cuda_tasks/par loop inside a device task", s.loc)
+            case ir.Warps(cfg=cfg, body=body):
+                inner, name = collectives.tile_warps(tiling, cfg, dev, warp)
+                self.plan.tilings[id(s)] = inner
+                self.plan.warp_names[id(s)] = name
+                self.block(body, inner, name)
+            case ir.Call(args=args, trailing=trailing):
+                if trailing:
+                    raise Unsupported("codegen of trailing barrier expressions is not "
+                                      "supported yet", s.loc, code="ERR-V11", rule="LANG-8.7")
+                self.plan.tilings[id(s)] = tiling
+                for a in args:
+                    self.expr(a, tiling)
+            case ir.Fence():
+                self.plan.tilings[id(s)] = tiling
+            case ir.Arrive() | ir.Await():
+                raise Unsupported("codegen of Arrive/Await is not supported yet", s.loc,
+                                  code="ERR-V11", rule="SEM-8.3")
+            case ir.DeviceFunction():
+                raise InternalError("nested CudaDeviceFunction", s.loc)
+            case ir.For():
+                raise UnhandledNode(s.mode)
+            case _:
+                raise UnhandledNode(s)
+
+
+def _shape_entries(typ: ir.Type) -> list[object]:
+    shape = typ.shape if isinstance(typ, ir.Tensor) else ()
+    return [d.value if isinstance(d, ir.Const) and isinstance(d.value, int) else expr_text(d)
+            for d in shape]
+
+
+def _distribute(plan: DevicePlan, allocs: dict[ir.Sym, _AllocUse]) -> None:
+    """R and shard shape of every CUDA allocation. Rules: COLL-5.6, COLL-5.8"""
+    for sym, info in allocs.items():
+        mem = info.alloc.mem
+        if not isinstance(mem, Memory) or mem.native_unit is None:
+            raise InternalError(f"{sym.name} @ {mem} allocated in CUDA scope", info.alloc.loc)
+        shape = _shape_entries(info.alloc.typ)
+        try:
+            dist = collectives.deduce_distribution(info.tiling, mem.native_unit, info.uses,
+                                                   shape, plan.dev, name=sym.name)
+        except SporkError as err:
+            if err.loc.line == 0:
+                err.loc = info.alloc.loc
+            raise
+        shard = shape[dist.R:]
+        if not all(isinstance(d, int) for d in shard):
+            raise InternalError(f"{sym.name}: non-constant shard shape {shard}", info.alloc.loc)
+        plan.drops[sym] = dist.R
+        plan.shards[sym] = tuple(int(d) for d in shard)  # type: ignore[call-overload]
+
+
+def _layout(plan: DevicePlan, stmts: tuple[ir.Stmt, ...], top: int) -> None:
+    """Fixed SMEM offsets; a block's allocations are released at its end. Rules: LANG-8.3"""
+    for s in stmts:
+        match s:
+            case ir.Alloc(name=name, typ=typ, mem=mem) if isinstance(mem, Memory) and \
+                    mem.is_smem:
+                assert isinstance(typ, (ir.Tensor, ir.Scalar))
+                base = typ.base if isinstance(typ, ir.Tensor) else typ.name
+                size = prod(plan.shards[name]) * ctype_size(ctype_of(base))
+                offset = -(-top // SMEM_ALIGN) * SMEM_ALIGN
+                plan.smem_offsets[name] = offset
+                top = offset + size
+                plan.smem_bytes = max(plan.smem_bytes, top)
+            case ir.For(body=body) | ir.Warps(body=body):
+                _layout(plan, body, top)
+            case ir.If(body=body, orelse=orelse):
+                _layout(plan, body, top)
+                _layout(plan, orelse, top)
+            case ir.Alloc() | ir.Assign() | ir.Reduce() | ir.WindowStmt() | ir.Pass() \
+                    | ir.Call() | ir.Fence() | ir.Arrive() | ir.Await() | ir.DeviceFunction():
+                pass
+            case _:
+                raise UnhandledNode(s)
+
+
+def plan_device_function(s: ir.DeviceFunction, index: int) -> DevicePlan:
+    """Run both phases for one device function. Rules: LANG-8.2, LANG-8.3, COLL-5.8"""
+    plan = DevicePlan(index, s, s.cfg, _task_nest(s))
+    planner = _Planner(plan)
+    top = collectives.top_tiling(plan.dev)
+    for loop in plan.task_loops:
+        planner.expr(loop.lo, top)
+        planner.expr(loop.hi, top)
+    planner.bound.update(loop.iter for loop in plan.task_loops)
+    planner.block(plan.body, top, top.warp_name)
+    _distribute(plan, planner.allocs)
+    _layout(plan, plan.body, 0)
+    if plan.smem_bytes > SMEM_LIMIT:
+        raise Unsupported(f"{plan.smem_bytes} bytes of shared memory exceed the {SMEM_LIMIT}-"
+                          "byte limit", plan.stmt.loc, code="ERR-L06", rule="LANG-8.3")
+    return plan
