@@ -16,6 +16,7 @@ from verifier.diagnostics import RejectedInput, SporkError, SrcLoc, UnhandledNod
 from verifier.lang import ir
 from verifier.lang.instrs import Instr
 from verifier.lang.memories import Memory
+from verifier.lang.printer import expr_text
 from verifier.lang.timelines import CPU_INSTR_TLS, InstrTL, QualTL, SyncTL
 from verifier.semantics import rules
 from verifier.semantics.access import mutated_syms
@@ -50,6 +51,8 @@ class Analyzer:
         self.mems: dict[ir.Sym, Memory] = {}
         self.alloc_loops: dict[ir.Sym, tuple[ir.Sym, ...]] = {}
         self.alloc_ctx: dict[ir.Sym, Context] = {}
+        self.uses: dict[ir.Sym, list[tuple[Any, list[object]]]] = {}
+        self.alloc_site_loc: dict[ir.Sym, SrcLoc] = {}
         self.next_id = 0
         for a in proc.args:
             if not isinstance(a.typ, ir.Control):
@@ -68,7 +71,38 @@ class Analyzer:
 
     def run(self) -> ProgramModel:
         self.block(self.proc.body, Context())
+        self.distributed_memory()
         return self.model
+
+    def distributed_memory(self) -> None:
+        """COLL-5: deduce the distributed dimensions of every CUDA allocation from its uses."""
+        for sym, ctx in self.alloc_ctx.items():
+            mem = self.mems[sym]
+            if ctx.device is None or mem.native_unit is None:
+                continue
+            try:
+                collectives.deduce_distribution(
+                    ctx.tiling, mem.native_unit, self.uses.get(sym, []),
+                    [d.value if isinstance(d, ir.Const) else d for d in self.model.shapes[sym]],
+                    ctx.device.cfg, name=sym.name)
+            except SporkError as e:
+                raise _located(e, self.alloc_site_loc[sym]) from None
+
+    def note_use(self, sym: ir.Sym, ctx: Context, idx: tuple[Any, ...]) -> None:
+        if sym not in self.alloc_ctx or not ctx.cuda:
+            return
+        thread_iters = set(ctx.thread_iters)
+        entries: list[object] = []
+        for e in idx:
+            if isinstance(e, ir.Interval):
+                entries.append(None)
+                continue
+            pt = e.pt if isinstance(e, ir.Point) else e
+            if isinstance(pt, ir.Var) and pt.name in thread_iters:
+                entries.append(pt.name)
+            else:
+                entries.append(collectives.NotAVariable(expr_text(pt)))
+        self.uses.setdefault(sym, []).append((ctx.tiling, entries))
 
     def block(self, stmts: tuple[ir.Stmt, ...], ctx: Context) -> None:
         allocs: list[ir.Alloc] = []
@@ -242,6 +276,7 @@ class Analyzer:
         self.model.shapes[s.name] = shape
         self.alloc_loops[s.name] = tuple(lp.sym for lp in ctx.loops)
         self.alloc_ctx[s.name] = ctx
+        self.alloc_site_loc[s.name] = s.loc
 
     def free_site(self, a: ir.Alloc, ctx: Context) -> None:
         mem = self.mems.get(a.name)
@@ -297,9 +332,11 @@ class Analyzer:
             for i in r.idx:
                 self.check_control(i)
             self.check_rank(r.buf, len(r.idx), r.loc)
+            self.note_use(r.buf, ctx, r.idx)
             self.record_access(r.buf, Element(r.idx, tuple(None for _ in r.idx)),
                                AccessKind.read, instr_tl, ctx, r.loc, k, False)
         self.check_rank(buf, len(idx), s.loc)
+        self.note_use(buf, ctx, idx)
         kind = AccessKind.write if isinstance(s, ir.Assign) else AccessKind.read_write
         self.record_access(buf, Element(idx, tuple(None for _ in idx)), kind, instr_tl, ctx,
                            s.loc, len(reads), False)
@@ -364,6 +401,7 @@ class Analyzer:
                 raise RejectedInput(f"argument {param.name} of {callee.name} must be a tensor",
                                     s.loc, code="ERR-P21", rule="LANG-3.6")
             self.check_formal(arg, param.formal_mem, callee.name, s.loc)
+            self.note_use(arg.buf, ctx, arg.idx)
             points = tuple(a.pt if isinstance(a, ir.Point) else None for a in arg.idx)
             intervals = tuple((a.lo, a.hi) if isinstance(a, ir.Interval) else None
                               for a in arg.idx)
