@@ -91,14 +91,13 @@ class Analyzer:
     def note_use(self, sym: ir.Sym, ctx: Context, idx: tuple[Any, ...]) -> None:
         if sym not in self.alloc_ctx or not ctx.cuda:
             return
-        thread_iters = set(ctx.thread_iters)
         entries: list[object] = []
         for e in idx:
             if isinstance(e, ir.Interval):
                 entries.append(None)
                 continue
             pt = e.pt if isinstance(e, ir.Point) else e
-            if isinstance(pt, ir.Var) and pt.name in thread_iters:
+            if isinstance(pt, ir.Var):
                 entries.append(pt.name)
             else:
                 entries.append(collectives.NotAVariable(expr_text(pt)))
