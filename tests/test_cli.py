@@ -78,7 +78,7 @@ def test_missing_file_and_usage_errors(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_unsupported_exits_3(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, INPUTS / "barrier_program.py")
+    code, out, _ = run(capsys, INPUTS / "unsupported_program.py")
     assert code == 3
     assert "UNSUPPORTED" in out and "ERR-V11" in out
 
@@ -102,3 +102,8 @@ def test_proc_filter_and_output_file(capsys: pytest.CaptureFixture[str], tmp_pat
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "--version")
     assert code == 0 and "spork-verify" in out
+
+
+def test_commit_group_program_is_proved(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, INPUTS / "barrier_program.py")
+    assert code == 0, out

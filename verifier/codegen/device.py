@@ -12,15 +12,15 @@ from __future__ import annotations
 from math import prod
 
 from verifier import collectives
-from verifier.collectives import Tiling
-from verifier.diagnostics import InternalError, UnhandledNode, Unsupported
-from verifier.lang import ir
-from verifier.lang.memories import Memory
-from verifier.lang.timelines import SyncTL
 from verifier.codegen.exprs import Env, View, cexpr, dense_strides, window_view
 from verifier.codegen.instrs import lower_device_call
 from verifier.codegen.names import Namer, ctype_of
 from verifier.codegen.plan import DevicePlan
+from verifier.collectives import Tiling
+from verifier.diagnostics import InternalError, SrcLoc, UnhandledNode, Unsupported
+from verifier.lang import ir
+from verifier.lang.memories import Memory
+from verifier.lang.timelines import SyncTL
 
 # SEM-8.1 read off the sync-tl sets of SEM-3.4 for the legal garden-variety fences
 # (first ⊑ Sm80_generic, second ⊑ cuda_generic_and_async_proxy, LANG-5.20):
@@ -38,14 +38,15 @@ CLUSTER_BARRIER = ('asm volatile("barrier.cluster.arrive.aligned;\\n\\t"'
                    ' "barrier.cluster.wait.aligned;" ::: "memory");')
 
 
-def fence_lines(first: SyncTL, second: SyncTL, scope: str, loc: object) -> list[str]:
+def fence_lines(first: SyncTL, second: SyncTL, scope: str,
+                loc: SrcLoc | None) -> list[str]:
     """SEM-8.1: [cp.async.wait_all] barrier-for-scope [fence.proxy.async]. Rules: SEM-8.1"""
     if first in (SyncTL.wgmma_fence_1,) or second in (SyncTL.wgmma_fence_2,):
-        raise Unsupported("codegen of wgmma fences is not supported yet", loc,  # type: ignore
+        raise Unsupported("codegen of wgmma fences is not supported yet", loc,
                           code="ERR-V11", rule="SEM-8.2")
     if first not in _LEGAL_FIRST or second not in _LEGAL_SECOND:
         raise InternalError(f"Fence({first}, {second}) is not a legal garden-variety fence",
-                            loc)  # type: ignore[arg-type]
+                            loc)
     lines = [f"// Fence({first}, {second}): {scope} scope"]
     if first in _WAIT_ALL_FIRST:
         lines.append('asm volatile("cp.async.wait_all;" ::: "memory");')

@@ -10,14 +10,14 @@ Non-goals: building, running or re-verifying the code.
 
 from __future__ import annotations
 
-from verifier.diagnostics import SporkError, UnhandledNode
-from verifier.lang import ir
-from verifier.lang.instrs import Instr
-from verifier.results import Certificate
 from verifier.codegen.certificate import certificate_header, check_certificate
 from verifier.codegen.host import HostEmitter
 from verifier.codegen.instrs import helpers_for
 from verifier.codegen.names import Namer
+from verifier.diagnostics import SporkError, UnhandledNode
+from verifier.lang import ir
+from verifier.lang.instrs import Instr
+from verifier.results import Certificate
 
 PRELUDE = r"""#include <cuda_runtime.h>
 #include <cuda_fp16.h>

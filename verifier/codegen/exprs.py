@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from verifier.diagnostics import InternalError, UnhandledNode, Unsupported
+from verifier.diagnostics import InternalError, SrcLoc, UnhandledNode, Unsupported
 from verifier.lang import ir
 from verifier.lang.printer import expr_text
 
@@ -91,12 +91,12 @@ class View:
     family: str = ""
     elems: str = ""
 
-    def element(self, idx: list[str], loc: object = None) -> str:
+    def element(self, idx: list[str], loc: SrcLoc | None = None) -> str:
         """The lvalue of one element, given the C text of every logical index."""
         kept = idx[self.drop:]
         if self.frag:
             raise Unsupported("element access of an Sm80 register fragment (only instructions "
-                              "may use fragments)", loc, code="ERR-L06",  # type: ignore[arg-type]
+                              "may use fragments)", loc, code="ERR-L06",
                               rule="LANG-8.7")
         if self.scalar:
             if kept:
@@ -107,7 +107,7 @@ class View:
         offset = c_add([c_mul(i, s) for i, s in zip(kept, self.strides)])
         return f"{atom(self.base)}[{offset}]"
 
-    def window(self, points: list[str | None], los: list[str]) -> "View":
+    def window(self, points: list[str | None], los: list[str]) -> View:
         """The view of a window: `points[k]` is the point index of dimension k or None for an
         interval starting at `los[k]`. Distributed dimensions are dropped first."""
         points, los = points[self.drop:], los[self.drop:]
@@ -137,7 +137,7 @@ class Env:
     ctrl: dict[ir.Sym, str] = field(default_factory=dict)
     views: dict[ir.Sym, View] = field(default_factory=dict)
 
-    def child(self) -> "Env":
+    def child(self) -> Env:
         return Env(dict(self.ctrl), dict(self.views))
 
     def view(self, sym: ir.Sym) -> View:
@@ -150,10 +150,11 @@ class Env:
         self.views[sym] = view
 
 
-def float_literal(value: float, ctype: str | None) -> str:
+def float_literal(value: float, ctype: str | None, loc: SrcLoc | None = None) -> str:
+    """A C floating literal; `f`-suffixed for float."""
     text = repr(float(value))
     if text in ("inf", "-inf", "nan"):
-        raise Unsupported(f"non-finite constant {text}", None, code="ERR-L06", rule="LANG-8.7")
+        raise Unsupported(f"non-finite constant {text}", loc, code="ERR-L06", rule="LANG-8.7")
     return text + "f" if ctype == "float" else text
 
 
@@ -165,10 +166,10 @@ def cexpr(e: ir.Expr, env: Env, dtype: str | None = None) -> str:
             return "true" if value else "false"
         case ir.Const(value=int() as value):
             if dtype in _FLOAT_TYPES:
-                return float_literal(value, dtype)
+                return float_literal(value, dtype, e.loc)
             return str(value) if value >= 0 else f"({value})"
         case ir.Const(value=float() as value):
-            return float_literal(value, dtype)
+            return float_literal(value, dtype, e.loc)
         case ir.Var(name=sym):
             try:
                 return env.ctrl[sym]

@@ -9,14 +9,14 @@ top-level text of every device function it launches. Arguments: control values b
 
 from __future__ import annotations
 
-from verifier.diagnostics import InternalError, UnhandledNode, Unsupported
-from verifier.lang import ir
-from verifier.lang.memories import Memory
 from verifier.codegen.exprs import Env, View, c_mul, cexpr, dense_strides, window_view
 from verifier.codegen.instrs import lower_host_call
 from verifier.codegen.kernel import emit_device_function
 from verifier.codegen.names import Namer, control_ctype, ctype_of
 from verifier.codegen.plan import plan_device_function
+from verifier.diagnostics import InternalError, UnhandledNode, Unsupported
+from verifier.lang import ir
+from verifier.lang.memories import Memory
 
 
 def _indent(lines: list[str]) -> list[str]:
@@ -125,12 +125,12 @@ class HostEmitter:
                     out += ["} else {"] + _indent(self.block(orelse, env))
                 return out + ["}"]
             case ir.For(iter=it, lo=lo, hi=hi, mode=ir.Seq(), body=body):
-                name = self.namer(it)
+                var = self.namer(it)
                 self.ctrl_types[it] = "int64_t"
                 inner = env.child()
-                inner.ctrl[it] = name
-                return ([f"for (int64_t {name} = {cexpr(lo, env)}; {name} < {cexpr(hi, env)}; "
-                         f"{name}++) {{"] + _indent(self.block(body, inner)) + ["}"])
+                inner.ctrl[it] = var
+                return ([f"for (int64_t {var} = {cexpr(lo, env)}; {var} < {cexpr(hi, env)}; "
+                         f"{var}++) {{"] + _indent(self.block(body, inner)) + ["}"])
             case ir.For(mode=ir.Par()):
                 raise Unsupported("codegen of par loops is not supported", s.loc,
                                   code="ERR-V11", rule="LANG-4.11")

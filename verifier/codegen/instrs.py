@@ -14,10 +14,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from verifier.codegen.exprs import Env, View, atom, cexpr, window_view
 from verifier.diagnostics import InternalError, RejectedInput, Unsupported
 from verifier.lang import ir
 from verifier.lang.instrs import INSTRS, Instr
-from verifier.codegen.exprs import Env, View, atom, cexpr, window_view
 
 
 @dataclass(frozen=True, slots=True)

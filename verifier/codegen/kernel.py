@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import re
 
-from verifier.diagnostics import InternalError
-from verifier.lang import ir
-from verifier.lang.config import CudaDeviceFunction
+from verifier import collectives
 from verifier.codegen.device import TaskEmitter
 from verifier.codegen.exprs import Env, View, cexpr
 from verifier.codegen.names import Namer
 from verifier.codegen.plan import DevicePlan
-from verifier import collectives
+from verifier.diagnostics import InternalError
+from verifier.lang import ir
+from verifier.lang.config import CudaDeviceFunction
 
 _LITERAL = re.compile(r"-?[0-9]+")
 ARGS = "exo_deviceArgs"
@@ -148,8 +148,8 @@ class KernelEmitter:
         configs = dev.warp_config
         if len(configs) == 1:
             reg = configs[0].setmaxnreg
-            out = [] if reg is None else [f"        {_setmaxnreg(configs[0], reg)}"]
-            return out + self.task_loop(configs[0].name, 2)
+            head = [] if reg is None else [f"        {_setmaxnreg(configs[0], reg)}"]
+            return head + self.task_loop(configs[0].name, 2)
         values = sorted({w.setmaxnreg or 0 for w in configs})
         tuned = any(w.setmaxnreg is not None for w in configs)
         out: list[str] = []

@@ -15,16 +15,24 @@ from dataclasses import dataclass, field
 from math import prod
 
 from verifier import collectives
+from verifier.codegen.names import ctype_of, ctype_size
 from verifier.collectives import NotAVariable, Tiling
-from verifier.diagnostics import InternalError, SporkError, UnhandledNode, Unsupported
+from verifier.diagnostics import (
+    InternalError,
+    RejectedInput,
+    SporkError,
+    UnhandledNode,
+    Unsupported,
+)
 from verifier.lang import ir
 from verifier.lang.config import CudaDeviceFunction
 from verifier.lang.memories import Memory
 from verifier.lang.printer import expr_text
-from verifier.codegen.names import ctype_of, ctype_size
 
 SMEM_ALIGN = 128
 SMEM_LIMIT = 227 * 1024
+MAX_BLOCK_DIM = 1024
+MAX_CLUSTER_DIM = 16
 
 
 @dataclass(slots=True)
@@ -186,10 +194,10 @@ class _Planner:
             case ir.For(mode=ir.CudaTasks() | ir.Par()):
                 raise InternalError("cuda_tasks/par loop inside a device task", s.loc)
             case ir.Warps(cfg=cfg, body=body):
-                inner, name = collectives.tile_warps(tiling, cfg, dev, warp)
+                inner, warp_name = collectives.tile_warps(tiling, cfg, dev, warp)
                 self.plan.tilings[id(s)] = inner
-                self.plan.warp_names[id(s)] = name
-                self.block(body, inner, name)
+                self.plan.warp_names[id(s)] = warp_name
+                self.block(body, inner, warp_name)
             case ir.Call(args=args, trailing=trailing):
                 if trailing:
                     raise Unsupported("codegen of trailing barrier expressions is not "
@@ -230,11 +238,12 @@ def _distribute(plan: DevicePlan, allocs: dict[ir.Sym, _AllocUse]) -> None:
             if err.loc.line == 0:
                 err.loc = info.alloc.loc
             raise
-        shard = shape[dist.R:]
-        if not all(isinstance(d, int) for d in shard):
-            raise InternalError(f"{sym.name}: non-constant shard shape {shard}", info.alloc.loc)
+        shard = [d for d in shape[dist.R:] if isinstance(d, int)]
+        if len(shard) != len(shape) - dist.R:
+            raise InternalError(f"{sym.name}: non-constant shard shape {shape[dist.R:]}",
+                                info.alloc.loc)
         plan.drops[sym] = dist.R
-        plan.shards[sym] = tuple(int(d) for d in shard)  # type: ignore[call-overload]
+        plan.shards[sym] = tuple(shard)
 
 
 def _layout(plan: DevicePlan, stmts: tuple[ir.Stmt, ...], top: int) -> None:
@@ -264,6 +273,11 @@ def _layout(plan: DevicePlan, stmts: tuple[ir.Stmt, ...], top: int) -> None:
 
 def plan_device_function(s: ir.DeviceFunction, index: int) -> DevicePlan:
     """Run both phases for one device function. Rules: LANG-8.2, LANG-8.3, COLL-5.8"""
+    if s.cfg.blockDim > MAX_BLOCK_DIM or s.cfg.clusterDim > MAX_CLUSTER_DIM:
+        raise RejectedInput(f"cannot launch blockDim={s.cfg.blockDim}, clusterDim="
+                            f"{s.cfg.clusterDim} (CUDA allows at most {MAX_BLOCK_DIM} threads "
+                            f"per CTA and {MAX_CLUSTER_DIM} CTAs per cluster)", s.loc,
+                            code="ERR-L06", rule="LANG-8.2")
     plan = DevicePlan(index, s, s.cfg, _task_nest(s))
     planner = _Planner(plan)
     top = collectives.top_tiling(plan.dev)

@@ -16,6 +16,7 @@ from verifier.lang import ir
 from verifier.semantics import rules
 from verifier.semantics.rules import AccessKind, Flag
 from verifier.semantics.sites import AccessSite, ProgramModel
+from verifier.encode.barrier_counts import element_vars, free_point, last_instance
 from verifier.encode.instances import Encoder, Instance, before, equal_on
 from verifier.encode.visibility import VisibilityBuilder
 
@@ -140,5 +141,47 @@ class ObligationBuilder:
             with_chains(1), names,
             f"{sb.kind.value} of {what} sees {sa.kind.value} ({flag.value})", with_chains)
 
+    def barriers(self) -> list[Obligation]:
+        """SEM-6.7 satisfiable awaits and SEM-6.6 balanced counts at every barrier free."""
+        counts = self.vis.barriers
+        out = []
+        for site in self.model.awaits:
+            if site.n >= 0:
+                continue  # arrive-indexed awaits never wait for a future arrive (SEM-6.7)
+            decl = self.model.barriers[site.barrier]
+            inst = self.enc.instance(site.ctx, "w")
+            elem = tuple(self.enc.value(e, inst.iters) for e in site.element)
+            a_max = counts.a_max(decl, site, elem, inst)
+            arrived = counts.arrives_before(decl, elem, inst)
+            out.append(Obligation(
+                f"await:{site.barrier.name}@{site.loc.line}:{site.loc.col}", "SEM-6.7",
+                "deadlock", site.barrier.name, site.loc, [(site.loc, "later access")],
+                self.base + [inst.valid, a_max >= 0, arrived <= a_max],
+                {**self.size_names, **inst.names},
+                f"Await on {site.barrier.name} finds its paired Arrive before it"))
+        for decl in self.model.barriers.values():
+            point = free_point(self.enc, decl, "f")
+            elem, conds = element_vars(self.enc, decl, "f")
+            arrived = counts.arrives_before(decl, elem, point)
+            awaits = counts.await_sites(decl)
+            if awaits and awaits[0].n < 0:
+                awaited = counts.awaits_before(decl, elem, point)
+                imbalance = arrived != awaited
+            else:
+                witness: z3.ArithRef = z3.IntVal(0, self.zctx)
+                for site in awaits:
+                    last = last_instance(self.enc, site, point, elem)
+                    value = counts.arrives_before(decl, elem, last) - site.n
+                    witness = z3.If(z3.And(last.valid, value > witness), value, witness)
+                imbalance = witness < arrived
+            names = {**self.size_names, **point.names}
+            names.update({f"elem{k}": v for k, v in enumerate(elem)})
+            out.append(Obligation(
+                f"balance:{decl.sym.name}@{decl.loc.line}:{decl.loc.col}", "SEM-6.6",
+                "barrier-count", decl.sym.name, decl.loc, [(decl.loc, "later access")],
+                self.base + [point.valid, *conds, imbalance], names,
+                f"{decl.sym.name} has as many Awaits as Arrives when freed"))
+        return out
+
     def all(self) -> list[Obligation]:
-        return self.bounds() + self.hazards()
+        return self.bounds() + self.barriers() + self.hazards()

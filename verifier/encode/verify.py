@@ -58,11 +58,17 @@ def machine_finding(f: MachineFinding, sizes: dict[str, int], replayed: bool) ->
     hint = f.sync_hint or ("add a Fence (or Arrive/Await) ordering the two accesses for these "
                            "threads" if f.kind in ("RAW", "WAR", "WAW") else "")
     kind = FindingKind(f.kind)
+    rule, code = _RULE_CODE.get(f.kind, ("SEM-4.5", ""))
+    if f.kind in ("WAR", "WAW") and "free(" in f.message:
+        rule, code = "SEM-4.7", "ERR-V04"
     return Finding(kind, message, f.variable, f.loc, tuple(related),
                    Counterexample(dict(sizes), iterators, threads, list(f.index), replayed),
-                   "SEM-4.3" if kind is FindingKind.out_of_bounds else "SEM-4.5",
-                   {"RAW": "ERR-V01", "WAW": "ERR-V02", "WAR": "ERR-V03",
-                    "out-of-bounds": "ERR-V06"}.get(f.kind, ""), hint)
+                   rule, code, hint)
+
+
+_RULE_CODE = {"RAW": ("SEM-4.5", "ERR-V01"), "WAW": ("SEM-4.5", "ERR-V02"),
+              "WAR": ("SEM-4.5", "ERR-V03"), "out-of-bounds": ("SEM-4.3", "ERR-V06"),
+              "barrier-count": ("SEM-6.6", "ERR-V05"), "deadlock": ("SEM-6.7", "ERR-V07")}
 
 
 def _replay(proc: ir.Proc, sizes: dict[str, int],

@@ -21,22 +21,53 @@ import z3
 from verifier.lang import ir
 from verifier.semantics import rules
 from verifier.semantics.rules import Flag
-from verifier.semantics.sites import AccessSite, FenceSite, ProgramModel
+from verifier.semantics.sites import (
+    AccessSite, ArriveSite, AwaitSite, Context, FenceSite, ProgramModel,
+)
+from verifier.encode.barrier_counts import BarrierCounts
 from verifier.encode.instances import Encoder, Instance, before, equal_on
 
 MAX_CHAIN = 3  # longest fence chain tried when shorter ones leave a spurious candidate
 
 
-def sync_graph(model: ProgramModel) -> nx.DiGraph:
-    """Static sync graph over fence sites: F → G when τ2(F).F meets τ1(G).F (SEM-5.4)."""
+@dataclass(frozen=True)
+class Event:
+    """A sync event of a chain: a Fence, or an Arrive paired with an Await on one barrier
+    variable (witness at the Arrive, augment at the Await: SEM-6.3, 6.4, 6.9)."""
+
+    key: tuple[object, ...]
+    first: rules.SyncSets
+    second: rules.SyncSets
+    fence: FenceSite | None = None
+    arrive: ArriveSite | None = None
+    await_: AwaitSite | None = None
+
+    @property
+    def device(self) -> object:
+        site = self.fence or self.arrive
+        assert site is not None
+        return site.ctx.device
+
+
+def sync_events(model: ProgramModel) -> list[Event]:
+    events = [Event(("F", f.id), rules.SYNC_SETS[f.first], rules.SYNC_SETS[f.second], fence=f)
+              for f in model.fences]
+    for arr in model.arrives:
+        for aw in model.awaits:
+            if aw.barrier == arr.barrier:
+                events.append(Event(("P", arr.id, aw.id), rules.SYNC_SETS[arr.first],
+                                    rules.SYNC_SETS[aw.second], arrive=arr, await_=aw))
+    return events
+
+
+def sync_graph(events: list[Event]) -> nx.DiGraph:
+    """Static sync graph: e → g when τ2(e).F meets τ1(g).F (chaining, SEM-5.4)."""
     g = nx.DiGraph()
-    for f in model.fences:
-        g.add_node(f.id, site=f)
-    for f, h in itertools.product(model.fences, repeat=2):
-        if f.ctx.device is not h.ctx.device:
-            continue
-        if rules.SYNC_SETS[f.second].full & rules.SYNC_SETS[h.first].full:
-            g.add_edge(f.id, h.id)
+    for e in events:
+        g.add_node(e.key)
+    for e, h in itertools.product(events, repeat=2):
+        if e.device is h.device and e.second.full & h.first.full:
+            g.add_edge(e.key, h.key)
     return g
 
 
@@ -49,25 +80,25 @@ def grants(second: rules.SyncSets, quals: frozenset, flag: Flag) -> bool:
 
 @dataclass(frozen=True)
 class Chain:
-    fences: tuple[FenceSite, ...]
+    events: tuple[Event, ...]
 
 
-def candidate_chains(model: ProgramModel, graph: nx.DiGraph, a: AccessSite, b: AccessSite,
+def candidate_chains(events: list[Event], graph: nx.DiGraph, a: AccessSite, b: AccessSite,
                      flag: Flag, max_chain: int = MAX_CHAIN) -> list[Chain]:
     if a.ctx.device is None or a.ctx.device is not b.ctx.device:
         return []
-    by_id = {f.id: f for f in model.fences if f.ctx.device is a.ctx.device}
-    starts = [f for f in by_id.values() if a.qual.q0 in rules.SYNC_SETS[f.first].full]
-    ends = {f.id for f in by_id.values()
-            if grants(rules.SYNC_SETS[f.second], b.qual.extended, flag)}
+    by_key = {e.key: e for e in events if e.device is a.ctx.device}
+    starts = [e for e in by_key.values() if a.qual.q0 in e.first.full]
+    ends = {e.key for e in by_key.values() if grants(e.second, b.qual.extended, flag)}
     chains: list[Chain] = []
     for s in starts:
-        if s.id in ends:
+        if s.key in ends:
             chains.append(Chain((s,)))
         if max_chain < 2:
             continue
-        for path in nx.all_simple_paths(graph, s.id, list(ends - {s.id}), cutoff=max_chain - 1):
-            chains.append(Chain(tuple(by_id[i] for i in path)))
+        for path in nx.all_simple_paths(graph, s.key, list(ends - {s.key}),
+                                        cutoff=max_chain - 1):
+            chains.append(Chain(tuple(by_key[k] for k in path)))
     return chains
 
 
@@ -77,7 +108,9 @@ class VisibilityBuilder:
         self.enc = enc
         self.zctx = enc.zctx
         self.model = model
-        self.graph = sync_graph(model)
+        self.events = sync_events(model)
+        self.barriers = BarrierCounts(enc, model)
+        self.graph = sync_graph(self.events)
 
     def true(self) -> z3.BoolRef:
         return z3.BoolVal(True, self.zctx)
@@ -138,43 +171,70 @@ class VisibilityBuilder:
         if a.thread is None or b.thread is None:
             return []
         out = []
-        for chain in candidate_chains(self.model, self.graph, sa, sb, flag, self.max_chain):
+        for chain in candidate_chains(self.events, self.graph, sa, sb, flag, self.max_chain):
             out.extend(self.chain_terms(chain, sa, a, b))
         return out
 
     def chain_terms(self, chain: Chain, sa: AccessSite, a: Instance, b: Instance
                     ) -> list[z3.BoolRef]:
+        """One term per choice of witness instances; each holds iff that chain carries a to b."""
         assert a.thread is not None and b.thread is not None
-        options = [self.witnesses(f, a, b) for f in chain.fences]
+        options = [self.event_instances(e, a, b) for e in chain.events]
         terms = []
         for choice in itertools.product(*options):
             conj = [self.same_task(a, b)]
-            insts = list(choice)
-            conj.extend(e.valid for e in insts)
-            conj.append(before(a, insts[0], self.zctx))
-            conj.append(self.enc.member(insts[0].ctx, a.thread, insts[0].iters)
-                        if not (sa.convergent and not sa.single_thread)
-                        else self.enc.member(insts[0].ctx, a.thread, insts[0].iters))
-            for e1, e2 in zip(insts, insts[1:]):
-                conj.append(before(e1, e2, self.zctx))
-                conj.append(z3.Or(*[z3.And(self.enc.member(e1.ctx, h, e1.iters),
-                                           self.enc.member(e2.ctx, h, e2.iters))
+            for first, last, extra in choice:
+                conj.extend(extra)
+            steps = [(first, last) for first, last, _ in choice]
+            conj.append(before(a, steps[0][0], self.zctx))
+            conj.append(self.enc.member(steps[0][0].ctx, a.thread, steps[0][0].iters))
+            for (_, last1), (first2, _) in zip(steps, steps[1:]):
+                conj.append(before(last1, first2, self.zctx))
+                conj.append(z3.Or(*[z3.And(self.enc.member(last1.ctx, h, last1.iters),
+                                           self.enc.member(first2.ctx, h, first2.iters))
                                     for h in (a.thread, b.thread)]))
-            conj.append(before(insts[-1], b, self.zctx))
-            conj.append(self.enc.member(insts[-1].ctx, b.thread, insts[-1].iters))
+            last = steps[-1][1]
+            conj.append(before(last, b, self.zctx))
+            conj.append(self.enc.member(last.ctx, b.thread, last.iters))
             terms.append(z3.And(*conj))
         return terms
 
-    def witnesses(self, f: FenceSite, a: Instance, b: Instance) -> list[Instance]:
-        """Witness instances of fence f anchored at a's or b's thread and iterators."""
+    def event_instances(self, event: Event, a: Instance, b: Instance
+                        ) -> list[tuple[Instance, Instance, list[z3.BoolRef]]]:
+        """(first instance, last instance, conditions) per witness choice of an event."""
+        if event.fence is not None:
+            return [(e, e, [e.valid]) for e in self.witnesses(event.fence.ctx, a, b)]
+        assert event.arrive is not None and event.await_ is not None
+        out = []
+        for arr in self.witnesses(event.arrive.ctx, a, b):
+            for aw in self.witnesses(event.await_.ctx, a, b):
+                conds = [arr.valid, aw.valid, before(arr, aw, self.zctx),
+                         self.pairs(event.arrive, arr, event.await_, aw)]
+                out.append((arr, aw, conds))
+        return out
+
+    def pairs(self, arr_site: ArriveSite, arr: Instance, aw_site: AwaitSite, aw: Instance
+              ) -> z3.BoolRef:
+        """The Await retires the Arrive's tag: same element of the same barrier instance and
+        arrive number ≤ a_max (SEM-6.3, 6.4)."""
+        decl = self.model.barriers[arr_site.barrier]
+        home = [self.enc.value(e, arr.iters) for e in arr_site.home]
+        elem = [self.enc.value(e, aw.iters) for e in aw_site.element]
+        same = [x == y for x, y in zip(home, elem)]
+        same.append(equal_on(arr, aw, decl.alloc_loops, self.zctx))
+        number = self.barriers.arrives_before(decl, tuple(elem), arr)
+        return z3.And(*same, number <= self.barriers.a_max(decl, aw_site, tuple(elem), aw))
+
+    def witnesses(self, site_ctx: Context, a: Instance, b: Instance) -> list[Instance]:
+        """Witness instances of a sync site anchored at a's or b's thread and iterators."""
         out: list[Instance] = []
         for anchor in (a, b):
             assert anchor.thread is not None
             pinned: dict[ir.Sym, z3.ArithRef] = {}
             anchor_loops = {lp.sym for lp in anchor.ctx.loops}
-            thread_terms = self.enc.thread_iter_terms(f.ctx, anchor.thread)
+            thread_terms = self.enc.thread_iter_terms(site_ctx, anchor.thread)
             free_seq = []
-            for lp in f.ctx.loops:
+            for lp in site_ctx.loops:
                 if lp.sym in anchor_loops:
                     pinned[lp.sym] = anchor.iters[lp.sym]
                 elif lp.kind == "threads":
@@ -184,7 +244,7 @@ class VisibilityBuilder:
             for ends in itertools.product((0, 1), repeat=len(free_seq)):
                 iters = dict(pinned)
                 env: dict[ir.Sym, z3.ArithRef] = {}
-                for lp in f.ctx.loops:
+                for lp in site_ctx.loops:
                     if lp.sym in iters:
                         env[lp.sym] = iters[lp.sym]
                         continue
@@ -193,7 +253,7 @@ class VisibilityBuilder:
                         self.enc.value(lp.hi, env) - 1
                     iters[lp.sym] = term
                     env[lp.sym] = term
-                inst = Instance(f.ctx, iters, anchor.thread, self.true())
+                inst = Instance(site_ctx, iters, anchor.thread, self.true())
                 inst.valid = self.enc.validity(inst)
                 out.append(inst)
         return out

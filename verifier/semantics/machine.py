@@ -19,9 +19,9 @@ from verifier.diagnostics import SrcLoc, UnhandledNode, Unsupported
 from verifier.lang import ir
 from verifier.lang.config import CudaDeviceFunction
 from verifier.lang.instrs import Instr
-from verifier.lang.memories import Memory
+from verifier.lang.memories import CudaMbarrier, Memory
 from verifier.lang.timelines import InstrTL, QualTL
-from verifier.semantics import rules
+from verifier.semantics import barriers, rules
 from verifier.semantics.exprs import PY_OPS, data_reads, eval_expr
 from verifier.semantics.rules import AccessKind, Flag
 from verifier.semantics.state import (
@@ -66,6 +66,7 @@ class Machine:
         self.tiling_cache: dict[int, Any] = {}
         self.current_dev_threads = 0
         self.by_task: dict[int | None, list[Record]] = {}
+        self.barriers: dict[ir.Sym, barriers.BarrierInstance] = {}
         self._arg_syms = frozenset(a.name for a in proc.args)
         for a in proc.args:
             if isinstance(a.typ, ir.Control):
@@ -105,6 +106,20 @@ class Machine:
     def value(self, e: ir.Expr) -> int:
         return int(eval_expr(e, self.env, PY_OPS))
 
+    def declare_barrier(self, sym: ir.Sym, typ: ir.BarrierType) -> None:
+        shape = tuple(self.value(d) for d in typ.shape)
+        self.barriers[sym] = barriers.BarrierInstance(sym, shape, typ.mech)
+        if typ.mech is CudaMbarrier:
+            self.bufs[sym] = BufInstance(sym, shape, barriers.MBARRIER_STORAGE, True)
+
+    def storage_access(self, sym: ir.Sym, elem: tuple[int, ...], threads: Threads,
+                       loc: SrcLoc, sm80: bool) -> None:
+        """SEM-6.2: a convergent in-order read of mbarrier storage by an Arrive/Await."""
+        q0 = QualTL.Sm80 if sm80 else QualTL.cuda2
+        entry = rules.QualEntry(q0, frozenset({q0, QualTL.cuda2}))
+        self.check_and_record(sym, elem, AccessKind.read, entry, True, False, threads, loc,
+                              frozenset())
+
     def declare(self, sym: ir.Sym, typ: ir.Type, mem: Any) -> None:
         shape = tuple(self.value(d) for d in typ.shape) if isinstance(typ, ir.Tensor) else ()
         tracked = sym in self.tracked and isinstance(mem, Memory) and not mem.sync_exempt
@@ -117,7 +132,7 @@ class Machine:
         local = collectives.thread_set(ctx.tiling, dict(ctx.iters), ctx.dev)
         return Threads(ctx.task, frozenset(local))
 
-    def origin(self, loc: SrcLoc, what: str, ctx: Ctx, threads: Threads) -> Origin:
+    def origin(self, loc: SrcLoc, what: str, ctx: Ctx | None, threads: Threads) -> Origin:
         iters = tuple((s.name, v) for s, v in self.env.items() if s not in self.arg_syms())
         return Origin(loc, what, iters, threads.describe())
 
@@ -162,10 +177,9 @@ class Machine:
                 pass
             case ir.Alloc(name=name, typ=typ, mem=mem):
                 if isinstance(typ, ir.BarrierType):
-                    raise Unsupported("not supported by spork-verify yet: barrier variables "
-                                      "(issue: asynchronous synchronization)", s.loc,
-                                      code="ERR-V11")
-                self.declare(name, typ, mem)
+                    self.declare_barrier(name, typ)
+                else:
+                    self.declare(name, typ, mem)
             case ir.Assign(buf=buf, idx=idx, rhs=rhs) | ir.Reduce(buf=buf, idx=idx, rhs=rhs):
                 threads = self.collective(ctx)
                 for r in data_reads(rhs):
@@ -189,9 +203,10 @@ class Machine:
                            rules.SYNC_SETS[second])
             case ir.Call():
                 self.call(s, ctx)
-            case ir.Arrive() | ir.Await():
-                raise Unsupported("not supported by spork-verify yet: Arrive/Await", s.loc,
-                                  code="ERR-V11")
+            case ir.Arrive(targets=targets):
+                barriers.arrive(self, s, self.collective(ctx), self.barriers[targets[0].buf])
+            case ir.Await(target=target):
+                barriers.await_(self, s, self.collective(ctx), self.barriers[target.buf])
             case _:
                 raise UnhandledNode(s)
 
@@ -301,8 +316,17 @@ class Machine:
         entry = rules.qual_entry(buf.mem.family, instr_tl, f"{sym.name} @ {buf.mem}")
         conv = rules.access_convergent(entry.q0, kind, in_instr, ctx.cuda,
                                        self.single(threads))
+        self.check_and_record(sym, index, kind, entry, conv, entry.q0 in rules.OUT_OF_ORDER,
+                              threads, loc, atomic_quals)
+
+    def check_and_record(self, sym: ir.Sym, index: tuple[int, ...], kind: AccessKind,
+                         entry: rules.QualEntry, conv: bool, ooo: bool, threads: Threads,
+                         loc: SrcLoc, atomic_quals: frozenset[QualTL]) -> None:
+        """SEM-4.5 checks against ρ(x, i), then SEM-4.4 records and SEM-2.6 lifecycle."""
+        buf = self.bufs[sym]
+        what = kind.value
         hist = buf.history.setdefault(index, History())
-        later = self.origin(loc, what, ctx, threads)
+        later = self.origin(loc, what, None, threads)
         if kind is AccessKind.read:
             checks = [(m, Flag.full, False) for m in hist.mutates]
         else:
@@ -318,7 +342,7 @@ class Machine:
                     hk, f"{hk} HAZARD @ {sym.name}{list(index)}", sym.name, index, loc, later,
                     rec.origin, lacking=f"{lacking} lacks {flag.value} visibility on "
                     f"{{{', '.join(sorted(q.name for q in entry.extended))}}}"))
-        new = self.new_records(threads, entry, conv, atomic_quals, later)
+        new = self.new_records(threads, entry, conv, atomic_quals, later, ooo)
         self.add_records(None if atomic_quals else threads.task, new)
         if kind is AccessKind.read:
             hist.reads.extend(new)
@@ -359,9 +383,10 @@ class Machine:
         return self.current_dev_threads
 
     def new_records(self, threads: Threads, entry: rules.QualEntry, conv: bool,
-                    atomic_quals: frozenset[QualTL], origin: Origin) -> list[Record]:
+                    atomic_quals: frozenset[QualTL], origin: Origin, ooo: bool
+                    ) -> list[Record]:
         """SEM-4.4."""
-        flags = frozenset({Flag.issue}) if entry.q0 in rules.OUT_OF_ORDER else rules.ALL_FLAGS
+        flags = frozenset({Flag.issue}) if ooo else rules.ALL_FLAGS
         extra = {Grant(EVERYONE, atomic_quals, frozenset({Flag.atom}))} if atomic_quals else set()
         if conv or threads.task is None:
             return [Record({Grant(threads, frozenset({entry.q0}), flags)} | extra, set(), origin,
@@ -372,8 +397,11 @@ class Machine:
 
     def free(self, a: ir.Alloc, ctx: Ctx) -> None:
         """SEM-4.7: SMEM frees are non-atomic write-only mutates by the whole cluster."""
+        bar = self.barriers.pop(a.name, None)
+        if bar is not None:
+            barriers.free_barrier(self, bar, a.loc)
         buf = self.bufs.pop(a.name, None)
-        if buf is None or not buf.tracked or not buf.mem.is_smem:
+        if buf is None or not buf.tracked or buf.mem.family not in ("smem", "mbarrier"):
             return
         threads = Threads(ctx.task, None)
         quals = frozenset({QualTL.cuda2})

@@ -99,3 +99,45 @@ class ProgramModel:
     fences: list[FenceSite] = field(default_factory=list)
     devices: list[Device] = field(default_factory=list)
     shapes: dict[ir.Sym, tuple[ir.Expr, ...]] = field(default_factory=dict)
+    barriers: dict[ir.Sym, "BarrierDecl"] = field(default_factory=dict)
+    arrives: list["ArriveSite"] = field(default_factory=list)
+    awaits: list["AwaitSite"] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class BarrierDecl:
+    """A barrier allocation: mechanism, constant shape, guard, and where it lives and dies."""
+
+    sym: ir.Sym
+    mech: Any
+    shape: tuple[int, ...]
+    guarded_by: ir.Sym | None
+    ctx: Context
+    free_ctx: Context
+    loc: SrcLoc
+    alloc_loops: tuple[ir.Sym, ...]
+
+
+@dataclass(frozen=True)
+class ArriveSite:
+    """`Arrive(τ1) >> z[home]` (no multicast): increments the home element (SEM-6.3)."""
+
+    id: int
+    barrier: ir.Sym
+    first: SyncTL
+    home: tuple[ir.Expr, ...]
+    ctx: Context
+    loc: SrcLoc
+
+
+@dataclass(frozen=True)
+class AwaitSite:
+    """`Await(z[elem], τ2, N)` (SEM-6.4)."""
+
+    id: int
+    barrier: ir.Sym
+    second: SyncTL
+    n: int
+    element: tuple[ir.Expr, ...]
+    ctx: Context
+    loc: SrcLoc

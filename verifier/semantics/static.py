@@ -15,10 +15,11 @@ from verifier import collectives
 from verifier.diagnostics import RejectedInput, SporkError, SrcLoc, UnhandledNode, Unsupported
 from verifier.lang import ir
 from verifier.lang.instrs import Instr
-from verifier.lang.memories import Memory
+from verifier.lang.memories import CudaMbarrier, Memory
 from verifier.lang.printer import expr_text
 from verifier.lang.timelines import CPU_INSTR_TLS, InstrTL, QualTL, SyncTL
-from verifier.semantics import rules
+from verifier.semantics import rules, static_barriers
+from verifier.semantics.barriers import MBARRIER_STORAGE
 from verifier.semantics.access import mutated_syms
 from verifier.semantics.exprs import data_reads
 from verifier.semantics.rules import AccessKind
@@ -53,6 +54,11 @@ class Analyzer:
         self.alloc_ctx: dict[ir.Sym, Context] = {}
         self.uses: dict[ir.Sym, list[tuple[Any, list[object]]]] = {}
         self.alloc_site_loc: dict[ir.Sym, SrcLoc] = {}
+        self.alloc_lists: dict[ir.Sym, tuple[ir.Stmt, ...]] = {}
+        self.barrier_decls: dict[ir.Sym, Any] = {}
+        self.barrier_uses: dict[ir.Sym, Any] = {}
+        self.guard_taken: set[ir.Sym] = set()
+        self.live_barriers: list[Any] = []
         self.next_id = 0
         for a in proc.args:
             if not isinstance(a.typ, ir.Control):
@@ -71,6 +77,7 @@ class Analyzer:
 
     def run(self) -> ProgramModel:
         self.block(self.proc.body, Context())
+        static_barriers.finish(self)
         self.distributed_memory()
         return self.model
 
@@ -78,11 +85,12 @@ class Analyzer:
         """COLL-5: deduce the distributed dimensions of every CUDA allocation from its uses."""
         for sym, ctx in self.alloc_ctx.items():
             mem = self.mems[sym]
-            if ctx.device is None or mem.native_unit is None:
+            is_barrier = sym in self.barrier_decls
+            if ctx.device is None or (mem.native_unit is None and not is_barrier):
                 continue
             try:
                 collectives.deduce_distribution(
-                    ctx.tiling, mem.native_unit, self.uses.get(sym, []),
+                    ctx.tiling, None if is_barrier else mem.native_unit, self.uses.get(sym, []),
                     [d.value if isinstance(d, ir.Const) else d for d in self.model.shapes[sym]],
                     ctx.device.cfg, name=sym.name)
             except SporkError as e:
@@ -113,8 +121,11 @@ class Analyzer:
                 raise _located(e, s.loc) from None
             if isinstance(s, ir.Alloc):
                 allocs.append(s)
+                self.alloc_lists[s.name] = stmts
         end = replace(ctx, path=ctx.path + (len(stmts),))
         for a in reversed(allocs):
+            if isinstance(a.typ, ir.BarrierType):
+                static_barriers.release(self, a, end)
             self.free_site(a, end)
 
     def stmt(self, s: ir.Stmt, ctx: Context) -> None:
@@ -147,9 +158,10 @@ class Analyzer:
                 self.fence(s, ctx)
             case ir.Call():
                 self.call(s, ctx)
-            case ir.Arrive() | ir.Await():
-                raise Unsupported("not supported by spork-verify yet: Arrive/Await (split "
-                                  "barriers)", s.loc, code="ERR-V11", rule="LANG-5.1")
+            case ir.Arrive():
+                static_barriers.arrive(self, s, ctx)
+            case ir.Await():
+                static_barriers.await_(self, s, ctx)
             case _:
                 raise UnhandledNode(s)
 
@@ -250,8 +262,16 @@ class Analyzer:
 
     def alloc(self, s: ir.Alloc, ctx: Context) -> None:
         if isinstance(s.typ, ir.BarrierType):
-            raise Unsupported("not supported by spork-verify yet: barrier variables (split "
-                              "barriers, commit groups)", s.loc, code="ERR-V11", rule="LANG-5.2")
+            static_barriers.declare(self, s, ctx)
+            decl = self.barrier_decls[s.name]
+            self.mems[s.name] = MBARRIER_STORAGE
+            self.model.shapes[s.name] = tuple(ir.Const(d, s.loc) for d in decl.shape)
+            self.alloc_loops[s.name] = decl.alloc_loops
+            self.alloc_ctx[s.name] = ctx
+            self.alloc_site_loc[s.name] = s.loc
+            if decl.mech is CudaMbarrier:
+                self.mutated = self.mutated | {s.name}  # storage is always tracked (SEM-2.1)
+            return
         mem = s.mem
         assert isinstance(mem, Memory)
         perms = mem.cuda_perms if ctx.cuda else mem.cpu_perms
@@ -279,7 +299,7 @@ class Analyzer:
 
     def free_site(self, a: ir.Alloc, ctx: Context) -> None:
         mem = self.mems.get(a.name)
-        if mem is None or not mem.is_smem or a.name not in self.mutated:
+        if mem is None or mem.family not in ("smem", "mbarrier") or a.name not in self.mutated:
             return
         shape = self.model.shapes[a.name]
         element = Element(tuple(None for _ in shape),
@@ -309,13 +329,20 @@ class Analyzer:
                       atomic_quals: frozenset[QualTL] = frozenset(),
                       single_thread: bool = True) -> None:
         mem = self.permission(sym, kind, instr_tl, ctx, loc)
-        family = "mbarrier" if False else mem.family
-        qual = rules.qual_entry(family, instr_tl, f"{sym.name} @ {mem}")
+        qual = rules.qual_entry(mem.family, instr_tl, f"{sym.name} @ {mem}")
         conv = rules.access_convergent(qual.q0, kind, in_instr, ctx.cuda, single_thread)
+        self.add_site(sym, element, kind, qual, conv, ctx, loc, sub, atomic_quals,
+                      single_thread, qual.q0 in rules.OUT_OF_ORDER)
+
+    def add_site(self, sym: ir.Sym, element: Element, kind: AccessKind, qual: rules.QualEntry,
+                 conv: bool, ctx: Context, loc: SrcLoc, sub: int,
+                 atomic_quals: frozenset[QualTL] = frozenset(), single_thread: bool = False,
+                 out_of_order: bool = False) -> None:
+        mem = self.mems[sym]
         tracked = sym in self.mutated and not mem.sync_exempt
         self.model.accesses.append(AccessSite(
             self.fresh_id(), sym, mem, self.model.shapes[sym], element, kind, qual, conv,
-            qual.q0 in rules.OUT_OF_ORDER, atomic_quals, replace(ctx, path=ctx.path + (sub,)),
+            out_of_order, atomic_quals, replace(ctx, path=ctx.path + (sub,)),
             loc, tracked, self.alloc_loops[sym], single_thread=single_thread))
 
     def scalar_stmt(self, s: ir.Assign | ir.Reduce, buf: ir.Sym, idx: tuple[ir.Expr, ...],

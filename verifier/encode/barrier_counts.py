@@ -1,0 +1,87 @@
+"""Barrier counters at a trace point and the obligations on them (SEM-6.4, 6.6, 6.7).
+
+Counts are sums over the Arrive (Await) sites of a barrier variable of `counting.count_before`.
+"""
+
+from __future__ import annotations
+
+import z3
+
+from verifier.lang import ir
+from verifier.semantics.sites import AwaitSite, BarrierDecl, ProgramModel
+from verifier.encode.counting import count_before
+from verifier.encode.instances import Encoder, Instance
+
+
+class BarrierCounts:
+    def __init__(self, enc: Encoder, model: ProgramModel) -> None:
+        self.enc = enc
+        self.model = model
+
+    def arrives_before(self, decl: BarrierDecl, elem: tuple[z3.ArithRef, ...], point: Instance,
+                       inclusive_textual: bool = False) -> z3.ArithRef:
+        """β(z[elem]).a just before `point` (SEM-2.3, SEM-6.3: only home counters move)."""
+        total: z3.ArithRef = z3.IntVal(0, self.enc.zctx)
+        for site in self.model.arrives:
+            if site.barrier == decl.sym:
+                total = total + count_before(self.enc, site.ctx, site.home, elem,
+                                             decl.alloc_loops, point.ctx, point.iters,
+                                             not inclusive_textual, site)
+        return total
+
+    def awaits_before(self, decl: BarrierDecl, elem: tuple[z3.ArithRef, ...], point: Instance
+                      ) -> z3.ArithRef:
+        """β(z[elem]).w just before `point`, for await-indexed barriers (w += 1 per Await)."""
+        total: z3.ArithRef = z3.IntVal(0, self.enc.zctx)
+        for site in self.model.awaits:
+            if site.barrier == decl.sym:
+                total = total + count_before(self.enc, site.ctx, site.element, elem,
+                                             decl.alloc_loops, point.ctx, point.iters, True,
+                                             site)
+        return total
+
+    def a_max(self, decl: BarrierDecl, site: AwaitSite, elem: tuple[z3.ArithRef, ...],
+              inst: Instance) -> z3.ArithRef:
+        """The newest arrive number an Await instance retires (SEM-6.4)."""
+        if site.n >= 0:
+            return self.arrives_before(decl, elem, inst) - site.n - 1
+        return self.awaits_before(decl, elem, inst) - (~site.n)
+
+    def await_sites(self, decl: BarrierDecl) -> list[AwaitSite]:
+        return [s for s in self.model.awaits if s.barrier == decl.sym]
+
+
+def free_point(enc: Encoder, decl: BarrierDecl, tag: str) -> Instance:
+    """The end of the barrier's allocation scope, as an instance over its allocation loops."""
+    return enc.instance(decl.free_ctx, tag)
+
+
+def element_vars(enc: Encoder, decl: BarrierDecl, tag: str
+                 ) -> tuple[tuple[z3.ArithRef, ...], list[z3.BoolRef]]:
+    elems, conds = [], []
+    for k, extent in enumerate(decl.shape):
+        v = z3.Int(f"{decl.sym.name}.elem{k}@{tag}", enc.zctx)
+        elems.append(v)
+        conds += [v >= 0, v < extent]
+    return tuple(elems), conds
+
+
+def last_instance(enc: Encoder, site: AwaitSite, point: Instance,
+                  elem: tuple[z3.ArithRef, ...]) -> Instance:
+    """The last instance of an Await site inside the allocation instance of `point`: shared
+    loops at the point's values, thread loops pinned by the element, sequential loops at
+    their last iteration (a witness for the final await count of a commit group)."""
+    iters: dict[ir.Sym, z3.ArithRef] = {}
+    env: dict[ir.Sym, z3.ArithRef] = {}
+    pins = {e.name: v for e, v in zip(site.element, elem) if isinstance(e, ir.Var)}
+    for lp in site.ctx.loops:
+        if lp.sym in point.iters:
+            iters[lp.sym] = point.iters[lp.sym]
+        elif lp.sym in pins:
+            iters[lp.sym] = pins[lp.sym]
+        else:
+            iters[lp.sym] = enc.value(lp.hi, env) - 1
+        env[lp.sym] = iters[lp.sym]
+    inst = Instance(site.ctx, iters, None, z3.BoolVal(True, enc.zctx))
+    inst.valid = enc.validity(inst)
+    return inst

@@ -1,0 +1,120 @@
+"""Split barriers in the concrete machine: counters, pending awaits, pairing (SEM-2.3, SEM-6).
+
+Commit groups, mbarriers and cluster syncs share one mechanism: an Arrive tags the records it
+witnesses with (barrier element, arrive number); an Await retires the tags its counter allows
+and augments those records. Mbarrier storage is a tracked SMEM variable read by every Arrive
+and Await (SEM-6.2), so its free is checked like any SMEM free (SEM-4.7).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
+
+from verifier.diagnostics import SrcLoc
+from verifier.lang import ir
+from verifier.lang.memories import CudaMbarrier, Memory
+from verifier.semantics import rules
+from verifier.semantics.state import Finding, Record, Threads
+
+if TYPE_CHECKING:
+    from verifier.semantics.machine import Machine
+
+# The storage of an mbarrier variable: RAM-like qual-tls (SEM-3.3), allocated in SMEM.
+MBARRIER_STORAGE = Memory("CudaMbarrier (storage)", "mbarrier", "", "rwc", None, False, True)
+
+
+@dataclass
+class BarrierInstance:
+    sym: ir.Sym
+    shape: tuple[int, ...]
+    mech: object
+    counts: dict[tuple[int, ...], list[int]] = field(default_factory=dict)  # element -> [a, w]
+
+    def count(self, element: tuple[int, ...]) -> list[int]:
+        return self.counts.setdefault(element, [0, 0])
+
+    def elements(self) -> list[tuple[int, ...]]:
+        return [tuple(e) for e in itertools.product(*(range(n) for n in self.shape))]
+
+
+def referenced(ref: ir.BarrierRef, bar: BarrierInstance, value: Callable[[ir.Expr], int]
+               ) -> tuple[tuple[int | None, ...], list[tuple[int, ...]]]:
+    """(home entries with None for intervals, every element the expression names)."""
+    home: list[int | None] = []
+    ranges = []
+    for k, a in enumerate(ref.idx):
+        if isinstance(a, ir.Point):
+            v = value(a.pt)
+            home.append(v)
+            ranges.append(range(v, v + 1))
+        else:
+            home.append(None)
+            ranges.append(range(bar.shape[k]))
+    return tuple(home), [tuple(e) for e in itertools.product(*ranges)]
+
+
+def arrive(m: "Machine", s: ir.Arrive, threads: Threads, bar: BarrierInstance) -> None:
+    """SEM-6.3 (with the storage reads of SEM-6.2)."""
+    homes: list[tuple[int | None, ...]] = []
+    named: list[tuple[int, ...]] = []
+    for ref in s.targets:
+        home, elems = referenced(ref, bar, m.value)
+        homes.append(home)
+        named.extend(e for e in elems if e not in named)
+    home_elem = tuple(next((h[k] for h in homes if h[k] is not None), 0)
+                      for k in range(len(bar.shape)))
+    first = rules.SYNC_SETS[s.first]
+    if bar.mech is CudaMbarrier:
+        for elem in named:
+            m.storage_access(bar.sym, elem, threads, s.loc, sm80=rules.Q.Sm80 in first.full)
+    a = bar.count(home_elem)[0]
+    for rec in m.live_records(threads.task):
+        if rec.witnessed_by(threads, first):
+            rec.pending.update((bar.sym.id, elem, a) for elem in named)
+    bar.count(home_elem)[0] = a + 1
+
+
+def await_(m: "Machine", s: ir.Await, threads: Threads, bar: BarrierInstance) -> None:
+    """SEM-6.4, with the unsatisfiable-await check of SEM-6.7 (D5)."""
+    _, (elem,) = referenced(s.target, bar, m.value)
+    if bar.mech is CudaMbarrier:
+        m.storage_access(bar.sym, elem, threads, s.loc, sm80=False)
+    a, w = bar.count(elem)
+    if s.n >= 0:
+        a_max, w_new = a - s.n - 1, max(w, a - s.n)
+    else:
+        lag = ~s.n
+        a_max, w_new = w - lag, w + 1
+        if a_max >= 0 and a <= a_max:
+            m.report(Finding(
+                "deadlock", f"UNSATISFIABLE AWAIT @ {bar.sym.name}{list(elem)}: await #{w} "
+                f"pairs with arrive #{a_max} but only {a} arrive(s) precede it in the "
+                "sequential trace", bar.sym.name, elem, s.loc,
+                m.origin(s.loc, "await", None, threads), None,
+                sync_hint="the paired Arrive must come before this Await in the sequential "
+                          "trace (SEM-6.7)"))
+    second = rules.SYNC_SETS[s.second]
+    key = bar.sym.id
+    for rec in m.live_records(threads.task):
+        if any(p[0] == key and p[1] == elem and p[2] <= a_max for p in rec.pending):
+            rec.augment_full(threads, second)
+    bar.count(elem)[1] = w_new
+
+
+def free_barrier(m: "Machine", bar: BarrierInstance, loc: SrcLoc) -> None:
+    """SEM-6.6: every element must have as many awaits as arrives when freed."""
+    for elem in bar.elements():
+        a, w = bar.count(elem)
+        if a != w:
+            m.report(Finding(
+                "barrier-count", f"Arrive count ({a}) != Await count ({w}) @ "
+                f"{bar.sym.name}{list(elem)} when it is freed", bar.sym.name, elem, loc,
+                None, None, sync_hint="balance the barrier: e.g. a final Await(cg, ..., 0) "
+                "for a commit group"))
+            return
+
+
+def pending_of(rec: Record) -> set[tuple[int, tuple[int, ...], int]]:
+    return rec.pending

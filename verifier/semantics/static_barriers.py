@@ -1,0 +1,338 @@
+"""Static rules of barrier variables (language.md §5: LANG-5.2..5.21), and their sites.
+
+Checked before any proof: mechanism legality per sync-tl and collective (LANG-5.20), Await N per
+mechanism (LANG-5.9), one Arrive sync-tl / one Await sync-tl per variable (LANG-5.11), presence
+of both halves (LANG-5.10), guarded-by constraints (LANG-5.15), the alternation of guard Awaits
+and Arrives (LANG-5.16/5.17), ring depth (LANG-5.19) and solitary commit groups (LANG-5.21).
+The ring invariant SEM-6.8 follows from these (semantics.md SEM-6.8's argument).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from verifier import collectives
+from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
+from verifier.lang import ir
+from verifier.lang.memories import CudaClusterSync, CudaCommitGroup, CudaMbarrier
+from verifier.lang.timelines import QualTL, SyncTL
+from verifier.lang.units import cuda_agnostic_sub_cta, cuda_thread
+from verifier.semantics import rules
+from verifier.semantics.sites import ArriveSite, AwaitSite, BarrierDecl, Context, Element
+
+if TYPE_CHECKING:
+    from verifier.semantics.static import Analyzer
+
+
+def implements(inner: SyncTL, outer: SyncTL) -> bool:
+    """τ ⊑ S (SEM-3.5)."""
+    a, b = rules.SYNC_SETS[inner], rules.SYNC_SETS[outer]
+    return a.full <= b.full and a.temporal <= b.temporal
+
+
+@dataclass
+class BarrierUse:
+    decl_loc: SrcLoc
+    arrives: list[ir.Arrive] = field(default_factory=list)
+    awaits: list[ir.Await] = field(default_factory=list)
+    guard: ir.Sym | None = None
+
+
+def declare(an: "Analyzer", s: ir.Alloc, ctx: Context) -> None:
+    typ = s.typ
+    assert isinstance(typ, ir.BarrierType)
+    if not ctx.cuda:
+        raise RejectedInput(f"{s.name.name} (barrier type {typ.mech}) does not allow "
+                            "allocation in a scope using cpu_basic_device", s.loc,
+                            code="ERR-A05", rule="LANG-5.2")
+    if not typ.mech.lowerable:
+        raise RejectedInput(f"{typ.mech} not supported in CUDA device function", s.loc,
+                            code="ERR-L05", rule="LANG-5.2")
+    shape = []
+    for d in typ.shape:
+        if not (isinstance(d, ir.Const) and isinstance(d.value, int) and d.value > 0):
+            raise RejectedInput(f"barrier {s.name.name} requires constant positive extents",
+                                s.loc, code="ERR-A16", rule="LANG-5.3")
+        shape.append(d.value)
+    if typ.guarded_by is not None:
+        other = an.barrier_decls.get(typ.guarded_by)
+        if other is None or other.mech is not typ.mech:
+            raise RejectedInput(f"cannot have guarded_by={typ.guarded_by.name} due to "
+                                "BarrierMechanism mismatch", s.loc, code="ERR-A31",
+                                rule="LANG-5.15")
+        if not typ.mech.supports_guards:
+            raise RejectedInput(f"cannot have guarded_by={typ.guarded_by.name} as {typ.mech} "
+                                "has supports_guards=False", s.loc, code="ERR-A31",
+                                rule="LANG-5.15")
+        if other.guarded_by is not None or typ.guarded_by in an.guard_taken:
+            raise RejectedInput(f"cannot have guarded_by={typ.guarded_by.name} as it guards "
+                                "another barrier already", s.loc, code="ERR-A31",
+                                rule="LANG-5.15")
+        an.guard_taken.add(typ.guarded_by)
+    decl = BarrierDecl(s.name, typ.mech, tuple(shape), typ.guarded_by, ctx, ctx, s.loc,
+                       tuple(lp.sym for lp in ctx.loops))
+    an.barrier_decls[s.name] = decl
+    an.barrier_uses[s.name] = BarrierUse(s.loc)
+    if typ.mech is CudaCommitGroup:
+        live = [d for d in an.live_barriers if d.mech is CudaCommitGroup]
+        if live:
+            raise RejectedInput(f"Invalid \"{s.name.name}: barrier @ CudaCommitGroup\" of "
+                                "lowered barrier type Sm80_commit_group due to another such live "
+                                f"barrier \"{live[0].sym.name}\" in scope", s.loc,
+                                code="ERR-A17", rule="LANG-5.21")
+    an.live_barriers.append(decl)
+
+
+def release(an: "Analyzer", s: ir.Alloc, free_ctx: Context) -> None:
+    decl = an.barrier_decls[s.name]
+    an.barrier_decls[s.name] = replace(decl, free_ctx=free_ctx)
+    an.live_barriers = [d for d in an.live_barriers if d.sym != s.name]
+    an.model.barriers[s.name] = an.barrier_decls[s.name]
+
+
+def _points(an: "Analyzer", ref: ir.BarrierRef, ctx: Context, what: str) -> tuple[ir.Expr, ...]:
+    out = []
+    for a in ref.idx:
+        if isinstance(a, ir.Interval):
+            raise Unsupported(f"not supported by spork-verify yet: multicast {what} "
+                              f"(interval index on {ref.buf.name})", ref.loc, code="ERR-V11",
+                              rule="LANG-5.7")
+        out.append(a.pt)
+    an.note_use(ref.buf, ctx, ref.idx)
+    return tuple(out)
+
+
+def arrive(an: "Analyzer", s: ir.Arrive, ctx: Context) -> None:
+    if not ctx.cuda:
+        raise RejectedInput("Arrive (barrier type) does not allow SyncStmt in a scope using "
+                            "cpu_basic_device", s.loc, code="ERR-A05", rule="LANG-4.3")
+    if not s.targets:
+        raise RejectedInput("missing >> trailing barrier exprs", s.loc, code="ERR-A26",
+                            rule="LANG-5.6")
+    names = {t.buf for t in s.targets}
+    if len(names) > 1:
+        raise RejectedInput("cannot arrive on different barrier arrays", s.loc,
+                            code="ERR-A26", rule="LANG-5.6")
+    if len(s.targets) > 1:
+        raise Unsupported("not supported by spork-verify yet: multicast Arrive", s.loc,
+                          code="ERR-V11", rule="LANG-5.6")
+    sym = s.targets[0].buf
+    decl = an.barrier_decls[sym]
+    _mechanism_rules(decl, s.first, None, ctx, s.loc, arrive=True)
+    home = _points(an, s.targets[0], ctx, "Arrive")
+    an.barrier_uses[sym].arrives.append(s)
+    site = ArriveSite(an.fresh_id(), sym, s.first, home, ctx, s.loc)
+    an.model.arrives.append(site)
+    if decl.mech is CudaMbarrier:
+        sm80 = QualTL.Sm80 in rules.SYNC_SETS[s.first].full
+        storage_read(an, sym, home, ctx, s.loc, QualTL.Sm80 if sm80 else QualTL.cuda2)
+
+
+def await_(an: "Analyzer", s: ir.Await, ctx: Context) -> None:
+    if not ctx.cuda:
+        raise RejectedInput("Await (barrier type) does not allow SyncStmt in a scope using "
+                            "cpu_basic_device", s.loc, code="ERR-A05", rule="LANG-4.3")
+    sym = s.target.buf
+    decl = an.barrier_decls[sym]
+    mech = decl.mech
+    if mech is CudaMbarrier and s.n >= 0:
+        raise RejectedInput("CudaMbarrier requires N < 0 (e.g. N = ~0)", s.loc,
+                            code="ERR-A29", rule="LANG-5.9")
+    if mech is CudaCommitGroup and s.n < 0:
+        raise RejectedInput("CudaCommitGroup requires N >= 0", s.loc, code="ERR-A29",
+                            rule="LANG-5.9")
+    if mech is CudaClusterSync and s.n != 0:
+        raise RejectedInput("CudaClusterSync requires N = 0", s.loc, code="ERR-A29",
+                            rule="LANG-5.9")
+    previous = an.barrier_uses[sym].awaits
+    if mech is CudaMbarrier and previous and previous[0].n != s.n:
+        raise RejectedInput("incompatible N (CudaMbarrier uniform-N requirement)", s.loc,
+                            code="ERR-A29", rule="LANG-5.9")
+    _mechanism_rules(decl, None, s.second, ctx, s.loc, arrive=False)
+    element = _points(an, s.target, ctx, "Await")
+    an.barrier_uses[sym].awaits.append(s)
+    an.model.awaits.append(AwaitSite(an.fresh_id(), sym, s.second, s.n, element, ctx, s.loc))
+    if mech is CudaMbarrier:
+        storage_read(an, sym, element, ctx, s.loc, QualTL.cuda2)
+
+
+def storage_read(an: "Analyzer", sym: ir.Sym, element: tuple[ir.Expr, ...], ctx: Context,
+                 loc: SrcLoc, q0: QualTL) -> None:
+    """SEM-6.2: Arrive/Await read the mbarrier's storage (convergent, in order)."""
+    entry = rules.QualEntry(q0, frozenset({q0, QualTL.cuda2}))
+    an.add_site(sym, Element(element, tuple(None for _ in element)), rules.AccessKind.read,
+                entry, True, ctx, loc, 99)
+
+
+def _mechanism_rules(decl: BarrierDecl, first: SyncTL | None, second: SyncTL | None,
+                     ctx: Context, loc: SrcLoc, arrive: bool) -> None:
+    """LANG-5.20 legality of sync-tls and collectives per mechanism."""
+    assert ctx.device is not None
+    dev = ctx.device.cfg
+    name = decl.sym.name
+    if decl.mech is CudaCommitGroup:
+        if first is not None and not implements(first, SyncTL.Sm80_cp_async):
+            if first in (SyncTL.tma_to_gmem_async, SyncTL.wgmma_async):
+                raise Unsupported(f"not supported by spork-verify yet: {first} commit groups",
+                                  loc, code="ERR-V11", rule="LANG-5.20")
+            raise RejectedInput(f"{name} does not support Arrive({first}) (wrong first sync-tl)",
+                                loc, code="ERR-L03", rule="LANG-5.20")
+        if second is not None and not implements(second, SyncTL.cuda_in_order):
+            raise RejectedInput(f"commit group {name} with Arrive(Sm80_cp_async) expects "
+                                f"Await(cuda_in_order), not {second} (wrong second sync-tl)",
+                                loc, code="ERR-L03", rule="LANG-5.20")
+        problem = collectives.matches_unit(ctx.tiling, cuda_thread, dev)
+        if problem is not None:
+            what = "Arrive" if arrive else "Await"
+            raise RejectedInput(f"{what} of CudaCommitGroup {name} with Arrive(Sm80_cp_async) "
+                                f"expects collective unit cuda_thread: {problem}", loc,
+                                code="ERR-L03", rule="LANG-5.20")
+    elif decl.mech is CudaMbarrier:
+        if first is not None:
+            ok = implements(first, SyncTL.cuda_in_order) or \
+                implements(first, SyncTL.Sm80_cp_async)
+            if not ok:
+                raise RejectedInput(f"mbarrier Arrive sync-tl {first} not supported: use "
+                                    "cuda_temporal, and add trailing barriers to TMA instrs",
+                                    loc, code="ERR-L04", rule="LANG-5.20")
+            problem = collectives.matches_unit(ctx.tiling, cuda_agnostic_sub_cta, dev)
+            if problem is not None:
+                raise RejectedInput(f"{name} must be distributed so each mbarrier is resident "
+                                    f"in 1 CTA only: {problem}", loc, code="ERR-L04",
+                                    rule="LANG-5.14")
+        if second is not None:
+            sets = rules.SYNC_SETS[second]
+            if not implements(second, SyncTL.cuda_generic_and_async_proxy) or \
+                    QualTL.Sm80 in sets.temporal:
+                raise RejectedInput(f"mbarrier Await sync-tl {second} not supported", loc,
+                                    code="ERR-L04", rule="LANG-5.20")
+    elif decl.mech is CudaClusterSync:
+        raise Unsupported("not supported by spork-verify yet: CudaClusterSync", loc,
+                          code="ERR-V11", rule="LANG-5.20")
+
+
+def finish(an: "Analyzer") -> None:
+    """Per-variable rules once every use is known (LANG-5.10, 5.11, 5.16-5.19)."""
+    decls = an.model.barriers
+    for sym, use in an.barrier_uses.items():
+        decl = decls.get(sym) or an.barrier_decls[sym]
+        if not use.arrives or not use.awaits:
+            missing = "Arrive(...) >> " if not use.arrives else "Await("
+            raise RejectedInput(f"missing {missing}{sym.name} for {sym.name}", decl.loc,
+                                code="ERR-A27", rule="LANG-5.10")
+        firsts = {a.first for a in use.arrives}
+        if len(firsts) > 1:
+            raise RejectedInput(f"incompatible sync-tl ({use.arrives[-1].first}) with previous "
+                                "Arrive", use.arrives[-1].loc, code="ERR-A28", rule="LANG-5.11")
+        seconds = {a.second for a in use.awaits}
+        if len(seconds) > 1:
+            raise RejectedInput(f"incompatible sync-tl ({use.awaits[-1].second}) with previous "
+                                "Await", use.awaits[-1].loc, code="ERR-A28", rule="LANG-5.11")
+    mbar = {s: d for s, d in decls.items() if d.mech is CudaMbarrier}
+    guard = _guards(mbar)
+    for sym, decl in mbar.items():
+        lag = ~an.barrier_uses[sym].awaits[0].n
+        cycle = _cycle(guard, sym)
+        depth = 1 + lag if cycle == [sym] else sum(~an.barrier_uses[c].awaits[0].n
+                                                   for c in cycle)
+        if depth <= 0:
+            raise RejectedInput(f"{sym.name} must have some await with nonzero skips (e.g. set "
+                                "N = ~1)", decl.loc, code="ERR-L04", rule="LANG-5.19")
+    for sym, decl in mbar.items():
+        _alternation(an, decl, guard[sym], sym)
+
+
+def _guards(mbar: dict[ir.Sym, BarrierDecl]) -> dict[ir.Sym, ir.Sym]:
+    """guardedBy(z) for every mbarrier variable (LANG-5.15), declarations in order."""
+    guarded_by = {s: s for s in mbar}
+    for s, d in mbar.items():
+        if d.guarded_by is not None:
+            a = d.guarded_by
+            # a guards s; s guards whatever a guarded (i.e. takes a's old guardee's guard)
+            displaced = [z for z, g in guarded_by.items() if g == a and z != s]
+            guarded_by[s] = a
+            for z in displaced:
+                guarded_by[z] = s
+    return guarded_by
+
+
+def _cycle(guarded_by: dict[ir.Sym, ir.Sym], start: ir.Sym) -> list[ir.Sym]:
+    cycle, cur = [start], guarded_by[start]
+    while cur != start and cur not in cycle:
+        cycle.append(cur)
+        cur = guarded_by[cur]
+    return cycle
+
+
+def _alternation(an: "Analyzer", decl: BarrierDecl, guard: ir.Sym, target: ir.Sym) -> None:
+    """LANG-5.16/5.17: Await(guard) and Arrive >> target alternate, per scope, syntactically."""
+    stmts = an.alloc_lists[decl.sym]
+    await_first = guard != target
+    state = _walk_alternation(stmts, guard, target, None, await_first, decl)
+    if state is not None:
+        missing = f"Arrive(...) >> {target.name}" if state == "awaited" else \
+            f"Await({guard.name}, ...)"
+        raise RejectedInput(f"{'Await' if state == 'awaited' else 'Arrive'} without subsequent "
+                            f"{missing} in body", decl.loc, code="ERR-A32", rule="LANG-5.17")
+
+
+def _walk_alternation(stmts: tuple[ir.Stmt, ...], guard: ir.Sym, target: ir.Sym,
+                      state: str | None, await_first: bool, decl: BarrierDecl) -> str | None:
+    """state: None (balanced), "awaited" (Await(guard) seen), "arrived" (Arrive first)."""
+    for s in stmts:
+        match s:
+            case ir.Warps(body=body) | ir.For(mode=ir.CudaThreads(), body=body):
+                state = _walk_alternation(body, guard, target, state, await_first, decl)
+            case ir.For(body=body) | ir.If(body=body):
+                bodies = [body] + ([s.orelse] if isinstance(s, ir.If) else [])
+                for b in bodies:
+                    if not _uses(b, guard, target):
+                        continue
+                    if state is not None:
+                        raise RejectedInput(
+                            f"{_describe(s)} forbidden here when Await({guard.name})->Arrive("
+                            f"{target.name}) sees usage outside", s.loc, code="ERR-A32",
+                            rule="LANG-5.17")
+                    inner = _walk_alternation(b, guard, target, None, await_first, decl)
+                    if inner is not None:
+                        raise RejectedInput(
+                            f"{_describe(s)} body ends without completing Await({guard.name})"
+                            f" -> Arrive(...) >> {target.name}", s.loc, code="ERR-A32",
+                            rule="LANG-5.17")
+            case ir.Await(target=ref) if ref.buf == guard:
+                if state == "awaited":
+                    raise RejectedInput(f"expect Arrive(...) >> {target.name} before "
+                                        f"Await({guard.name}, ...)", s.loc, code="ERR-A32",
+                                        rule="LANG-5.16")
+                state = None if state == "arrived" else "awaited"
+                if state == "awaited" and guard == target and not await_first:
+                    pass
+            case ir.Arrive(targets=refs) if any(r.buf == target for r in refs):
+                if state is None and await_first:
+                    raise RejectedInput(f"expect Await({guard.name}, ...) before Arrive(...) >> "
+                                        f"{target.name}", s.loc, code="ERR-A32",
+                                        rule="LANG-5.16")
+                if state == "arrived":
+                    raise RejectedInput(f"expect Await({guard.name}, ...) before Arrive(...) >> "
+                                        f"{target.name}", s.loc, code="ERR-A32",
+                                        rule="LANG-5.16")
+                state = None if state == "awaited" else "arrived"
+            case _:
+                pass
+    return state
+
+
+def _uses(stmts: tuple[ir.Stmt, ...], guard: ir.Sym, target: ir.Sym) -> bool:
+    from verifier.semantics.access import walk_stmts
+
+    for s in walk_stmts(stmts):
+        if isinstance(s, ir.Await) and s.target.buf == guard:
+            return True
+        if isinstance(s, ir.Arrive) and any(r.buf == target for r in s.targets):
+            return True
+    return False
+
+
+def _describe(s: ir.Stmt) -> str:
+    return f"for {s.iter.name}-loop" if isinstance(s, ir.For) else "if"
