@@ -18,7 +18,7 @@ from verifier.semantics.rules import AccessKind, Flag
 from verifier.semantics.sites import AccessSite, ProgramModel
 from verifier.encode.barrier_counts import element_vars, free_point, last_instance
 from verifier.encode.instances import Encoder, Instance, before, equal_on
-from verifier.encode.visibility import VisibilityBuilder
+from verifier.encode.visibility import ANCHORED_FALLBACK, LEVELS, VisibilityBuilder
 
 
 @dataclass
@@ -33,7 +33,7 @@ class Obligation:
     names: dict[str, z3.ArithRef] = field(default_factory=dict)
     description: str = ""
     # constraints with fence chains up to a given length (None: nothing to refine)
-    refine: Callable[[int], list[z3.BoolRef]] | None = None
+    refine: Callable[..., list[z3.BoolRef]] | None = None
 
 
 def required_flag(earlier: AccessSite, later: AccessSite) -> Flag | None:
@@ -125,8 +125,9 @@ class ObligationBuilder:
         common = self.base + [a.valid, b.valid, ca, cb, same_elem, same_alloc,
                               before(a, b, self.zctx)]
 
-        def with_chains(max_chain: int) -> list[z3.BoolRef]:
-            self.vis.max_chain = max_chain
+        def with_chains(level: int, fallback: bool = False) -> list[z3.BoolRef]:
+            self.vis.max_chain, self.vis.quantified = \
+                ANCHORED_FALLBACK[level] if fallback else LEVELS[level]
             return common + [z3.Not(self.vis.visible(sa, a, sb, b, flag))]
 
         kind = _hazard_kind(sa, sb)
@@ -138,7 +139,7 @@ class ObligationBuilder:
             f"{kind}:{sb.buf.name}@{sa.loc.line}:{sa.loc.col}->{sb.loc.line}:{sb.loc.col}",
             "SEM-4.7" if sb.is_free else "SEM-4.5", kind, sb.buf.name, sb.loc,
             [(sa.loc, "earlier access"), (sb.loc, "later access")],
-            with_chains(1), names,
+            with_chains(0), names,
             f"{sb.kind.value} of {what} sees {sa.kind.value} ({flag.value})", with_chains)
 
     def barriers(self) -> list[Obligation]:

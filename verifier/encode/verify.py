@@ -23,7 +23,7 @@ from verifier.results import (
 from verifier.semantics import Finding as MachineFinding, analyze, run_machine
 from verifier.encode.obligations import Obligation, ObligationBuilder
 from verifier.encode.solver import SOLVER_NAME, Budget, Outcome, Status, check
-from verifier.encode.visibility import MAX_CHAIN
+from verifier.encode.visibility import ANCHORED_FALLBACK, LEVELS
 
 
 @dataclass
@@ -113,15 +113,20 @@ def verify_proc(proc: ir.Proc, opts: Options | None = None) -> ProcResult:
     size_vars = tuple(builder.size_names.values())
     for ob in obligations:
         t0 = time.perf_counter()
-        outcome = check(ob.constraints, ob.names, budget, small_bounds=size_vars)
+        levels = len(LEVELS) if ob.refine is not None else 1
+        for level in range(levels):
+            # escalate while sat: longer chains, then quantified witnesses; replay at the end
+            constraints = ob.constraints if level == 0 else ob.refine(level)  # type: ignore
+            last = level == levels - 1
+            outcome = check(constraints, ob.names, budget,
+                            small_bounds=size_vars if last else ())
+            if outcome.status is Status.unknown and level in ANCHORED_FALLBACK:
+                assert ob.refine is not None  # quantified query gave up: anchored witnesses
+                outcome = check(ob.refine(level, True), ob.names, budget,
+                                small_bounds=size_vars if last else ())
+            if outcome.status is not Status.candidate:
+                break
         status, finding = _judge(proc, ob, outcome, replays, builder, confirmed)
-        chain = 1
-        while status is ObligationStatus.unknown and outcome.status is Status.candidate \
-                and finding is not None and not finding.counterexample.replayed \
-                and ob.refine is not None and chain < MAX_CHAIN:
-            chain += 1  # the candidate was spurious: allow longer fence chains
-            outcome = check(ob.refine(chain), ob.names, budget, small_bounds=size_vars)
-            status, finding = _judge(proc, ob, outcome, replays, builder, confirmed)
         results.append(ObligationResult(ob.id, ob.rule, ob.kind, status,
                                         time.perf_counter() - t0, outcome.query_hash,
                                         ob.description))

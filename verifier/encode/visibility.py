@@ -28,6 +28,10 @@ from verifier.encode.barrier_counts import BarrierCounts
 from verifier.encode.instances import Encoder, Instance, before, equal_on
 
 MAX_CHAIN = 3  # longest fence chain tried when shorter ones leave a spurious candidate
+# Refinement levels: (longest chain, quantified witnesses); each is tried only when the
+# previous one leaves a candidate.
+LEVELS = ((1, False), (2, True), (3, True))
+ANCHORED_FALLBACK = {1: (2, False), 2: (3, False)}  # when a quantified query is unknown
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,9 @@ def candidate_chains(events: list[Event], graph: nx.DiGraph, a: AccessSite, b: A
 class VisibilityBuilder:
     def __init__(self, enc: Encoder, model: ProgramModel, max_chain: int = 1) -> None:
         self.max_chain = max_chain
+        self.quantified = False  # witness instances with bound sequential iterators
+        self.bound: list[z3.ArithRef] = []
+        self.fresh = itertools.count()
         self.enc = enc
         self.zctx = enc.zctx
         self.model = model
@@ -177,9 +184,13 @@ class VisibilityBuilder:
 
     def chain_terms(self, chain: Chain, sa: AccessSite, a: Instance, b: Instance
                     ) -> list[z3.BoolRef]:
-        """One term per choice of witness instances; each holds iff that chain carries a to b."""
+        """One term per choice of witness instances; each holds iff that chain carries a to b.
+        In quantified mode the events' sequential iterators are existentially bound, which is
+        the exact condition for the chain's shape (the negation becomes a ∀ for Z3)."""
         assert a.thread is not None and b.thread is not None
+        self.bound = []
         options = [self.event_instances(e, a, b) for e in chain.events]
+        bound = list(self.bound)
         terms = []
         for choice in itertools.product(*options):
             conj = [self.same_task(a, b)]
@@ -196,7 +207,8 @@ class VisibilityBuilder:
             last = steps[-1][1]
             conj.append(before(last, b, self.zctx))
             conj.append(self.enc.member(last.ctx, b.thread, last.iters))
-            terms.append(z3.And(*conj))
+            term = z3.And(*conj)
+            terms.append(z3.Exists(bound, term) if bound else term)
         return terms
 
     def event_instances(self, event: Event, a: Instance, b: Instance
@@ -235,7 +247,11 @@ class VisibilityBuilder:
             thread_terms = self.enc.thread_iter_terms(site_ctx, anchor.thread)
             free_seq = []
             for lp in site_ctx.loops:
-                if lp.sym in anchor_loops:
+                if self.quantified and lp.kind == "seq":
+                    var = z3.Int(f"{lp.sym.name}#{lp.sym.id}@w{next(self.fresh)}", self.zctx)
+                    self.bound.append(var)
+                    pinned[lp.sym] = var
+                elif lp.sym in anchor_loops:
                     pinned[lp.sym] = anchor.iters[lp.sym]
                 elif lp.kind == "threads":
                     pinned[lp.sym] = thread_terms[lp.sym]
