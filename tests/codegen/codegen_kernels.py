@@ -84,16 +84,35 @@ def cp_async_copy(nb: size, x: f32[nb, 1024] @ CudaGmemLinear, y: f32[nb, 1024] 
 @proc
 def mma_tile(M: size, N: size, A: f32[M, 8] @ CudaGmemLinear, B: f32[8, N] @ CudaGmemLinear, C: f32[M, N] @ CudaGmemLinear):
     assert M % 64 == 0
-    assert N % 8 == 0
+    assert N % 16 == 0
     with CudaDeviceFunction(blockDim=128):
         for mt in cuda_tasks(0, M / 64):
-            for nt in cuda_tasks(0, N / 8):
+            for nt in cuda_tasks(0, N / 16):
                 a: f32[4, 16, 8] @ Sm80_RmemMatrixA(16, 8)
-                b: f32[4, 8, 8] @ Sm80_RmemMatrixB(8, 8)
-                d: f32[4, 16, 8] @ Sm80_RmemMatrixD(16, 8)
+                b: f32[4, 2, 8, 8] @ Sm80_RmemMatrixB(8, 8)
+                d: f32[4, 2, 16, 8] @ Sm80_RmemMatrixD(16, 8)
                 for w in cuda_threads(0, 4, unit=cuda_warp):
                     Sm80_mma_load_a_row_major_tf32(a[w, :, :], A[64 * mt + 16 * w:64 * mt + 16 * w + 16, 0:8], K=8)
-                    Sm80_mma_load_b_row_major_tf32(b[w, :, :], B[0:8, 8 * nt:8 * nt + 8], K=8)
-                    Sm80_mma_zero_d_tf32(d[w, :, :])
-                    Sm80_mma_tf32(d[w, :, :], a[w, :, :], b[w, :, :], K=8)
-                    Sm80_mma_store_d_row_major_tf32(C[64 * mt + 16 * w:64 * mt + 16 * w + 16, 8 * nt:8 * nt + 8], d[w, :, :])
+                    for j in seq(0, 2):
+                        Sm80_mma_load_b_row_major_tf32(b[w, j, :, :], B[0:8, 16 * nt + 8 * j:16 * nt + 8 * j + 8], K=8)
+                        Sm80_mma_zero_d_tf32(d[w, j, :, :])
+                        Sm80_mma_tf32(d[w, j, :, :], a[w, :, :], b[w, j, :, :], K=8)
+                        Sm80_mma_store_d_row_major_tf32(C[64 * mt + 16 * w:64 * mt + 16 * w + 16, 16 * nt + 8 * j:16 * nt + 8 * j + 8], d[w, j, :, :])
+
+
+@proc
+def commit_group_stage(n: size, src: f32[n, 128] @ CudaGmemLinear, dst: f32[n, 128] @ CudaGmemLinear):
+    with CudaDeviceFunction(blockDim=32):
+        for row in cuda_tasks(0, n):
+            stage: f32[128] @ CudaSmemLinear
+            cg: barrier[32] @ CudaCommitGroup
+            for t in cuda_threads(0, 32):
+                Sm80_cp_async_f32(stage[4 * t:4 * t + 4], src[row, 4 * t:4 * t + 4], size=4)
+                Arrive(Sm80_cp_async) >> cg[t]
+                Await(cg[t], cuda_in_order, 0)
+            Fence(cuda_in_order, cuda_in_order)
+            for t in cuda_threads(0, 32):
+                for j in seq(0, 4):
+                    dst[row, 32 * j + t] = stage[32 * j + t]
+            Fence(cuda_in_order, cuda_in_order)
+

@@ -4,7 +4,8 @@ Reads a `DevicePlan` (tilings, distributions, SMEM offsets) and the `Env` of the
 task reaches captured CPU values and task iterators); produces the body lines of one
 `exo_deviceTask<cname>` function per warp name. Thread loops and `CudaWarps` blocks become the
 guarded blocks of COLL-4.3 with the collectives' guard text; fences follow SEM-8.1.
-Non-goals: split barriers, wgmma fences, tensor maps (refused with `Unsupported`).
+Split barriers without storage (commit groups, cluster sync) follow SEM-8.3/8.4.
+Non-goals: mbarrier rings, wgmma fences, tensor maps (refused with `Unsupported`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from math import prod
 
 from verifier import collectives
+from verifier.codegen.barriers import arrive_lines, await_lines
 from verifier.codegen.exprs import Env, View, cexpr, dense_strides, window_view
 from verifier.codegen.instrs import lower_device_call
 from verifier.codegen.names import Namer, ctype_of
@@ -124,6 +126,8 @@ class TaskEmitter:
         match s:
             case ir.Pass():
                 return []
+            case ir.Alloc(name=name, typ=ir.BarrierType(mech=mech)):
+                return [pad + f"// {name.name}: barrier @ {mech} (no storage)"]
             case ir.Alloc(name=name):
                 lines, view = alloc_view(s, self.plan, self.namer(name))
                 env.views[name] = view
@@ -157,9 +161,18 @@ class TaskEmitter:
             case ir.Fence(first=first, second=second):
                 scope = collectives.fence_scope(self.plan.tiling(s), self.plan.dev)
                 return [pad + line for line in fence_lines(first, second, scope, s.loc)]
-            case ir.Arrive() | ir.Await():
-                raise Unsupported("codegen of Arrive/Await is not supported yet", s.loc,
-                                  code="ERR-V11", rule="SEM-8.3")
+            case ir.Arrive(first=first, targets=targets):
+                mech = self.plan.barriers[targets[0].buf]
+                lines = arrive_lines(mech, first, first in _WAIT_ALL_FIRST, s.loc)
+                return [pad + f"// Arrive({first}) >> {targets[0].buf.name}"] + \
+                    [pad + line for line in lines]
+            case ir.Await(target=target, second=second, n=n):
+                mech = self.plan.barriers[target.buf]
+                first = self.plan.arrive_first.get(target.buf)
+                proxy = second in _PROXY_SECOND and first not in _TEMPORAL_ONLY
+                lines = await_lines(mech, first, n, proxy, s.loc)
+                return [pad + f"// Await({target.buf.name}, {second}, {n})"] + \
+                    [pad + line for line in lines]
             case ir.For() | ir.DeviceFunction():
                 raise InternalError("cuda_tasks/par loop or device function in a device task",
                                     s.loc)

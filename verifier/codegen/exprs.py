@@ -120,8 +120,7 @@ class View:
                  for p, lo, s in zip(points[:lead], los[:lead], self.strides)]
         strides = tuple(s for p, s in zip(points[:lead], self.strides) if p is None)
         offset = c_add(terms)
-        if self.frag:
-            offset = c_mul(offset, str(self.frag))
+        if self.frag:  # the leading strides already count `frag` registers per fragment
             base = self.base if offset == "0" else f"({atom(self.base)} + {offset})"
             return View(self.ctype, base, strides, 0, False, self.frag, self.family)
         if all(p is not None for p in points):

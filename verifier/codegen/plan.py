@@ -5,7 +5,8 @@ collective tiling of every thread loop, `CudaWarps` block, fence and instruction
 `verifier.collectives`, keyed by statement identity), the warp name of each `CudaWarps` block,
 the number of distributed leading dimensions of every CUDA allocation (COLL-5 deduction), the
 fixed shared-memory offset of every SMEM allocation (stack discipline over nested blocks), and
-the CPU-scope variables the kernel captures, in first-use order.
+the CPU-scope variables the kernel captures, in first-use order, and for every barrier its
+mechanism and the first sync-tl of its Arrives.
 Non-goals: emitting text; re-checking what the static stages and the proofs established.
 """
 
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from math import prod
 
 from verifier import collectives
+from verifier.codegen.barriers import SUPPORTED_MECHANISMS
 from verifier.codegen.names import ctype_of, ctype_size
 from verifier.collectives import NotAVariable, Tiling
 from verifier.diagnostics import (
@@ -26,8 +28,9 @@ from verifier.diagnostics import (
 )
 from verifier.lang import ir
 from verifier.lang.config import CudaDeviceFunction
-from verifier.lang.memories import Memory
+from verifier.lang.memories import BarrierMechanism, Memory
 from verifier.lang.printer import expr_text
+from verifier.lang.timelines import SyncTL
 
 SMEM_ALIGN = 128
 SMEM_LIMIT = 227 * 1024
@@ -57,6 +60,8 @@ class DevicePlan:
     smem_offsets: dict[ir.Sym, int] = field(default_factory=dict)
     smem_bytes: int = 0
     captured: list[ir.Sym] = field(default_factory=list)
+    barriers: dict[ir.Sym, BarrierMechanism] = field(default_factory=dict)
+    arrive_first: dict[ir.Sym, SyncTL] = field(default_factory=dict)
 
     @property
     def body(self) -> tuple[ir.Stmt, ...]:
@@ -145,6 +150,10 @@ class _Planner:
             case _:
                 raise UnhandledNode(e)
 
+    def barrier(self, ref: ir.BarrierRef) -> None:
+        if ref.buf not in self.plan.barriers:
+            raise InternalError(f"{ref.buf.name} is not a barrier of this device task", ref.loc)
+
     def block(self, stmts: tuple[ir.Stmt, ...], tiling: Tiling, warp: str | None) -> None:
         for s in stmts:
             try:
@@ -159,10 +168,14 @@ class _Planner:
         match s:
             case ir.Pass():
                 pass
-            case ir.Alloc(name=name, typ=typ):
-                if isinstance(typ, ir.BarrierType):
-                    raise Unsupported("codegen of barrier variables (Arrive/Await) is not "
-                                      "supported yet", s.loc, code="ERR-V11", rule="LANG-8.3")
+            case ir.Alloc(name=name, typ=ir.BarrierType(mech=mech)):
+                if mech not in SUPPORTED_MECHANISMS:
+                    raise Unsupported(f"codegen of {mech} barriers is not supported yet (only "
+                                      "commit groups and cluster sync)", s.loc, code="ERR-V11",
+                                      rule="SEM-8.5")
+                self.bound.add(name)
+                self.plan.barriers[name] = mech
+            case ir.Alloc(name=name):
                 self.bound.add(name)
                 self.allocs[name] = _AllocUse(s, tiling)
             case ir.Assign(buf=buf, idx=idx, rhs=rhs) | ir.Reduce(buf=buf, idx=idx, rhs=rhs):
@@ -207,9 +220,14 @@ class _Planner:
                     self.expr(a, tiling)
             case ir.Fence():
                 self.plan.tilings[id(s)] = tiling
-            case ir.Arrive() | ir.Await():
-                raise Unsupported("codegen of Arrive/Await is not supported yet", s.loc,
-                                  code="ERR-V11", rule="SEM-8.3")
+            case ir.Arrive(first=first, targets=targets):
+                if len(targets) != 1 or any(isinstance(a, ir.Interval) for a in targets[0].idx):
+                    raise Unsupported("codegen of multicast Arrive is not supported yet", s.loc,
+                                      code="ERR-V11", rule="SEM-8.5")
+                self.barrier(targets[0])
+                self.plan.arrive_first.setdefault(targets[0].buf, first)
+            case ir.Await(target=target):
+                self.barrier(target)
             case ir.DeviceFunction():
                 raise InternalError("nested CudaDeviceFunction", s.loc)
             case ir.For():
