@@ -116,3 +116,13 @@ def commit_group_stage(n: size, src: f32[n, 128] @ CudaGmemLinear, dst: f32[n, 1
                     dst[row, 32 * j + t] = stage[32 * j + t]
             Fence(cuda_in_order, cuda_in_order)
 
+
+
+@proc
+def shadowed_iterator(nb: size, x: f32[nb, 32] @ CudaGmemLinear, y: f32[nb, 32] @ CudaGmemLinear):
+    with CudaDeviceFunction(blockDim=32):
+        for blk in cuda_tasks(0, nb):
+            for t in cuda_threads(0, 1, unit=cuda_warp):
+                xw = x[blk, t:t + 32]
+                for t in cuda_threads(0, 1):
+                    y[blk, 0] = xw[0]

@@ -219,3 +219,12 @@ def test_window_statement() -> None:
     task = _task(emit_cuda(*example("window_read")))
     assert "exo_deviceArgs.x[exo_task.blk * 256 + (255 - exo_1thr_t)]" in task
 
+
+
+@pytest.mark.rule("COLL-4.3")
+def test_shadowed_guard_variable_keeps_outer_iterator() -> None:
+    # Both loops' guard variables are exo_0thr_t; the window composed with the outer t must
+    # still read the outer one inside the inner guarded block.
+    task = _task(emit_cuda(*local("shadowed_iterator")))
+    assert "[[maybe_unused]] const int exo_outer1_exo_0thr_t = exo_0thr_t;" in task
+    assert "exo_deviceArgs.x[exo_task.blk * 32 + exo_outer1_exo_0thr_t]" in task
