@@ -81,3 +81,4 @@ def gemm_sm80(M: size, N: size, K: size, A: f32[M, K] @ CudaGmemLinear, B: f32[K
                             for j in seq(0, 4):
                                 Sm80_mma_store_d_row_major_tf32(C[128 * m + 64 * mw + 16 * i : 128 * m + 64 * mw + 16 * i + 16, 128 * n + 32 * nw + 8 * j : 128 * n + 32 * nw + 8 * j + 8], D[mw, nw, i, j, :, :])
                 Fence(cuda_in_order, cuda_in_order)
+# test: slow-differential (the abstract machine at three sizes takes minutes)

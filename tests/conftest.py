@@ -14,6 +14,7 @@ from verifier.lang.load import load_procs
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 PROGRAMS = ROOT / "tests" / "programs"
+PROGRAMS_ASYNC = ROOT / "tests" / "programs_async"
 
 _EXPECT = re.compile(r"^#\s*expect:\s*(\S+)\s+(proved|refuted|rejected|unknown|unsupported)"
                      r"(?:\s+(.*))?$")
@@ -27,11 +28,16 @@ class Expectation:
     kind: str | None = None  # RAW | WAR | WAW | out-of-bounds | ERR-xxx
     variable: str | None = None
     line: int | None = None
+    slow: bool = False  # `# test: slow` in the file
+    slow_differential: bool = False  # `# test: slow-differential`
 
 
 def expectations(path: Path) -> list[Expectation]:
     out = []
-    for line in path.read_text().splitlines():
+    text = path.read_text()
+    slow = "# test: slow " in text or "# test: slow\n" in text
+    slow_diff = slow or "# test: slow-differential" in text
+    for line in text.splitlines():
         m = _EXPECT.match(line.strip())
         if not m:
             continue
@@ -39,12 +45,14 @@ def expectations(path: Path) -> list[Expectation]:
         kind = rest[0] if rest else None
         variable = rest[1] if len(rest) > 1 else None
         lineno = int(rest[2]) if len(rest) > 2 and rest[2].isdigit() else None
-        out.append(Expectation(path, m.group(1), m.group(2), kind, variable, lineno))
+        out.append(Expectation(path, m.group(1), m.group(2), kind, variable, lineno, slow,
+                               slow_diff))
     return out
 
 
 def kernel_files() -> list[Path]:
-    files = sorted(EXAMPLES.glob("*.py")) + sorted(PROGRAMS.glob("*.py"))
+    files = sorted(EXAMPLES.glob("*.py")) + sorted(PROGRAMS.glob("*.py")) + \
+        sorted(PROGRAMS_ASYNC.glob("*.py"))
     return [f for f in files if expectations(f)]
 
 
@@ -65,3 +73,12 @@ from hypothesis import settings as _settings  # noqa: E402
 _settings.register_profile("default", max_examples=60, deadline=None)
 _settings.register_profile("long", max_examples=1500, deadline=None)
 _settings.load_profile("default")
+
+
+def case_params(cases: list[Expectation], differential: bool = False) -> list:  # type: ignore[type-arg]
+    """pytest params, marked slow where the file says so."""
+    out = []
+    for e in cases:
+        marks = [pytest.mark.slow] if (e.slow_differential if differential else e.slow) else []
+        out.append(pytest.param(e, marks=marks, id=f"{e.file.stem}:{e.proc}"))
+    return out

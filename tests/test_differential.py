@@ -8,13 +8,13 @@ import pytest
 from verifier.encode import Options, concrete_verdict, verify_proc
 from verifier.results import Verdict
 
-from conftest import expectations, kernel_files, load_one
+from conftest import case_params, expectations, kernel_files, load_one
 from sizes import sample_sizes
 
 CASES = [e for f in kernel_files() for e in expectations(f) if e.verdict in ("proved", "refuted")]
 
 
-@pytest.mark.parametrize("exp", CASES, ids=lambda e: f"{e.file.stem}:{e.proc}")
+@pytest.mark.parametrize("exp", case_params(CASES, differential=True))
 def test_symbolic_equals_concrete_at_fixed_sizes(exp) -> None:  # type: ignore[no-untyped-def]
     proc = load_one(exp.file, exp.proc)
     all_sizes = sample_sizes(proc, count=3, bound=32)

@@ -10,12 +10,12 @@ from verifier.lang.load import load_procs
 from verifier.lang.procs import ProcError
 from verifier.results import Verdict
 
-from conftest import Expectation, expectations, kernel_files, load_one
+from conftest import case_params, Expectation, expectations, kernel_files, load_one
 
 CASES = [e for f in kernel_files() for e in expectations(f)]
 
 
-@pytest.mark.parametrize("exp", CASES, ids=lambda e: f"{e.file.stem}:{e.proc}")
+@pytest.mark.parametrize("exp", case_params(CASES))
 def test_expected_verdict(exp: Expectation) -> None:
     if exp.verdict == "rejected":
         procs = {p.name: p for p in load_procs(exp.file)}

@@ -68,6 +68,8 @@ class Encoder:
         self.arith = Z3Arith(zctx)
         self.sizes = {s: z3.Int(s.name, zctx) for s in sizes}
         self.assumptions: list[z3.BoolRef] = []
+        self._member_cache: dict[tuple[int, ...], z3.BoolRef] = {}
+        self._keep: list[object] = []  # terms whose ids key the caches stay alive
         for s, typ in sizes.items():
             if typ.kind == "size":
                 self.assumptions.append(self.sizes[s] >= 0)
@@ -126,6 +128,17 @@ class Encoder:
     def member(self, ctx: Context, n: z3.ArithRef, iters: Mapping[ir.Sym, z3.ArithRef]
                ) -> z3.BoolRef:
         """n executes the instance of `ctx` with thread-loop values `iters` (COLL-7.3)."""
+        key = (id(ctx.tiling), n.get_id(),
+               tuple(iters[s].get_id() for s in ctx.thread_iters))
+        hit = self._member_cache.get(key)
+        if hit is None:
+            hit = self._member(ctx, n, iters)
+            self._member_cache[key] = hit
+            self._keep.append((n, tuple(iters[s] for s in ctx.thread_iters)))
+        return hit
+
+    def _member(self, ctx: Context, n: z3.ArithRef, iters: Mapping[ir.Sym, z3.ArithRef]
+                ) -> z3.BoolRef:
         assert ctx.device is not None
         dev = ctx.device.cfg
         keyed = {s: iters[s] for s in ctx.thread_iters}

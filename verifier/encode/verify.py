@@ -126,6 +126,8 @@ def verify_proc(proc: ir.Proc, opts: Options | None = None) -> ProcResult:
                                 small_bounds=size_vars if last else ())
             if outcome.status is not Status.candidate:
                 break
+        if outcome.status is Status.candidate:
+            outcome = _reuse_sizes(constraints, ob, outcome, budget, builder, replays)
         status, finding = _judge(proc, ob, outcome, replays, builder, confirmed)
         results.append(ObligationResult(ob.id, ob.rule, ob.kind, status,
                                         time.perf_counter() - t0, outcome.query_hash,
@@ -146,6 +148,18 @@ def verify_proc(proc: ir.Proc, opts: Options | None = None) -> ProcResult:
                            tuple((r.id, r.query_hash) for r in results), SOLVER_NAME,
                            __version__)
     return done(verdict, results, findings, cert)
+
+
+def _reuse_sizes(constraints: list, ob: Obligation, outcome: Outcome, budget: Budget,
+                 builder: ObligationBuilder, replays: dict[tuple, list[MachineFinding]]
+                 ) -> Outcome:
+    """Prefer sizes the machine already ran at: one replay can confirm many obligations."""
+    for key in replays:
+        fixed = [builder.size_names[name] == value for name, value in key]
+        again = check(constraints + fixed, ob.names, budget)
+        if again.status is Status.candidate:
+            return again
+    return outcome
 
 
 def _judge(proc: ir.Proc, ob: Obligation, outcome: Outcome,

@@ -112,6 +112,9 @@ class VisibilityBuilder:
         self.quantified = False  # witness instances with bound sequential iterators
         self.bound: list[z3.ArithRef] = []
         self.fresh = itertools.count()
+        self._witness_cache: dict[tuple[object, ...], tuple[list[Instance], list]] = {}
+        self._pair_cache: dict[tuple[int, int], z3.BoolRef] = {}
+        self._keep: list[object] = []
         self.enc = enc
         self.zctx = enc.zctx
         self.model = model
@@ -229,6 +232,14 @@ class VisibilityBuilder:
               ) -> z3.BoolRef:
         """The Await retires the Arrive's tag: same element of the same barrier instance and
         arrive number ≤ a_max (SEM-6.3, 6.4)."""
+        key = (id(arr), id(aw))
+        if key not in self._pair_cache:
+            self._pair_cache[key] = self._pairs(arr_site, arr, aw_site, aw)
+            self._keep.append((arr, aw))
+        return self._pair_cache[key]
+
+    def _pairs(self, arr_site: ArriveSite, arr: Instance, aw_site: AwaitSite, aw: Instance
+               ) -> z3.BoolRef:
         decl = self.model.barriers[arr_site.barrier]
         home = [self.enc.value(e, arr.iters) for e in arr_site.home]
         elem = [self.enc.value(e, aw.iters) for e in aw_site.element]
@@ -239,6 +250,19 @@ class VisibilityBuilder:
 
     def witnesses(self, site_ctx: Context, a: Instance, b: Instance) -> list[Instance]:
         """Witness instances of a sync site anchored at a's or b's thread and iterators."""
+        key = (id(site_ctx), id(a), id(b), self.quantified)
+        hit = self._witness_cache.get(key)
+        if hit is None:
+            start = len(self.bound)
+            insts = self._witnesses(site_ctx, a, b)
+            hit = (insts, list(self.bound[start:]))
+            del self.bound[start:]
+            self._witness_cache[key] = hit
+            self._keep.append((site_ctx, a, b))
+        self.bound.extend(v for v in hit[1] if not any(v.eq(w) for w in self.bound))
+        return hit[0]
+
+    def _witnesses(self, site_ctx: Context, a: Instance, b: Instance) -> list[Instance]:
         out: list[Instance] = []
         for anchor in (a, b):
             assert anchor.thread is not None

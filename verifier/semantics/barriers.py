@@ -70,9 +70,11 @@ def arrive(m: "Machine", s: ir.Arrive, threads: Threads, bar: BarrierInstance) -
         for elem in named:
             m.storage_access(bar.sym, elem, threads, s.loc, sm80=rules.Q.Sm80 in first.full)
     a = bar.count(home_elem)[0]
-    for rec in m.live_records(threads.task):
-        if rec.witnessed_by(threads, first):
-            rec.pending.update((bar.sym.id, elem, a) for elem in named)
+    for rec in list(m.index.witness_candidates(threads, first)):
+        target = m.witnessed_part(rec, threads, first)
+        if target is not None:
+            target.pending.update((bar.sym.id, elem, a) for elem in named)
+            m.index.tag(target, bar.sym.id, named)
     bar.count(home_elem)[0] = a + 1
 
 
@@ -97,9 +99,10 @@ def await_(m: "Machine", s: ir.Await, threads: Threads, bar: BarrierInstance) ->
                           "trace (SEM-6.7)"))
     second = rules.SYNC_SETS[s.second]
     key = bar.sym.id
-    for rec in m.live_records(threads.task):
+    for rec in m.index.tagged_with(key, elem):
         if any(p[0] == key and p[1] == elem and p[2] <= a_max for p in rec.pending):
             rec.augment_full(threads, second)
+            m.index.note_grants(rec)
     bar.count(elem)[1] = w_new
 
 

@@ -28,6 +28,7 @@ from verifier.semantics.state import (
     EVERYONE, Finding, Grant, History, MachineError, Origin, Record, Threads,
 )
 from verifier.semantics.access import instr_accesses, tracked_buffers
+from verifier.semantics.index import RecordIndex
 from verifier.semantics.static import initial_warp_name
 
 
@@ -67,6 +68,7 @@ class Machine:
         self.current_dev_threads = 0
         self.by_task: dict[int | None, list[Record]] = {}
         self.barriers: dict[ir.Sym, barriers.BarrierInstance] = {}
+        self.index = RecordIndex()
         self._arg_syms = frozenset(a.name for a in proc.args)
         for a in proc.args:
             if isinstance(a.typ, ir.Control):
@@ -154,6 +156,8 @@ class Machine:
 
     def add_records(self, task: int | None, records: list[Record]) -> None:
         self.by_task.setdefault(task, []).extend(records)
+        for rec in records:
+            self.index.add(rec)
 
     def globalize(self) -> None:
         """After a kernel boundary every record holds 𝔾-wide grants."""
@@ -261,9 +265,12 @@ class Machine:
             if depth == len(loops):
                 task = next(task_ids)
                 self.block(task_body, Ctx(True, dev, task, top, initial_warp_name(dev), ()))
-                whole = Threads(task, None)
+                whole = Threads(task, frozenset(range(dev.num_threads)))
                 for rec in self.live_records(task):
-                    rec.join(whole)
+                    split = rec.join(whole)
+                    if split is not None:
+                        self.add_records(task, [split])
+                    self.index.note_grants(rec)
                 return
             loop = loops[depth]
             for v in range(self.value(loop.lo), self.value(loop.hi)):
@@ -273,7 +280,10 @@ class Machine:
 
         nest(0)
         for rec in self.live_records():
-            rec.join(EVERYONE)
+            split = rec.join(EVERYONE)
+            if split is not None:
+                self.add_records(None, [split])
+            self.index.note_grants(rec)
         self.fence(EVERYONE, rules.KERNEL_SYNC, rules.KERNEL_SYNC)
         self.globalize()
 
@@ -281,9 +291,22 @@ class Machine:
 
     def fence(self, threads: Threads, first: rules.SyncSets, second: rules.SyncSets) -> None:
         """SEM-5.3."""
-        for rec in self.live_records(threads.task):
-            if rec.witnessed_by(threads, first):
-                rec.augment_full(threads, second)
+        for rec in list(self.index.witness_candidates(threads, first)):
+            target = self.witnessed_part(rec, threads, first)
+            if target is not None:
+                target.augment_full(threads, second)
+                self.index.note_grants(target)
+
+    def witnessed_part(self, rec: Record, threads: Threads, first: rules.SyncSets
+                       ) -> Record | None:
+        """The record (family split off if needed) that a sync of `threads` witnesses."""
+        part = rec.witnessed(threads, first)
+        if part is None:
+            return None
+        target = rec.split(part)
+        if target is not rec:
+            self.add_records(part.task, [target])
+        return target
 
     # ------------------------------------------------------------ accesses
 
@@ -344,6 +367,8 @@ class Machine:
                     f"{{{', '.join(sorted(q.name for q in entry.extended))}}}"))
         new = self.new_records(threads, entry, conv, atomic_quals, later, ooo)
         self.add_records(None if atomic_quals else threads.task, new)
+        for rec in new:
+            rec.home = hist.reads if kind is AccessKind.read else hist.mutates
         if kind is AccessKind.read:
             hist.reads.extend(new)
             return
@@ -363,21 +388,16 @@ class Machine:
 
     def lacking(self, rec: Record, threads: Threads, quals: frozenset[QualTL], flag: Flag,
                 conv: bool) -> str | None:
-        """Vis (SEM-4.5); returns the thread lacking visibility, or None."""
-        if threads.task is None:
-            ok = rec.has(None, None, quals, flag)
-            return None if ok else "the CPU"
-        members = threads.members(self.num_threads(threads))
-        if conv:
-            if any(rec.has(t, n, quals, flag) for t, n in members):
-                return None
-            if len(members) == 1:
-                return f"thread {members[0][1]} of task {members[0][0]}"
-            return f"no thread of ({threads.describe()})"
-        for t, n in members:
-            if not rec.has(t, n, quals, flag):
-                return f"thread {n} of task {t}"
-        return None
+        """Vis (SEM-4.5); describes the threads lacking visibility, or None."""
+        missing = rec.lacking(threads, quals, flag, conv)
+        if missing is None:
+            return None
+        if missing.task is None:
+            return "the CPU"
+        ids = sorted(missing.local) if missing.local is not None else []
+        if len(ids) == 1:
+            return f"thread {ids[0]} of task {missing.task}"
+        return f"{missing.describe()} (these threads)"
 
     def num_threads(self, threads: Threads) -> int:
         return self.current_dev_threads
@@ -385,15 +405,11 @@ class Machine:
     def new_records(self, threads: Threads, entry: rules.QualEntry, conv: bool,
                     atomic_quals: frozenset[QualTL], origin: Origin, ooo: bool
                     ) -> list[Record]:
-        """SEM-4.4."""
+        """SEM-4.4: one record, or one per thread kept as a family."""
         flags = frozenset({Flag.issue}) if ooo else rules.ALL_FLAGS
         extra = {Grant(EVERYONE, atomic_quals, frozenset({Flag.atom}))} if atomic_quals else set()
-        if conv or threads.task is None:
-            return [Record({Grant(threads, frozenset({entry.q0}), flags)} | extra, set(), origin,
-                           atomic_quals)]
-        return [Record({Grant(Threads(t, frozenset({n})), frozenset({entry.q0}), flags)} | extra,
-                       set(), origin, atomic_quals)
-                for t, n in threads.members(self.current_dev_threads)]
+        per_thread = not conv and threads.task is not None
+        return [Record(threads, entry.q0, flags, per_thread, extra, set(), origin, atomic_quals)]
 
     def free(self, a: ir.Alloc, ctx: Ctx) -> None:
         """SEM-4.7: SMEM frees are non-atomic write-only mutates by the whole cluster."""
@@ -403,7 +419,7 @@ class Machine:
         buf = self.bufs.pop(a.name, None)
         if buf is None or not buf.tracked or buf.mem.family not in ("smem", "mbarrier"):
             return
-        threads = Threads(ctx.task, None)
+        threads = Threads(ctx.task, frozenset(range(self.current_dev_threads)))
         quals = frozenset({QualTL.cuda2})
         later = Origin(a.loc, "free", (), threads.describe())
         for hist in buf.history.values():
