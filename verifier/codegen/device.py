@@ -22,18 +22,17 @@ from verifier.collectives import Tiling
 from verifier.diagnostics import InternalError, SrcLoc, UnhandledNode, Unsupported
 from verifier.lang import ir
 from verifier.lang.memories import Memory
-from verifier.lang.timelines import SyncTL
+from verifier.lang.timelines import SYNC_SETS, QualTL, SyncTL, implements
 
-# SEM-8.1 read off the sync-tl sets of SEM-3.4 for the legal garden-variety fences
-# (first ⊑ Sm80_generic, second ⊑ cuda_generic_and_async_proxy, LANG-5.20):
-# the first sync-tls that contain Sm80 (⋢ cuda_in_order) ...
-_WAIT_ALL_FIRST = frozenset({SyncTL.Sm80_cp_async, SyncTL.Sm80_generic})
-_LEGAL_FIRST = _WAIT_ALL_FIRST | {SyncTL.cuda_in_order, SyncTL.cuda_temporal}
-# ... the second sync-tls that grant the async proxy (⋢ cuda_in_order) ...
-_PROXY_SECOND = frozenset({SyncTL.cuda_generic_and_async_proxy})
-_LEGAL_SECOND = _PROXY_SECOND | {SyncTL.cuda_in_order, SyncTL.cuda_temporal}
-# ... and the first sync-tls whose full set is empty (temporal only).
-_TEMPORAL_ONLY = frozenset({SyncTL.cuda_temporal})
+def needs_wait_all(first: SyncTL) -> bool:
+    """`cp.async.wait_all` iff τ1 contains Sm80 (τ1 ⋢ cuda_in_order). Rules: SEM-8.1"""
+    return QualTL.Sm80 in SYNC_SETS[first].full
+
+
+def needs_proxy_fence(first: SyncTL, second: SyncTL) -> bool:
+    """`fence.proxy.async` iff τ1.F ≠ ∅ and τ2 grants async. Rules: SEM-8.1, SEM-8.3"""
+    return bool(SYNC_SETS[first].full) and QualTL.async_ in SYNC_SETS[second].full
+
 
 CTA_BARRIER = 'asm volatile("barrier.cta.sync 0;" ::: "memory");'
 CLUSTER_BARRIER = ('asm volatile("barrier.cluster.arrive.aligned;\\n\\t"'
@@ -46,11 +45,12 @@ def fence_lines(first: SyncTL, second: SyncTL, scope: str,
     if first in (SyncTL.wgmma_fence_1,) or second in (SyncTL.wgmma_fence_2,):
         raise Unsupported("codegen of wgmma fences is not supported yet", loc,
                           code="ERR-V11", rule="SEM-8.2")
-    if first not in _LEGAL_FIRST or second not in _LEGAL_SECOND:
+    if not implements(first, SyncTL.Sm80_generic) or \
+            not implements(second, SyncTL.cuda_generic_and_async_proxy):
         raise InternalError(f"Fence({first}, {second}) is not a legal garden-variety fence",
                             loc)
     lines = [f"// Fence({first}, {second}): {scope} scope"]
-    if first in _WAIT_ALL_FIRST:
+    if needs_wait_all(first):
         lines.append('asm volatile("cp.async.wait_all;" ::: "memory");')
     match scope:
         case "thread":
@@ -63,7 +63,7 @@ def fence_lines(first: SyncTL, second: SyncTL, scope: str,
             lines.append(CLUSTER_BARRIER)
         case _:
             raise InternalError(f"unknown fence scope {scope!r}")
-    if second in _PROXY_SECOND and first not in _TEMPORAL_ONLY:
+    if needs_proxy_fence(first, second):
         lines.append('asm volatile("fence.proxy.async;" ::: "memory");')
     return lines
 
@@ -163,13 +163,13 @@ class TaskEmitter:
                 return [pad + line for line in fence_lines(first, second, scope, s.loc)]
             case ir.Arrive(first=first, targets=targets):
                 mech = self.plan.barriers[targets[0].buf]
-                lines = arrive_lines(mech, first, first in _WAIT_ALL_FIRST, s.loc)
+                lines = arrive_lines(mech, first, needs_wait_all(first), s.loc)
                 return [pad + f"// Arrive({first}) >> {targets[0].buf.name}"] + \
                     [pad + line for line in lines]
             case ir.Await(target=target, second=second, n=n):
                 mech = self.plan.barriers[target.buf]
                 first = self.plan.arrive_first.get(target.buf)
-                proxy = second in _PROXY_SECOND and first not in _TEMPORAL_ONLY
+                proxy = first is not None and needs_proxy_fence(first, second)
                 lines = await_lines(mech, first, n, proxy, s.loc)
                 return [pad + f"// Await({target.buf.name}, {second}, {n})"] + \
                     [pad + line for line in lines]

@@ -1,11 +1,13 @@
-"""The closed sets of timelines (language.md §7.2-7.3, semantics.md §3): enums only.
-
-Which qual-tls a sync-tl covers is a rule (SEM-3.4) and lives in `verifier.semantics.rules`.
+"""The closed sets of timelines (language.md §7.2-7.3, semantics.md §3) and the sync-tl
+table (SEM-3.4): data shared by the machine, the encoder and codegen (via semantics.rules).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
+from types import MappingProxyType
+from typing import Mapping
 
 
 class QualTL(Enum):
@@ -63,6 +65,47 @@ class InstrTL(Enum):
 
     def __str__(self) -> str:
         return self.value
+
+
+Q = QualTL
+
+@dataclass(frozen=True, slots=True)
+class SyncSets:
+    """A sync-tl's full set F and temporal set T ⊇ F (SEM-3.4)."""
+
+    full: frozenset[QualTL]
+    temporal: frozenset[QualTL]
+
+
+def sync_sets(full: set[QualTL], temporal_only: set[QualTL] = frozenset()  # type: ignore[assignment]
+              ) -> SyncSets:
+    return SyncSets(frozenset(full), frozenset(full) | frozenset(temporal_only))
+
+
+_STREAM_FULL = {Q.strm, Q.cuda1, Q.cuda2, Q.async_, Q.Sm80, Q.tmaS, Q.tmaG, Q.wgA, Q.wgD, Q.wgS}
+
+# SEM-3.4 (canonical; language.md §7.3 repeats it). Read by semantics, encode and codegen.
+SYNC_SETS: Mapping[SyncTL, SyncSets] = MappingProxyType({
+    SyncTL.cpu_in_order: sync_sets({Q.cpu}),
+    SyncTL.cuda_stream_sync: sync_sets(_STREAM_FULL),
+    SyncTL.cuda_in_order: sync_sets({Q.cuda1, Q.cuda2}, {Q.async_, Q.wg0}),
+    SyncTL.cuda_temporal: sync_sets(set(), {Q.cuda1, Q.cuda2, Q.async_, Q.wg0}),
+    SyncTL.Sm80_cp_async: sync_sets({Q.Sm80}),
+    SyncTL.Sm80_generic: sync_sets({Q.cuda1, Q.cuda2, Q.Sm80}, {Q.async_, Q.wg0}),
+    SyncTL.tma_to_smem_async: sync_sets({Q.tmaS}),
+    SyncTL.tma_to_gmem_async: sync_sets({Q.tmaG}),
+    SyncTL.wgmma_async_smem: sync_sets({Q.wgS}),
+    SyncTL.wgmma_fence_1: sync_sets({Q.cuda1, Q.wgA, Q.wgD}),
+    SyncTL.wgmma_fence_2: sync_sets({Q.wgA, Q.wgD}),
+    SyncTL.wgmma_async: sync_sets({Q.wgA, Q.wgD, Q.wgS}),
+    SyncTL.cuda_generic_and_async_proxy: sync_sets({Q.cuda1, Q.cuda2, Q.async_}, {Q.wg0}),
+})
+
+
+def implements(inner: SyncTL, outer: SyncTL) -> bool:
+    """inner ⊑ outer: a mechanism realizing `outer` also realizes `inner` (SEM-3.5)."""
+    a, b = SYNC_SETS[inner], SYNC_SETS[outer]
+    return a.full <= b.full and a.temporal <= b.temporal
 
 
 CPU_INSTR_TLS = frozenset({InstrTL.cpu_in_order_instr, InstrTL.cpu_cuda_stream_instr})

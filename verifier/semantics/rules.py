@@ -31,39 +31,10 @@ ALL_FLAGS = frozenset(Flag)
 WITNESS_FLAGS = frozenset({Flag.issue, Flag.full})  # SEM-5.1
 
 
-@dataclass(frozen=True, slots=True)
-class SyncSets:
-    """A sync-tl's full set F and temporal set T ⊇ F (SEM-3.4)."""
-
-    full: frozenset[QualTL]
-    temporal: frozenset[QualTL]
-
-
-def _sets(full: set[QualTL], temporal_only: set[QualTL] = frozenset()) -> SyncSets:  # type: ignore[assignment]
-    return SyncSets(frozenset(full), frozenset(full) | frozenset(temporal_only))
-
-
-_STREAM_FULL = {Q.strm, Q.cuda1, Q.cuda2, Q.async_, Q.Sm80, Q.tmaS, Q.tmaG, Q.wgA, Q.wgD, Q.wgS}
-
-# SEM-3.4
-SYNC_SETS: Mapping[SyncTL, SyncSets] = MappingProxyType({
-    SyncTL.cpu_in_order: _sets({Q.cpu}),
-    SyncTL.cuda_stream_sync: _sets(_STREAM_FULL),
-    SyncTL.cuda_in_order: _sets({Q.cuda1, Q.cuda2}, {Q.async_, Q.wg0}),
-    SyncTL.cuda_temporal: _sets(set(), {Q.cuda1, Q.cuda2, Q.async_, Q.wg0}),
-    SyncTL.Sm80_cp_async: _sets({Q.Sm80}),
-    SyncTL.Sm80_generic: _sets({Q.cuda1, Q.cuda2, Q.Sm80}, {Q.async_, Q.wg0}),
-    SyncTL.tma_to_smem_async: _sets({Q.tmaS}),
-    SyncTL.tma_to_gmem_async: _sets({Q.tmaG}),
-    SyncTL.wgmma_async_smem: _sets({Q.wgS}),
-    SyncTL.wgmma_fence_1: _sets({Q.cuda1, Q.wgA, Q.wgD}),
-    SyncTL.wgmma_fence_2: _sets({Q.wgA, Q.wgD}),
-    SyncTL.wgmma_async: _sets({Q.wgA, Q.wgD, Q.wgS}),
-    SyncTL.cuda_generic_and_async_proxy: _sets({Q.cuda1, Q.cuda2, Q.async_}, {Q.wg0}),
-})
+from verifier.lang.timelines import SYNC_SETS, SyncSets, sync_sets as _sets  # noqa: E402
 
 # SEM-1.6: the first sync-tl of the fence at kernel start.
-KERNEL_START_FIRST = _sets({Q.cpu} | _STREAM_FULL)
+KERNEL_START_FIRST = _sets({Q.cpu} | set(SYNC_SETS[SyncTL.cuda_stream_sync].full))
 KERNEL_SYNC = SYNC_SETS[SyncTL.cuda_stream_sync]
 
 # SEM-3.2: convergence of accesses whose initial qual-tl is q.

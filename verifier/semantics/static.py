@@ -17,7 +17,7 @@ from verifier.lang import ir
 from verifier.lang.instrs import Instr
 from verifier.lang.memories import CudaMbarrier, Memory
 from verifier.lang.printer import expr_text
-from verifier.lang.timelines import CPU_INSTR_TLS, InstrTL, QualTL, SyncTL
+from verifier.lang.timelines import CPU_INSTR_TLS, InstrTL, QualTL, SyncTL, implements
 from verifier.semantics import rules, static_barriers
 from verifier.semantics.barriers import MBARRIER_STORAGE
 from verifier.semantics.access import mutated_syms
@@ -35,12 +35,6 @@ def _located(e: SporkError, loc: SrcLoc) -> SporkError:
     if e.loc.line == 0:
         e.loc = loc
     return e
-
-
-def _implements(inner: SyncTL, outer: SyncTL) -> bool:
-    """τ ⊑ S (SEM-3.5)."""
-    a, b = rules.SYNC_SETS[inner], rules.SYNC_SETS[outer]
-    return a.full <= b.full and a.temporal <= b.temporal
 
 
 class Analyzer:
@@ -381,10 +375,10 @@ class Analyzer:
         if s.first is SyncTL.wgmma_fence_1 or s.second is SyncTL.wgmma_fence_2:
             raise Unsupported("not supported by spork-verify yet: wgmma fences", s.loc,
                               code="ERR-V11", rule="LANG-5.20")
-        if not _implements(s.first, SyncTL.Sm80_generic):
+        if not implements(s.first, SyncTL.Sm80_generic):
             raise RejectedInput(f"Fence first sync-tl {s.first} not supported (we allow "
                                 "Sm80_generic)", s.loc, code="ERR-L02", rule="LANG-5.20")
-        if not _implements(s.second, SyncTL.cuda_generic_and_async_proxy):
+        if not implements(s.second, SyncTL.cuda_generic_and_async_proxy):
             if s.second is SyncTL.Sm80_cp_async or \
                     QualTL.Sm80 in rules.SYNC_SETS[s.second].temporal:
                 msg = "Sm80_cp_async not supported as second sync-tl; use cuda_in_order"

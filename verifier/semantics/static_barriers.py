@@ -16,19 +16,13 @@ from verifier import collectives
 from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
 from verifier.lang import ir
 from verifier.lang.memories import CudaClusterSync, CudaCommitGroup, CudaMbarrier
-from verifier.lang.timelines import QualTL, SyncTL
+from verifier.lang.timelines import QualTL, SyncTL, implements
 from verifier.lang.units import cuda_agnostic_sub_cta, cuda_thread
 from verifier.semantics import rules
 from verifier.semantics.sites import ArriveSite, AwaitSite, BarrierDecl, Context, Element
 
 if TYPE_CHECKING:
     from verifier.semantics.static import Analyzer
-
-
-def implements(inner: SyncTL, outer: SyncTL) -> bool:
-    """τ ⊑ S (SEM-3.5)."""
-    a, b = rules.SYNC_SETS[inner], rules.SYNC_SETS[outer]
-    return a.full <= b.full and a.temporal <= b.temporal
 
 
 @dataclass
