@@ -107,3 +107,18 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 def test_commit_group_program_is_proved(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, INPUTS / "barrier_program.py")
     assert code == 0, out
+
+
+def test_emit_cuda_only_for_proved_and_check_cert(capsys: pytest.CaptureFixture[str],
+                                                 tmp_path: Path) -> None:
+    out_dir = tmp_path / "cu"
+    code, _, _ = run(capsys, "--emit-cuda", out_dir, EXAMPLES / "smem_exchange.py",
+                     EXAMPLES / "smem_exchange_bug_nofence.py")
+    assert code == 1  # one refuted
+    assert sorted(p.name for p in out_dir.iterdir()) == ["smem_exchange.cu"]
+    cu = out_dir / "smem_exchange.cu"
+    assert "spork-verify-certificate:" in cu.read_text()
+    code, out, _ = run(capsys, "--check-cert", cu, EXAMPLES / "smem_exchange.py")
+    assert code == 0 and "matches" in out
+    code, out, _ = run(capsys, "--check-cert", cu, EXAMPLES / "smem_exchange_bug_nofence.py")
+    assert code == 2  # no proc of that name there
