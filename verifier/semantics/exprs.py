@@ -75,10 +75,13 @@ def eval_expr(e: ir.Expr, env: Mapping[ir.Sym, T], ops: Ops[T]) -> T:
                     return ops.sub(a, b)
                 case "*":
                     return ops.mul(a, b)
-                case "/":
-                    return ops.div(a, b)
-                case "%":
-                    return ops.mod(a, b)
+                case "/" | "%":
+                    try:
+                        return ops.div(a, b) if op == "/" else ops.mod(a, b)
+                    except (RejectedInput, Unsupported) as err:
+                        if err.loc.line == 0:
+                            err.loc = e.loc
+                        raise
                 case "and":
                     return ops.and_(a, b)
                 case "or":
