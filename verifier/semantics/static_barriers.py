@@ -233,8 +233,14 @@ def finish(an: "Analyzer") -> None:
         if depth <= 0:
             raise RejectedInput(f"{sym.name} must have some await with nonzero skips (e.g. set "
                                 "N = ~1)", decl.loc, code="ERR-L04", rule="LANG-5.19")
+    errors = []
     for sym, decl in mbar.items():
-        _alternation(an, decl, guard[sym], sym)
+        try:
+            _alternation(an, decl, guard[sym], sym)
+        except RejectedInput as e:
+            errors.append(e)
+    if errors:  # report the first violation in the text
+        raise min(errors, key=lambda e: (e.loc.line, e.loc.col))
 
 
 def _guards(mbar: dict[ir.Sym, BarrierDecl]) -> dict[ir.Sym, ir.Sym]:
