@@ -1,29 +1,25 @@
-"""Kernels the codegen tests hand-certify (a Certificate with the proc's own IR hash) because
-the verifier does not prove them: constructs codegen lowers before the verifier supports them
-(cluster sync), constructs codegen refuses (mbarrier rings), and a register tile that
-distributed-memory deduction rejects. Load with `load_procs`, not `import`."""
+"""Kernels the codegen tests hand-certify (a Certificate with the proc's own IR hash): constructs
+codegen lowers before the verifier supports them (cluster sync), constructs codegen refuses
+whatever the proof (mbarrier rings in a cluster, SEM-8.5 with clusterDim > 1; an mbarrier
+element arrived on by different warps, which the verifier proves but per-thread ring state
+cannot follow), and a register tile that distributed-memory deduction rejects. Load with `load_procs`, not `import`."""
 
 from verifier.lang import *
 
 
 @proc
-def mbarrier_ring(T: size, K: size, inp: f32[T, K, 32] @ CudaGmemLinear, y: f32[T, K, 32] @ CudaGmemLinear):
-    with CudaDeviceFunction(blockDim=64):
-        for task in cuda_tasks(0, T):
-            buf: f32[3, 32] @ CudaSmemLinear
-            full: barrier @ CudaMbarrier
-            empty: barrier(full) @ CudaMbarrier
-            for k in seq(0, K):
-                with CudaWarps(0, 1):
-                    Await(empty, cuda_temporal, ~3)
-                    for l in cuda_threads(0, 32):
-                        buf[k % 3, l] = inp[task, k, l]
-                    Arrive(cuda_in_order) >> full
-                with CudaWarps(1, 2):
-                    Await(full, cuda_in_order, ~0)
-                    for l in cuda_threads(0, 32):
-                        y[task, k, l] = buf[k % 3, 31 - l]
-                    Arrive(cuda_in_order) >> empty
+def mbarrier_cluster(nb: size, x: f32[nb, 2, 32] @ CudaGmemLinear, y: f32[nb, 2, 32] @ CudaGmemLinear):
+    with CudaDeviceFunction(blockDim=32, clusterDim=2):
+        for blk in cuda_tasks(0, nb):
+            s: f32[2, 32] @ CudaSmemLinear
+            bar: barrier[2] @ CudaMbarrier
+            for c in cuda_threads(0, 2, unit=cuda_cta_in_cluster):
+                for t in cuda_threads(0, 32):
+                    s[c, t] = x[blk, c, t]
+                Arrive(cuda_in_order) >> bar[c]
+                Await(bar[c], cuda_in_order, ~0)
+                for t in cuda_threads(0, 32):
+                    y[blk, c, t] = s[c, 31 - t]
             Fence(cuda_in_order, cuda_in_order)
 
 
@@ -52,4 +48,20 @@ def cluster_sync(nb: size, x: f32[nb, 2, 128] @ CudaGmemLinear, y: f32[nb, 2, 12
             for c in cuda_threads(0, 2, unit=cuda_cta_in_cluster):
                 for t in cuda_threads(0, 128):
                     y[blk, c, t] = s[c, 127 - t]
+            Fence(cuda_in_order, cuda_in_order)
+
+
+@proc
+def mbarrier_two_elements(nb: size, x: f32[nb, 32] @ CudaGmemLinear):
+    with CudaDeviceFunction(blockDim=96):
+        for blk in cuda_tasks(0, nb):
+            bar: barrier[2] @ CudaMbarrier
+            with CudaWarps(0, 2):
+                for w in cuda_threads(0, 2, unit=cuda_warp):
+                    Arrive(cuda_in_order) >> bar[w]
+                    Await(bar[w], cuda_in_order, ~0)
+            with CudaWarps(1, 3):
+                for w in cuda_threads(0, 2, unit=cuda_warp):
+                    Arrive(cuda_in_order) >> bar[w]
+                    Await(bar[w], cuda_in_order, ~0)
             Fence(cuda_in_order, cuda_in_order)

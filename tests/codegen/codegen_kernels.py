@@ -126,3 +126,81 @@ def shadowed_iterator(nb: size, x: f32[nb, 32] @ CudaGmemLinear, y: f32[nb, 32] 
                 xw = x[blk, t:t + 32]
                 for t in cuda_threads(0, 1):
                     y[blk, 0] = xw[0]
+
+
+@proc
+def mbarrier_pair_rings(nb: size, K: size, x: f32[nb, K, 2, 32] @ CudaGmemLinear, y: f32[nb, K, 2, 32] @ CudaGmemLinear):
+    with CudaDeviceFunction(blockDim=128):
+        for blk in cuda_tasks(0, nb):
+            buf: f32[2, 2, 32] @ CudaSmemLinear
+            full: barrier[2] @ CudaMbarrier
+            empty: barrier(full)[2] @ CudaMbarrier
+            for k in seq(0, K):
+                with CudaWarps(0, 2):
+                    for w in cuda_threads(0, 2, unit=cuda_warp):
+                        Await(empty[w], cuda_in_order, ~2)
+                        for l in cuda_threads(0, 32):
+                            buf[w, k % 2, l] = x[blk, k, w, l]
+                        Arrive(cuda_in_order) >> full[w]
+                with CudaWarps(2, 4):
+                    for w in cuda_threads(0, 2, unit=cuda_warp):
+                        Await(full[w], cuda_in_order, ~0)
+                        for l in cuda_threads(0, 32):
+                            y[blk, k, w, l] = buf[w, k % 2, 31 - l]
+                        Arrive(cuda_in_order) >> empty[w]
+            Fence(cuda_in_order, cuda_in_order)
+
+
+@proc
+def cp_async_mbarrier(nb: size, x: f32[nb, 128] @ CudaGmemLinear, y: f32[nb, 128] @ CudaGmemLinear):
+    with CudaDeviceFunction(blockDim=32):
+        for blk in cuda_tasks(0, nb):
+            s: f32[128] @ CudaSmemLinear
+            bar: barrier @ CudaMbarrier
+            for t in cuda_threads(0, 32):
+                Sm80_cp_async_f32(s[4 * t:4 * t + 4], x[blk, 4 * t:4 * t + 4], size=4)
+            Arrive(Sm80_cp_async) >> bar
+            Await(bar, cuda_in_order, ~0)
+            for t in cuda_threads(0, 32):
+                for j in seq(0, 4):
+                    y[blk, 32 * j + t] = s[32 * j + t]
+            Fence(Sm80_generic, cuda_in_order)
+
+
+@proc
+def mbarrier_self_lag(nb: size, K: size, x: f32[nb, K, 32] @ CudaGmemLinear, y: f32[nb, K, 32] @ CudaGmemLinear):
+    with CudaDeviceFunction(blockDim=32):
+        for blk in cuda_tasks(0, nb):
+            s: f32[2, 32] @ CudaSmemLinear
+            bar: barrier @ CudaMbarrier
+            for k in seq(0, K + 1):
+                Await(bar, cuda_in_order, ~1)
+                if k > 0:
+                    for t in cuda_threads(0, 32):
+                        y[blk, k - 1, t] = s[(k - 1) % 2, 31 - t]
+                if k < K:
+                    for t in cuda_threads(0, 32):
+                        s[k % 2, t] = x[blk, k, t]
+                Arrive(cuda_in_order) >> bar
+            Fence(cuda_in_order, cuda_in_order)
+
+
+@proc
+def ws_ring_proxy(T: size, K: size, inp: f32[T, K, 32] @ CudaGmemLinear, y: f32[T, K, 32] @ CudaGmemLinear):
+    with CudaDeviceFunction(blockDim=64):
+        for task in cuda_tasks(0, T):
+            buf: f32[3, 32] @ CudaSmemLinear
+            full: barrier @ CudaMbarrier
+            empty: barrier(full) @ CudaMbarrier
+            for k in seq(0, K):
+                with CudaWarps(0, 1):
+                    Await(empty, cuda_temporal, ~3)
+                    for l in cuda_threads(0, 32):
+                        buf[k % 3, l] = inp[task, k, l]
+                    Arrive(cuda_in_order) >> full
+                with CudaWarps(1, 2):
+                    Await(full, cuda_generic_and_async_proxy, ~0)
+                    for l in cuda_threads(0, 32):
+                        y[task, k, l] = buf[k % 3, 31 - l]
+                    Arrive(cuda_in_order) >> empty
+            Fence(cuda_in_order, cuda_in_order)

@@ -75,14 +75,32 @@ def example(name: str) -> tuple[ir.Proc, Certificate]:
     raise KeyError(name)
 
 
+def uses_mbarriers(proc: ir.Proc) -> bool:
+    """Whether `proc` allocates a `CudaMbarrier`."""
+    def walk(stmts: tuple[ir.Stmt, ...]) -> bool:
+        return any((isinstance(s, ir.Alloc) and isinstance(s.typ, ir.BarrierType) and
+                    str(s.typ.mech) == "CudaMbarrier") or
+                   walk(getattr(s, "body", ())) or walk(getattr(s, "orelse", ()))
+                   for s in stmts)
+    return walk(proc.body)
+
+
 def unlowered_construct(proc: ir.Proc) -> str | None:
-    """The first construct of `proc` that codegen refuses by design (mbarrier rings, events,
-    tensor maps, trailing barriers, wgmma fences), or None."""
-    def walk(stmts: tuple[ir.Stmt, ...]) -> str | None:
+    """The first construct of `proc` that codegen refuses by design (mbarriers in a cluster or
+    multicast, events, tensor maps, trailing barriers, wgmma fences), or None."""
+    def walk(stmts: tuple[ir.Stmt, ...], cluster: int = 1) -> str | None:
         for s in stmts:
+            if isinstance(s, ir.DeviceFunction):
+                cluster = s.cfg.clusterDim
             if isinstance(s, ir.Alloc) and isinstance(s.typ, ir.BarrierType) and \
-                    str(s.typ.mech) in ("CudaMbarrier", "CudaEvent"):
-                return str(s.typ.mech)
+                    str(s.typ.mech) == "CudaEvent":
+                return "CudaEvent"
+            if isinstance(s, ir.Alloc) and isinstance(s.typ, ir.BarrierType) and \
+                    str(s.typ.mech) == "CudaMbarrier" and cluster > 1:
+                return "CudaMbarrier in a cluster"
+            if isinstance(s, ir.Arrive) and (len(s.targets) > 1 or any(
+                    isinstance(a, ir.Interval) for a in s.targets[0].idx)):
+                return "multicast Arrive"
             if isinstance(s, ir.WindowStmt) and s.special is not None:
                 return "tensor map"
             if isinstance(s, ir.Call) and s.trailing:
@@ -90,7 +108,7 @@ def unlowered_construct(proc: ir.Proc) -> str | None:
             if isinstance(s, ir.Fence) and "wgmma" in str(s.first):
                 return "wgmma fence"
             for child in ("body", "orelse"):
-                found = walk(getattr(s, child, ()))
+                found = walk(getattr(s, child, ()), cluster)
                 if found:
                     return found
         return None

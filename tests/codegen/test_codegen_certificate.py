@@ -67,10 +67,26 @@ def test_refuses_certificate_of_another_ir() -> None:
         emit_cuda(buggy, replace(cert, proc=buggy.name))
 
 
-def test_refuses_mbarriers() -> None:
-    with pytest.raises(Unsupported, match="CudaMbarrier") as err:
-        emit_cuda(*forged("mbarrier_ring"))
-    assert err.value.loc.line == _line_of("full: barrier @ CudaMbarrier")
+@pytest.mark.rule("SEM-8.5")
+def test_refuses_mbarriers_in_clusters() -> None:
+    # Only single-CTA rings are lowered (no mapa/remote arrives, no cluster-wide init).
+    with pytest.raises(Unsupported, match="CudaMbarrier bar with clusterDim = 2") as err:
+        emit_cuda(*forged("mbarrier_cluster"))
+    assert err.value.loc.line == _line_of("bar: barrier[2] @ CudaMbarrier")
+
+
+@pytest.mark.rule("SEM-8.5")
+def test_refuses_mbarrier_element_with_changing_collective() -> None:
+    # bar[0] is arrived on by warp 0, then by warp 1: a thread's own arrive/await counts are
+    # no longer the element's, so per-thread ring state (ArriveIdx, parity bits) cannot be used.
+    with pytest.raises(Unsupported, match="Arrives on bar.0. are executed by different thread "
+                       "sets") as err:
+        emit_cuda(*forged("mbarrier_two_elements"))
+    lines = FORGED.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if "def mbarrier_two_elements" in line)
+    second = [i for i, line in enumerate(lines, 1)
+              if i > start and "Arrive(cuda_in_order) >> bar[w]" in line][1]
+    assert err.value.loc.line == second
 
 
 @pytest.mark.rule("COLL-5.6")

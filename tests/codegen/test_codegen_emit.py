@@ -5,7 +5,14 @@ from __future__ import annotations
 import re
 
 import pytest
-from codegen_support import certified, example, local, proved_cases, unlowered_construct
+from codegen_support import (
+    certified,
+    example,
+    local,
+    proved_cases,
+    unlowered_construct,
+    uses_mbarriers,
+)
 
 from verifier.codegen import emit_cuda
 from verifier.diagnostics import Unsupported
@@ -30,6 +37,10 @@ def test_every_proved_kernel_lowers(case: tuple) -> None:
     assert f'extern "C" void {proc.name}(cudaStream_t exo_cudaStream' in text
     assert "__global__ void __launch_bounds__(" in text
     assert "cudaLaunchKernelEx(&exo_config" in text
+    if uses_mbarriers(proc):  # SEM-8.5: rings initialised, arrived on and waited on
+        assert "mbarrier.init.shared::cta.b64" in text
+        assert "mbarrier.try_wait.parity" in text and "exo_mbarrierWait(" in text
+        assert "exo_SyncState& exo_syncState" in text
     assert emit_cuda(proc, cert) == text  # deterministic
 
 

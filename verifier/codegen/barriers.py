@@ -3,8 +3,8 @@
 Reads an `Arrive`/`Await` statement, the barrier's mechanism and the first sync-tl of the
 Arrives on that barrier (from the plan); produces PTX lines. Commit groups map one-to-one onto
 the hardware's per-thread async-group queue (SEM-8.4), so barrier indices (all distributed,
-COLL-5.9) lower to nothing. Non-goals: `CudaMbarrier` rings (SEM-8.5) and `CudaEvent`, refused
-as `Unsupported` by the plan.
+COLL-5.9) lower to nothing. `CudaMbarrier` rings (SEM-8.5) are lowered by `mbarrier.py`;
+`CudaEvent` is refused as `Unsupported` by the plan.
 """
 
 from __future__ import annotations
@@ -13,7 +13,12 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from verifier.diagnostics import InternalError, SrcLoc, Unsupported
-from verifier.lang.memories import BarrierMechanism, CudaClusterSync, CudaCommitGroup
+from verifier.lang.memories import (
+    BarrierMechanism,
+    CudaClusterSync,
+    CudaCommitGroup,
+    CudaMbarrier,
+)
 from verifier.lang.timelines import SyncTL
 
 # SEM-8.4: the lowered type of a commit group follows the first sync-tl of its Arrives
@@ -29,7 +34,7 @@ COMMIT_GROUP_ROWS: Mapping[SyncTL, tuple[str, str]] = MappingProxyType({
                            "wgmma.wait_group.sync.aligned {n};"),
 })
 
-SUPPORTED_MECHANISMS = (CudaCommitGroup, CudaClusterSync)
+SUPPORTED_MECHANISMS = (CudaCommitGroup, CudaClusterSync, CudaMbarrier)
 
 
 def _asm(text: str) -> str:

@@ -4,8 +4,9 @@ Reads a `DevicePlan` (tilings, distributions, SMEM offsets) and the `Env` of the
 task reaches captured CPU values and task iterators); produces the body lines of one
 `exo_deviceTask<cname>` function per warp name. Thread loops and `CudaWarps` blocks become the
 guarded blocks of COLL-4.3 with the collectives' guard text; fences follow SEM-8.1.
-Split barriers without storage (commit groups, cluster sync) follow SEM-8.3/8.4.
-Non-goals: mbarrier rings, wgmma fences, tensor maps (refused with `Unsupported`).
+Split barriers without storage (commit groups, cluster sync) follow SEM-8.3/8.4; mbarrier
+Arrives and Awaits use the ring slot of the per-thread `exo_syncState` (SEM-8.5).
+Non-goals: wgmma fences, tensor maps (refused with `Unsupported`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from math import prod
 
 from verifier import collectives
+from verifier.codegen import mbarrier
 from verifier.codegen.barriers import arrive_lines, await_lines
 from verifier.codegen.exprs import Env, View, cexpr, dense_strides, window_view
 from verifier.codegen.instrs import lower_device_call
@@ -22,7 +24,16 @@ from verifier.collectives import Tiling
 from verifier.diagnostics import InternalError, SrcLoc, UnhandledNode, Unsupported
 from verifier.lang import ir
 from verifier.lang.memories import Memory
+from verifier.lang.printer import expr_text
 from verifier.lang.timelines import SYNC_SETS, QualTL, SyncTL, implements
+
+def _ref_text(ref: ir.BarrierRef) -> str:
+    """`z` or `z[i, j]`, for comments."""
+    if not ref.idx:
+        return ref.buf.name
+    idx = [expr_text(a.pt) if isinstance(a, ir.Point) else ":" for a in ref.idx]
+    return f"{ref.buf.name}[{', '.join(idx)}]"
+
 
 def needs_wait_all(first: SyncTL) -> bool:
     """`cp.async.wait_all` iff τ1 contains Sm80 (τ1 ⋢ cuda_in_order). Rules: SEM-8.1"""
@@ -127,6 +138,10 @@ class TaskEmitter:
             case ir.Pass():
                 return []
             case ir.Alloc(name=name, typ=ir.BarrierType(mech=mech)):
+                ring = self.plan.rings.get(name)
+                if ring is not None:
+                    return [pad + f"// {name.name}: barrier @ {mech}: {ring.slices} x ring of "
+                            f"depth {ring.depth} at exo_smem + {ring.offset} (exo_deviceSetup)"]
                 return [pad + f"// {name.name}: barrier @ {mech} (no storage)"]
             case ir.Alloc(name=name):
                 lines, view = alloc_view(s, self.plan, self.namer(name))
@@ -162,22 +177,43 @@ class TaskEmitter:
                 scope = collectives.fence_scope(self.plan.tiling(s), self.plan.dev)
                 return [pad + line for line in fence_lines(first, second, scope, s.loc)]
             case ir.Arrive(first=first, targets=targets):
-                mech = self.plan.barriers[targets[0].buf]
-                lines = arrive_lines(mech, first, needs_wait_all(first), s.loc)
-                return [pad + f"// Arrive({first}) >> {targets[0].buf.name}"] + \
+                ref = targets[0]
+                mech = self.plan.barriers[ref.buf]
+                if ref.buf in self.plan.rings:
+                    lines = mbarrier.arrive_lines(self.plan.rings[ref.buf], self.namer(ref.buf),
+                                                  self.barrier_index(ref, env))
+                else:
+                    lines = arrive_lines(mech, first, needs_wait_all(first), s.loc)
+                return [pad + f"// Arrive({first}) >> {_ref_text(ref)}"] + \
                     [pad + line for line in lines]
             case ir.Await(target=target, second=second, n=n):
                 mech = self.plan.barriers[target.buf]
                 first = self.plan.arrive_first.get(target.buf)
                 proxy = first is not None and needs_proxy_fence(first, second)
-                lines = await_lines(mech, first, n, proxy, s.loc)
-                return [pad + f"// Await({target.buf.name}, {second}, {n})"] + \
+                if target.buf in self.plan.rings:
+                    lines = mbarrier.await_lines(self.plan.rings[target.buf],
+                                                 self.namer(target.buf),
+                                                 self.barrier_index(target, env), proxy, s.loc)
+                else:
+                    lines = await_lines(mech, first, n, proxy, s.loc)
+                shown = f"~{~n}" if n < 0 else str(n)
+                return [pad + f"// Await({_ref_text(target)}, {second}, {shown})"] + \
                     [pad + line for line in lines]
             case ir.For() | ir.DeviceFunction():
                 raise InternalError("cuda_tasks/par loop or device function in a device task",
                                     s.loc)
             case _:
                 raise UnhandledNode(s)
+
+    @staticmethod
+    def barrier_index(ref: ir.BarrierRef, env: Env) -> list[str]:
+        """C text of the (distributed) indices of a barrier expression."""
+        out = []
+        for acc in ref.idx:
+            if not isinstance(acc, ir.Point):
+                raise InternalError(f"multicast {ref.buf.name} reached the emitter", ref.loc)
+            out.append(cexpr(acc.pt, env))
+        return out
 
     def seq_loop(self, s: ir.For, env: Env, tiling: Tiling, depth: int) -> list[str]:
         """`seq` → `for`, with `#pragma unroll` when requested. Rules: LANG-8.5"""

@@ -13,6 +13,7 @@ from __future__ import annotations
 from verifier.codegen.certificate import certificate_header, check_certificate
 from verifier.codegen.host import HostEmitter
 from verifier.codegen.instrs import helpers_for
+from verifier.codegen.mbarrier import HELPERS as MBARRIER_HELPERS
 from verifier.codegen.names import Namer
 from verifier.diagnostics import SporkError, UnhandledNode
 from verifier.lang import ir
@@ -81,7 +82,7 @@ def emit_cuda(proc: ir.Proc, cert: Certificate) -> str:
     """The `.cu` text of a proc whose certificate matches its name and IR hash.
 
     Rules: LANG-8.1, LANG-8.2, LANG-8.3, LANG-8.4, LANG-8.5, LANG-8.6, LANG-8.7, SEM-8.1,
-    COLL-4.3, COLL-4.6, COLL-5.8"""
+    SEM-8.5, COLL-4.3, COLL-4.6, COLL-5.8"""
     check_certificate(proc, cert)
     try:
         host = HostEmitter(proc, Namer(proc))
@@ -96,6 +97,8 @@ def emit_cuda(proc: ir.Proc, cert: Certificate) -> str:
     helpers = helpers_for(names)
     if helpers:
         parts.append(helpers.strip("\n") + "\n")
+    if host.mbarriers:
+        parts.append(MBARRIER_HELPERS)
     for struct, (rank, ctype) in host.window_structs.items():
         parts.append(_window_struct(struct, rank, ctype))
     if host.top:

@@ -37,6 +37,7 @@ class HostEmitter:
         self.top: list[str] = []
         self.window_structs: dict[str, tuple[int, str]] = {}
         self.devices = 0
+        self.mbarriers = False  # some device function lowers mbarrier rings (SEM-8.5)
 
     # ------------------------------------------------------------ signature
 
@@ -139,6 +140,7 @@ class HostEmitter:
             case ir.DeviceFunction():
                 plan = plan_device_function(s, self.devices)
                 self.devices += 1
+                self.mbarriers |= bool(plan.rings)
                 top, launch = emit_device_function(plan, self.proc.name, self.namer, env,
                                                    self.ctrl_types)
                 self.top += top

@@ -5,8 +5,9 @@ Reads a `DevicePlan` and the host `Env` at the launch site (how the CPU reaches 
 value); produces top-level text and the launch-site lines. Every CPU value the kernel uses
 travels by value in a `__grid_constant__` struct: control values, GMEM pointers and their
 non-literal strides, grid constants. Tasks are the cuboid `cuda_tasks` nest enumerated
-round-robin over clusters (innermost iterator fastest). Non-goals: mbarrier setup (SEM-8.5),
-tensor maps (refused earlier, in the plan).
+round-robin over clusters (innermost iterator fastest). With mbarriers, `exo_deviceSetup`
+initialises the rings and an `exo_SyncState` (per-thread ring state, SEM-8.5) declared once
+before the task loop is passed to every task. Non-goals: tensor maps (refused in the plan).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import re
 
 from verifier import collectives
+from verifier.codegen import mbarrier
 from verifier.codegen.device import TaskEmitter
 from verifier.codegen.exprs import Env, View, cexpr
 from verifier.codegen.names import Namer
@@ -42,6 +44,9 @@ class KernelEmitter:
         self.launcher = f"exo_launch{plan.index}_{proc_name}"
         self.fields: list[str] = []
         self.inits: list[str] = []
+        rings = plan.rings
+        self.sync_param = f", {mbarrier.STATE_TYPE}& {mbarrier.STATE}" if rings else ""
+        self.sync_arg = f", {mbarrier.STATE}" if rings else ""
 
     # ------------------------------------------------------------ captured values
 
@@ -101,7 +106,7 @@ class KernelEmitter:
             emitter = TaskEmitter(self.plan, self.namer, warp if len(names) > 1 else None)
             out += [f"    static __device__ __forceinline__ void {_task_name(warp)}(",
                     f"        char* exo_smem, const exo_DeviceArgs& {ARGS}, "
-                    "const exo_Task& exo_task)", "    {"]
+                    f"const exo_Task& exo_task{self.sync_param})", "    {"]
             out += emitter.block(self.plan.body, env, top, 2)
             out += ["    }", ""]
         return out
@@ -124,7 +129,8 @@ class KernelEmitter:
             out.append(pad + f"    exo_task.{name} = static_cast<int_fast32_t>({value});")
             if k:
                 out.append(pad + f"    exo_rem /= exo_count{k};")
-        out += [pad + f"    {_task_name(warp)}(exo_smem, {ARGS}, exo_task);", pad + "}"]
+        out += [pad + f"    {_task_name(warp)}(exo_smem, {ARGS}, exo_task{self.sync_arg});",
+                pad + "}"]
         return out
 
     def main_loop(self, kernel: Env) -> list[str]:
@@ -140,6 +146,8 @@ class KernelEmitter:
                     f"exo_hi{k} - exo_lo{k} : 0;"]
         counts = " * ".join(f"exo_count{k}" for k in range(len(self.plan.task_loops)))
         out.append(f"        const int64_t exo_taskCount = {counts};")
+        if self.plan.rings:  # SEM-8.5: the rings continue across tasks
+            out.append(f"        {mbarrier.STATE_TYPE} {mbarrier.STATE};")
         out += self.dispatch()
         return out + ["    }"]
 
@@ -194,16 +202,30 @@ class KernelEmitter:
                f"    static constexpr unsigned exo_clusterDim = {dev.clusterDim};",
                f"    static constexpr unsigned exo_blocksPerSm = {dev.blocks_per_sm};",
                f"    static constexpr unsigned exo_smemBytes = {self.plan.smem_bytes};", "",
-               "    // exo_deviceSetup: nothing to initialise (no mbarriers).",
-               "    static __device__ __forceinline__ void exo_deviceSetup(",
-               f"        char* exo_smem, const exo_DeviceArgs& {ARGS})", "    {", "    }", "",
-               *body, "};", ""]
+               *self.setup(), *body, "};", ""]
         out += [f"__global__ void __launch_bounds__({dev.blockDim}, {dev.blocks_per_sm})",
                 f"{self.kernel}(const __grid_constant__ {self.struct}::exo_DeviceArgs {ARGS})",
                 "{", "    extern __shared__ __align__(128) char exo_smem[];",
                 f"    {self.struct}::exo_deviceSetup(exo_smem, {ARGS});",
                 f"    {self.struct}::exo_deviceMainLoop(exo_smem, {ARGS});", "}", ""]
         return out + self.launcher_text()
+
+    def setup(self) -> list[str]:
+        """`exo_SyncState` and `exo_deviceSetup` (ring initialisation). Rules: SEM-8.5"""
+        rings = self.plan.rings
+        head = ["    static __device__ __forceinline__ void exo_deviceSetup(",
+                f"        char* exo_smem, const exo_DeviceArgs& {ARGS})"]
+        if not rings:
+            return ["    // exo_deviceSetup: nothing to initialise (no mbarriers)."] + head + \
+                ["    {", "    }", ""]
+        names = {sym: self.namer(sym) for sym in rings}
+        fields = mbarrier.state_fields(rings, names)
+        proxy = mbarrier.uses_async_proxy(self.plan.stmt.body)
+        return (["    // Per-thread mbarrier ring state (SEM-8.5), kept across tasks.",
+                 f"    struct {mbarrier.STATE_TYPE}", "    {", *[f"        {f}" for f in fields],
+                 "    };", "", "    // exo_deviceSetup: initialise the mbarrier rings."]
+                + head + ["    {"] + [f"        {line}" for line in
+                                      mbarrier.setup_lines(rings, proxy)] + ["    }", ""])
 
     def launcher_text(self) -> list[str]:
         """Grid = (#SMs rounded down to a multiple of clusterDim) x blocks_per_sm; the cluster

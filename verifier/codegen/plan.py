@@ -6,7 +6,8 @@ collective tiling of every thread loop, `CudaWarps` block, fence and instruction
 the number of distributed leading dimensions of every CUDA allocation (COLL-5 deduction), the
 fixed shared-memory offset of every SMEM allocation (stack discipline over nested blocks), and
 the CPU-scope variables the kernel captures, in first-use order, and for every barrier its
-mechanism and the first sync-tl of its Arrives.
+mechanism and the first sync-tl of its Arrives, and for every `CudaMbarrier` its ring (depth,
+arrival count, SMEM offset after all other allocations, SEM-8.5).
 Non-goals: emitting text; re-checking what the static stages and the proofs established.
 """
 
@@ -17,6 +18,14 @@ from math import prod
 
 from verifier import collectives
 from verifier.codegen.barriers import SUPPORTED_MECHANISMS
+from verifier.codegen.mbarrier import (
+    MbarrierRing,
+    RingFacts,
+    new_facts,
+    note_arrive,
+    note_await,
+    plan_rings,
+)
 from verifier.codegen.names import ctype_of, ctype_size
 from verifier.collectives import NotAVariable, Tiling
 from verifier.diagnostics import (
@@ -28,7 +37,7 @@ from verifier.diagnostics import (
 )
 from verifier.lang import ir
 from verifier.lang.config import CudaDeviceFunction
-from verifier.lang.memories import BarrierMechanism, Memory
+from verifier.lang.memories import BarrierMechanism, CudaMbarrier, Memory
 from verifier.lang.printer import expr_text
 from verifier.lang.timelines import SyncTL
 
@@ -62,6 +71,7 @@ class DevicePlan:
     captured: list[ir.Sym] = field(default_factory=list)
     barriers: dict[ir.Sym, BarrierMechanism] = field(default_factory=dict)
     arrive_first: dict[ir.Sym, SyncTL] = field(default_factory=dict)
+    rings: dict[ir.Sym, MbarrierRing] = field(default_factory=dict)
 
     @property
     def body(self) -> tuple[ir.Stmt, ...]:
@@ -105,6 +115,7 @@ class _Planner:
         self.allocs: dict[ir.Sym, _AllocUse] = {}
         self.bound: set[ir.Sym] = set()
         self.seen: set[ir.Sym] = set()
+        self.mbars: dict[ir.Sym, RingFacts] = {}
 
     def capture(self, sym: ir.Sym) -> None:
         if sym not in self.bound and sym not in self.seen:
@@ -150,9 +161,17 @@ class _Planner:
             case _:
                 raise UnhandledNode(e)
 
-    def barrier(self, ref: ir.BarrierRef) -> None:
+    def barrier(self, ref: ir.BarrierRef) -> tuple[object, ...]:
+        """Check the barrier is in scope; the index entries for distribution deduction."""
         if ref.buf not in self.plan.barriers:
             raise InternalError(f"{ref.buf.name} is not a barrier of this device task", ref.loc)
+        entries: list[object] = []
+        for acc in ref.idx:
+            if not isinstance(acc, ir.Point):
+                raise Unsupported("codegen of multicast barrier expressions is not supported "
+                                  "yet", ref.loc, code="ERR-V11", rule="SEM-8.5")
+            entries.append(_entry(acc.pt))
+        return tuple(entries)
 
     def block(self, stmts: tuple[ir.Stmt, ...], tiling: Tiling, warp: str | None) -> None:
         for s in stmts:
@@ -171,8 +190,10 @@ class _Planner:
             case ir.Alloc(name=name, typ=ir.BarrierType(mech=mech)):
                 if mech not in SUPPORTED_MECHANISMS:
                     raise Unsupported(f"codegen of {mech} barriers is not supported yet (only "
-                                      "commit groups and cluster sync)", s.loc, code="ERR-V11",
-                                      rule="SEM-8.5")
+                                      "commit groups, cluster sync and mbarriers)", s.loc,
+                                      code="ERR-V11", rule="SEM-8.5")
+                if mech == CudaMbarrier:
+                    self.mbars[name] = new_facts(s, tiling, dev)
                 self.bound.add(name)
                 self.plan.barriers[name] = mech
             case ir.Alloc(name=name):
@@ -224,10 +245,16 @@ class _Planner:
                 if len(targets) != 1 or any(isinstance(a, ir.Interval) for a in targets[0].idx):
                     raise Unsupported("codegen of multicast Arrive is not supported yet", s.loc,
                                       code="ERR-V11", rule="SEM-8.5")
-                self.barrier(targets[0])
+                entries = self.barrier(targets[0])
+                self.plan.tilings[id(s)] = tiling
                 self.plan.arrive_first.setdefault(targets[0].buf, first)
+                if targets[0].buf in self.mbars:
+                    note_arrive(self.mbars[targets[0].buf], s, tiling, entries, dev)
             case ir.Await(target=target):
-                self.barrier(target)
+                entries = self.barrier(target)
+                self.plan.tilings[id(s)] = tiling
+                if target.buf in self.mbars:
+                    note_await(self.mbars[target.buf], s, tiling, entries)
             case ir.DeviceFunction():
                 raise InternalError("nested CudaDeviceFunction", s.loc)
             case ir.For():
@@ -306,6 +333,7 @@ def plan_device_function(s: ir.DeviceFunction, index: int) -> DevicePlan:
     planner.block(plan.body, top, top.warp_name)
     _distribute(plan, planner.allocs)
     _layout(plan, plan.body, 0)
+    plan.rings, plan.smem_bytes = plan_rings(planner.mbars, plan.dev, plan.smem_bytes)
     if plan.smem_bytes > SMEM_LIMIT:
         raise Unsupported(f"{plan.smem_bytes} bytes of shared memory exceed the {SMEM_LIMIT}-"
                           "byte limit", plan.stmt.loc, code="ERR-L06", rule="LANG-8.3")
