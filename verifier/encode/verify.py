@@ -72,12 +72,25 @@ _RULE_CODE = {"RAW": ("SEM-4.5", "ERR-V01"), "WAW": ("SEM-4.5", "ERR-V02"),
 
 
 def _replay(proc: ir.Proc, sizes: dict[str, int],
-            cache: dict[tuple, list[MachineFinding]]) -> list[MachineFinding]:
-    """All errors the machine finds at `sizes`, first in trace order first."""
+            cache: dict[tuple, list[MachineFinding]],
+            target: tuple[str, str | None, object] | None = None) -> list[MachineFinding]:
+    """Errors the machine finds at `sizes`, first in trace order first.
+
+    A cheap run that stops at the first error comes first; when its error is not the
+    target obligation's, the machine runs the whole trace collecting every error."""
     key = tuple(sorted(sizes.items()))
+    complete = ("complete",) + key
     if key not in cache:
-        holds, findings = run_machine(proc, sizes, collect_all=True)
-        cache[key] = findings if holds else []
+        holds, first = run_machine(proc, sizes)
+        cache[key] = first if holds else []
+        if not holds or not first:
+            cache[complete] = []
+    found = cache[key]
+    hit = target is not None and any((f.kind, f.variable, f.loc) == target for f in found)
+    if not hit and complete not in cache:
+        holds, found = run_machine(proc, sizes, collect_all=True)
+        cache[key] = found if holds else []
+        cache[complete] = []
     return cache[key]
 
 
@@ -154,7 +167,7 @@ def _reuse_sizes(constraints: list, ob: Obligation, outcome: Outcome, budget: Bu
                  builder: ObligationBuilder, replays: dict[tuple, list[MachineFinding]]
                  ) -> Outcome:
     """Prefer sizes the machine already ran at: one replay can confirm many obligations."""
-    for key in replays:
+    for key in [k for k in replays if not (k and k[0] == "complete")]:
         fixed = [builder.size_names[name] == value for name, value in key]
         again = check(constraints + fixed, ob.names, budget)
         if again.status is Status.candidate:
@@ -173,7 +186,7 @@ def _judge(proc: ir.Proc, ob: Obligation, outcome: Outcome,
             f"({outcome.reason})", ob.variable, ob.loc, (), None, ob.rule)
     assert outcome.model is not None
     sizes = {name: outcome.model[name] for name in builder.size_names}
-    all_found = _replay(proc, sizes, replays)
+    all_found = _replay(proc, sizes, replays, (ob.kind, ob.variable, ob.loc))
     if not all_found:
         cex = Counterexample(sizes, {k: v for k, v in outcome.model.items()
                                      if k not in sizes}, [], [], False)

@@ -21,8 +21,23 @@ class RecordIndex:
         self.granted: dict[QualTL, list[Record]] = defaultdict(list)
         self.granted_ids: set[tuple[int, QualTL]] = set()
         self.tagged: dict[tuple[int, tuple[int, ...]], list[Record]] = defaultdict(list)
+        self.adds = 0
+
+    def compact(self) -> None:
+        """Drop records the histories no longer hold (bounds memory on long traces)."""
+        for table in (self.initial, self.granted, self.tagged):
+            for key in list(table):
+                live = [r for r in table[key] if r.alive]
+                if live:
+                    table[key] = live
+                else:
+                    del table[key]
+        self.granted_ids = {(id(r), q) for q, recs in self.granted.items() for r in recs}
 
     def add(self, rec: Record) -> None:
+        self.adds += 1
+        if self.adds % 100_000 == 0:
+            self.compact()
         t = rec.threads
         if t.task is not None and t.local is not None and len(t.local) <= _SMALL:
             for n in t.local:
