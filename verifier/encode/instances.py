@@ -17,7 +17,7 @@ from verifier.collectives.symbolic import Z3Arith
 from verifier.diagnostics import Unsupported
 from verifier.lang import ir
 from verifier.semantics.exprs import Ops, eval_expr
-from verifier.semantics.sites import AccessSite, Context, FenceSite
+from verifier.semantics.sites import AccessSite, Context
 
 Term = z3.ArithRef
 
@@ -192,7 +192,3 @@ def equal_on(a: Instance, b: Instance, syms: tuple[ir.Sym, ...], zctx: z3.Contex
              ) -> z3.BoolRef:
     conj = [a.iters[s] == b.iters[s] for s in syms if s in a.iters and s in b.iters]
     return z3.And(*conj) if conj else z3.BoolVal(True, zctx)
-
-
-def fence_site_ctx(f: FenceSite) -> Context:
-    return f.ctx

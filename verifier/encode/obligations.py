@@ -17,7 +17,7 @@ from verifier.semantics import rules
 from verifier.semantics.rules import AccessKind, Flag
 from verifier.semantics.sites import AccessSite, ProgramModel
 from verifier.encode.barrier_counts import element_vars, free_point, last_instance
-from verifier.encode.instances import Encoder, Instance, before, equal_on
+from verifier.encode.instances import Encoder, before, equal_on
 from verifier.encode.visibility import ANCHORED_FALLBACK, LEVELS, VisibilityBuilder
 
 

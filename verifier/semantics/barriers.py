@@ -16,7 +16,7 @@ from verifier.diagnostics import SrcLoc
 from verifier.lang import ir
 from verifier.lang.memories import CudaMbarrier, Memory
 from verifier.semantics import rules
-from verifier.semantics.state import Finding, Record, Threads
+from verifier.semantics.state import Finding, Threads
 
 if TYPE_CHECKING:
     from verifier.semantics.machine import Machine
@@ -117,7 +117,3 @@ def free_barrier(m: "Machine", bar: BarrierInstance, loc: SrcLoc) -> None:
                 None, None, sync_hint="balance the barrier: e.g. a final Await(cg, ..., 0) "
                 "for a commit group"))
             return
-
-
-def pending_of(rec: Record) -> set[tuple[int, tuple[int, ...], int]]:
-    return rec.pending

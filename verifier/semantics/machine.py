@@ -399,9 +399,6 @@ class Machine:
             return f"thread {ids[0]} of task {missing.task}"
         return f"{missing.describe()} (these threads)"
 
-    def num_threads(self, threads: Threads) -> int:
-        return self.current_dev_threads
-
     def new_records(self, threads: Threads, entry: rules.QualEntry, conv: bool,
                     atomic_quals: frozenset[QualTL], origin: Origin, ooo: bool
                     ) -> list[Record]:

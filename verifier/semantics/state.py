@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from verifier.diagnostics import SrcLoc
 from verifier.lang.timelines import QualTL
-from verifier.semantics.rules import ALL_FLAGS, WITNESS_FLAGS, Flag, SyncSets, grant_flags_full
+from verifier.semantics.rules import ALL_FLAGS, WITNESS_FLAGS, Flag, SyncSets
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,11 +21,6 @@ class Threads:
 
     task: int | None
     local: frozenset[int] | None
-
-    def contains(self, task: int, n: int) -> bool:
-        if self.task is None:
-            return True
-        return self.task == task and (self.local is None or n in self.local)
 
     def meets(self, other: "Threads") -> bool:
         if self.task is None:
@@ -37,12 +32,6 @@ class Threads:
         if self.local is None:
             return other.local is None or bool(other.local)
         return other.local is None or not self.local.isdisjoint(other.local)
-
-    def members(self, num_threads: int) -> list[tuple[int, int]]:
-        """Concrete members; only defined for a single task."""
-        assert self.task is not None
-        local = range(num_threads) if self.local is None else sorted(self.local)
-        return [(self.task, n) for n in local]
 
     def describe(self) -> str:
         if self.task is None:
@@ -200,10 +189,6 @@ def _intersect(a: Threads, b: Threads) -> Threads | None:
         return a
     common = a.local & b.local
     return Threads(a.task, common) if common else None
-
-
-def flags_for(q: QualTL, sets: SyncSets) -> frozenset[Flag]:
-    return grant_flags_full(q, sets)
 
 
 @dataclass(slots=True)

@@ -306,8 +306,6 @@ def _walk_alternation(stmts: tuple[ir.Stmt, ...], guard: ir.Sym, target: ir.Sym,
                                         f"Await({guard.name}, ...)", s.loc, code="ERR-A32",
                                         rule="LANG-5.16")
                 state = None if state == "arrived" else "awaited"
-                if state == "awaited" and guard == target and not await_first:
-                    pass
             case ir.Arrive(targets=refs) if any(r.buf == target for r in refs):
                 if state is None and await_first:
                     raise RejectedInput(f"expect Await({guard.name}, ...) before Arrive(...) >> "
