@@ -27,6 +27,7 @@ class FindingKind(Enum):
     WAW = "WAW"
     barrier_count = "barrier-count"
     deadlock = "deadlock"
+    ring_overrun = "ring-overrun"
     out_of_bounds = "out-of-bounds"
     collective = "collective"
     static = "static"

@@ -18,6 +18,7 @@ from verifier.semantics.rules import AccessKind, Flag
 from verifier.semantics.sites import AccessSite, ProgramModel
 from verifier.encode.barrier_counts import element_vars, free_point, last_instance
 from verifier.encode.instances import Encoder, before, equal_on
+from verifier.encode.ring_invariant import ring_lemma, ring_sites
 from verifier.encode.visibility import ANCHORED_FALLBACK, LEVELS, VisibilityBuilder
 
 
@@ -184,5 +185,23 @@ class ObligationBuilder:
                 f"{decl.sym.name} has as many Awaits as Arrives when freed"))
         return out
 
+    def rings(self) -> list[Obligation]:
+        """SEM-6.8: one ring lemma per Arrive site on an mbarrier (encode/ring_invariant.py)."""
+        out = []
+        for site, guard, self_guarded, lag in ring_sites(self.model):
+            lemma = ring_lemma(self.enc, self.vis.barriers, self.model, site, guard,
+                               self_guarded, lag)
+            if lemma is None:
+                continue
+            q, negated = lemma
+            name = site.barrier.name
+            out.append(Obligation(
+                f"ring:{name}@{site.loc.line}:{site.loc.col}", "SEM-6.8", "ring-overrun",
+                name, site.loc, [(site.loc, "later access")], self.base + negated,
+                {**self.size_names, **q.names},
+                f"Arrive on {name} reuses a ring slot only after its Await on {guard.name} "
+                "released it"))
+        return out
+
     def all(self) -> list[Obligation]:
-        return self.bounds() + self.barriers() + self.hazards()
+        return self.bounds() + self.barriers() + self.rings() + self.hazards()

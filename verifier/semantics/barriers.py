@@ -25,12 +25,16 @@ if TYPE_CHECKING:
 MBARRIER_STORAGE = Memory("CudaMbarrier (storage)", "mbarrier", "", "rwc", None, False, True)
 
 
+_SERIALS = itertools.count()
+
+
 @dataclass
 class BarrierInstance:
     sym: ir.Sym
     shape: tuple[int, ...]
     mech: object
     counts: dict[tuple[int, ...], list[int]] = field(default_factory=dict)  # element -> [a, w]
+    serial: int = field(default_factory=lambda: next(_SERIALS))  # one per allocation instance
 
     def count(self, element: tuple[int, ...]) -> list[int]:
         return self.counts.setdefault(element, [0, 0])
@@ -76,6 +80,28 @@ def arrive(m: "Machine", s: ir.Arrive, threads: Threads, bar: BarrierInstance) -
             target.pending.update((bar.sym.id, elem, a) for elem in named)
             m.index.tag(target, bar.sym.id, named)
     bar.count(home_elem)[0] = a + 1
+    if bar.mech is CudaMbarrier:
+        _ring_check(m, s, threads, bar, home_elem, a)
+
+
+def _ring_check(m: "Machine", s: ir.Arrive, threads: Threads, bar: BarrierInstance,
+                elem: tuple[int, ...], number: int) -> None:
+    """SEM-6.8: arrive #(n + d) on an mbarrier element needs the n-th non-trivial Await on it
+    earlier in the completion order (the parity lowering reuses its slot, SEM-8.5)."""
+    key = (bar.serial, elem)
+    clock = m.order.arrive(threads, key, number)
+    depth = m.rings.depth.get(bar.sym)
+    if depth is None:
+        return
+    n = number - depth
+    if n >= 0 and clock.get(key, -1) < n:
+        m.report(Finding(
+            "ring-overrun", f"mbarrier ring overrun @ {bar.sym.name}{list(elem)}: arrive "
+            f"#{number} reuses the slot of arrive #{n} (ring depth {depth}), but the non-trivial "
+            f"await #{n} is not ordered before it", bar.sym.name, elem, s.loc,
+            m.origin(s.loc, "arrive", None, threads), None,
+            sync_hint="order the Await that releases the slot before this Arrive (guard the "
+                      "barrier with its partner, LANG-5.16)"))
 
 
 def await_(m: "Machine", s: ir.Await, threads: Threads, bar: BarrierInstance) -> None:
@@ -97,6 +123,8 @@ def await_(m: "Machine", s: ir.Await, threads: Threads, bar: BarrierInstance) ->
                 m.origin(s.loc, "await", None, threads), None,
                 sync_hint="the paired Arrive must come before this Await in the sequential "
                           "trace (SEM-6.7)"))
+    if bar.mech is CudaMbarrier:
+        m.order.await_(threads, (bar.serial, elem), a_max, a_max if s.n < 0 else None)
     second = rules.SYNC_SETS[s.second]
     key = bar.sym.id
     for rec in m.index.tagged_with(key, elem):

@@ -22,6 +22,7 @@ from verifier.lang.instrs import Instr
 from verifier.lang.memories import CudaMbarrier, Memory
 from verifier.lang.timelines import InstrTL, QualTL
 from verifier.semantics import barriers, rules
+from verifier.semantics.rings import CompletionOrder, ring_info
 from verifier.semantics.exprs import PY_OPS, data_reads, eval_expr
 from verifier.semantics.rules import AccessKind, Flag
 from verifier.semantics.state import (
@@ -69,6 +70,8 @@ class Machine:
         self.by_task: dict[int | None, list[Record]] = {}
         self.barriers: dict[ir.Sym, barriers.BarrierInstance] = {}
         self.index = RecordIndex()
+        self.order = CompletionOrder()  # SEM-6.8
+        self.rings = ring_info(proc.body)
         self._arg_syms = frozenset(a.name for a in proc.args)
         for a in proc.args:
             if isinstance(a.typ, ir.Control):

@@ -203,7 +203,7 @@ class History:
 class Finding:
     """A machine error with full context (ERR-V01..V07)."""
 
-    kind: str  # RAW | WAR | WAW | out-of-bounds | barrier-count | deadlock
+    kind: str  # RAW | WAR | WAW | out-of-bounds | barrier-count | deadlock | ring-overrun
     message: str
     variable: str | None
     index: tuple[int, ...]

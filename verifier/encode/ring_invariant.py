@@ -1,0 +1,73 @@
+"""The mbarrier ring invariant SEM-6.8 as Z3 obligations, one per Arrive site on an mbarrier.
+
+SEM-6.8 asks, for every element of z with ring depth d, that the n-th non-trivial Await on z
+precede arrive #(n + d) in the completion order ≺. We discharge it through one counting lemma
+per Arrive site: with g = guardedBy(z), arrive #x on z[e] is preceded in the trace, on the
+threads that execute it, by the Await on g[e] numbered x + off (off = 0 when z is guarded by
+another barrier, off = -1 when self-guarded). LANG-5.12 (ERR-A24, checked statically) makes the
+Awaits on g run on the same collective as the Arrives on z, so that Await is a po-predecessor.
+Composing the lemmas around the guard cycle (each Await #y on g pairs with arrive #(y - lag g)
+on g) gives: arrive #x on z ≻ non-trivial await #(x - D) on z, D = Σ_cycle (lag - off), and D
+equals the ring depth d of LANG-5.19 in both cases, so the invariant follows. A lemma that
+fails is a candidate `mbarrier ring overrun` (ERR-V09), replayed on the machine, whose check is
+the completion order itself (semantics/rings.py); a lemma failure the machine does not confirm
+comes back `unknown`, never `refuted`.
+
+The chain only uses the lemma of z at arrive numbers x ≥ s(z) = lag(g) - off: a chain that
+starts at some Arrive numbered ≥ d and reaches z has lost at most D - s(z) on the way. The
+lemma is therefore asked for x ≥ s(z) only (s = d for a self-guarded barrier).
+"""
+
+from __future__ import annotations
+
+import z3
+
+from verifier.lang import ir
+from verifier.semantics.rings import ring_info
+from verifier.semantics.sites import ArriveSite, AwaitSite, ProgramModel
+from verifier.encode.barrier_counts import BarrierCounts
+from verifier.encode.instances import Encoder, Instance
+
+
+def ring_lemma(enc: Encoder, counts: BarrierCounts, model: ProgramModel, site: ArriveSite,
+               guard: ir.Sym, self_guarded: bool, guard_lag: int
+               ) -> tuple[Instance, list[z3.BoolRef]] | None:
+    """The negated lemma for one Arrive site (None when the guard has no Await to count)."""
+    decl = model.barriers[site.barrier]
+    gdecl = model.barriers[guard]
+    awaits = [s for s in model.awaits if s.barrier == guard]
+    if not awaits:
+        return None
+    q = enc.instance(site.ctx, "r")
+    elem = tuple(enc.value(e, q.iters) for e in site.home)
+    number = counts.arrives_before(decl, elem, q)
+    g_elem = _awaited_element(enc, awaits[0], q)
+    waited = counts.awaits_before(gdecl, g_elem, q)
+    off = -1 if self_guarded else 0
+    same = [a == b for a, b in zip(elem, g_elem)]
+    if len(elem) != len(g_elem):
+        same = [z3.BoolVal(False, enc.zctx)]
+    broken = z3.Or(waited < number + 1 + off, z3.Not(z3.And(*same)) if same else False)
+    q.names.update({f"elem{k}": v for k, v in enumerate(elem)})
+    return q, [q.valid, number >= guard_lag - off, broken]
+
+
+def _awaited_element(enc: Encoder, site: AwaitSite, q: Instance) -> tuple[z3.ArithRef, ...]:
+    """The element of the guard that the threads of q await on (barrier indices are thread-loop
+    iterators, COLL-5.9): the Await site's element at the iterators containing q's thread."""
+    if not site.element:
+        return ()
+    assert q.thread is not None
+    iters = {**q.iters, **enc.thread_iter_terms(site.ctx, q.thread)}
+    return tuple(enc.value(e, iters) for e in site.element)
+
+
+def ring_sites(model: ProgramModel) -> list[tuple[ArriveSite, ir.Sym, bool, int]]:
+    """(Arrive site on an mbarrier, its guard, self-guarded?, the guard's lag) per site."""
+    info = ring_info(model.proc.body)
+    out = []
+    for site in model.arrives:
+        guard = info.guarded_by.get(site.barrier)
+        if guard is not None:
+            out.append((site, guard, guard == site.barrier, info.lag.get(guard, 0)))
+    return out

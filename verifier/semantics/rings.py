@@ -1,0 +1,129 @@
+"""mbarrier rings: guard cycles, ring depth (LANG-5.15, 5.19) and the completion order of the
+ring invariant (SEM-6.8), one definition shared by the static pass, the machine and the encoder.
+
+The completion order ≺ relates Arrive/Await instances: (po) p ≺ q when p precedes q in the trace
+and every thread of q executes p; (pair) each Arrive numbered ≤ a_max(p) ≺ the Await p. The
+machine keeps, per collective, the down-closure of its latest instance as a *clock*: for each
+barrier element the largest n such that the n-th non-trivial Await on it is in the closure.
+Awaits on one element are executed by one collective (LANG-5.12), so the set of such n is
+downward closed and the maximum represents it exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from verifier.lang import ir
+from verifier.lang.memories import CudaMbarrier
+from verifier.semantics.access import walk_stmts
+from verifier.semantics.state import Threads
+
+ElementKey = tuple[int, tuple[int, ...]]  # (barrier instance serial, element)
+Clock = dict[ElementKey, int]
+
+
+def guard_map(guards: Mapping[ir.Sym, ir.Sym | None]) -> dict[ir.Sym, ir.Sym]:
+    """guardedBy(z) for every mbarrier variable, declarations in order (LANG-5.15): `zb:
+    barrier(za)` makes za guard zb, and zb takes over whatever za guarded."""
+    guarded_by = {s: s for s in guards}
+    for s, a in guards.items():
+        if a is None or a not in guarded_by:
+            continue
+        displaced = [z for z, g in guarded_by.items() if g == a and z != s]
+        guarded_by[s] = a
+        for z in displaced:
+            guarded_by[z] = s
+    return guarded_by
+
+
+def guard_cycle(guarded_by: Mapping[ir.Sym, ir.Sym], start: ir.Sym) -> list[ir.Sym]:
+    cycle, cur = [start], guarded_by[start]
+    while cur != start and cur not in cycle:
+        cycle.append(cur)
+        cur = guarded_by[cur]
+    return cycle
+
+
+def ring_depth(sym: ir.Sym, guarded_by: Mapping[ir.Sym, ir.Sym], lags: Mapping[ir.Sym, int]
+               ) -> int:
+    """LANG-5.19: 1 + lag for a self-guarded barrier, else the sum of the cycle's lags."""
+    cycle = guard_cycle(guarded_by, sym)
+    if cycle == [sym]:
+        return 1 + lags.get(sym, 0)
+    return sum(lags.get(c, 0) for c in cycle)
+
+
+@dataclass(frozen=True)
+class RingInfo:
+    """Per mbarrier variable: its guard, await lag and ring depth (from the proc's text)."""
+
+    guarded_by: dict[ir.Sym, ir.Sym]
+    lag: dict[ir.Sym, int]
+    depth: dict[ir.Sym, int]
+
+
+def ring_info(body: tuple[ir.Stmt, ...]) -> RingInfo:
+    guards: dict[ir.Sym, ir.Sym | None] = {}
+    lags: dict[ir.Sym, int] = {}
+    for s in walk_stmts(body):
+        if isinstance(s, ir.Alloc) and isinstance(s.typ, ir.BarrierType) \
+                and s.typ.mech is CudaMbarrier:
+            guards[s.name] = s.typ.guarded_by
+        elif isinstance(s, ir.Await) and s.n < 0:
+            lags.setdefault(s.target.buf, ~s.n)
+    guarded_by = guard_map(guards)
+    return RingInfo(guarded_by, lags, {z: ring_depth(z, guarded_by, lags) for z in guards})
+
+
+def join(into: Clock, other: Clock) -> None:
+    for k, n in other.items():
+        if into.get(k, -1) < n:
+            into[k] = n
+
+
+@dataclass
+class CompletionOrder:
+    """The concrete completion order (SEM-6.8) over the Arrive/Await instances run so far."""
+
+    latest: dict[int | None, dict[Threads, Clock]] = field(default_factory=dict)  # by task
+    arrive_clocks: dict[ElementKey, list[Clock]] = field(default_factory=dict)
+
+    def closure(self, threads: Threads) -> Clock:
+        """Down-closure through po edges: instances run by every thread of `threads`."""
+        out: Clock = {}
+        for task in {threads.task, None}:
+            for coll, clock in self.latest.get(task, {}).items():
+                if _covers(coll, threads):
+                    join(out, clock)
+        return out
+
+    def arrive(self, threads: Threads, key: ElementKey, number: int) -> Clock:
+        clock = self.closure(threads)
+        chain = self.arrive_clocks.setdefault(key, [])
+        prefix = dict(chain[-1]) if chain else {}
+        join(prefix, clock)
+        assert len(chain) == number, "every arrive on an element passes through here"
+        chain.append(prefix)
+        self._record(threads, clock)
+        return clock
+
+    def await_(self, threads: Threads, key: ElementKey, a_max: int,
+               nontrivial: int | None) -> None:
+        clock = self.closure(threads)
+        chain = self.arrive_clocks.get(key, [])
+        if a_max >= 0 and chain:
+            join(clock, chain[min(a_max, len(chain) - 1)])
+        if nontrivial is not None and nontrivial >= 0:
+            join(clock, {key: nontrivial})
+        self._record(threads, clock)
+
+    def _record(self, threads: Threads, clock: Clock) -> None:
+        join(self.latest.setdefault(threads.task, {}).setdefault(threads, {}), clock)
+
+
+def _covers(coll: Threads, threads: Threads) -> bool:
+    """Every thread of `threads` is in `coll` (same task, or `coll` spans every task)."""
+    if coll.local is None:
+        return True
+    return threads.local is not None and threads.local <= coll.local
