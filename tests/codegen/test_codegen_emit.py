@@ -153,6 +153,23 @@ def test_named_warps_dispatch() -> None:
     assert text.index("exo_nreg == 40") < text.index("exo_nreg == 232")
 
 
+@pytest.mark.rule("LANG-8.4")
+def test_named_warps_register_allocations_maybe_unused() -> None:
+    """Every named warp's task function declares the task-level allocations; the producer of
+    gemm_sm80_ws never touches the consumers' accumulators D, which must not draw nvcc's
+    "declared but never referenced" warning (the nvcc tests reject warnings)."""
+    text = emit_cuda(*example("gemm_sm80_ws"))
+    producer = _task(text, "exo_deviceTask_producer")
+    consumer = _task(text, "exo_deviceTask_consumer")
+    for task in (producer, consumer):
+        assert "[[maybe_unused]] float D[32];" in task
+    assert "exo_Sm80_mma_tf32_k8(" not in producer and "exo_Sm80_mma_tf32_k8(" in consumer
+    assert "cp.async.mbarrier.arrive.noinc.shared::cta.b64" in producer
+    assert "cp.async.wait_group 2;" in producer and "cp.async.commit_group;" in producer
+    plain = _task(emit_cuda(*example("smem_matmul")))  # one warp config: declarations unchanged
+    assert "    float acc;" in plain and "[[maybe_unused]] float acc" not in plain
+
+
 @pytest.mark.rule("LANG-8.7")
 def test_cp_async_lowering() -> None:
     task = _task(emit_cuda(*local("cp_async_copy")))

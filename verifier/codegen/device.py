@@ -146,6 +146,11 @@ class TaskEmitter:
             case ir.Alloc(name=name):
                 lines, view = alloc_view(s, self.plan, self.namer(name))
                 env.views[name] = view
+                if self.warp is not None and view.family != "smem":
+                    # Each named warp's task function declares every task-level allocation; a
+                    # register allocation used only by another warp's code would draw nvcc's
+                    # "declared but never referenced" warning.
+                    lines = ["[[maybe_unused]] " + line for line in lines]
                 return [pad + line for line in lines]
             case ir.Assign(buf=buf, idx=idx, rhs=rhs) | ir.Reduce(buf=buf, idx=idx, rhs=rhs):
                 view = env.view(buf)

@@ -1,0 +1,76 @@
+# expect: gemm_sm80_bug_consumer_lag refuted RAW A_s 58
+# gemm_sm80_ws.py with the consumers awaiting `full` with ~1 instead of ~0: their await #0 is a
+# skip, and await #kt pairs with producer arrive #(kt - 1). At kt = 0 consumer warp (0, 0) loads
+# its first A fragment from slot 0 before any sync with the producer threads' cp.asyncs of
+# k-tile 0 (cp.async records are visible to nobody until an arrive on `full` is awaited).
+# RAW HAZARD @ A_s on the consumers' first fragment load; counterexample K = 16 (one k-tile).
+from verifier.lang import *
+
+RING = 3
+
+warps = [CudaWarpConfig("producer", 4, setmaxnreg_dec=40),
+         CudaWarpConfig("consumer", 4, setmaxnreg_inc=232)]
+
+
+@proc
+def gemm_sm80_bug_consumer_lag(M: size, N: size, K: size, A: f32[M, K] @ CudaGmemLinear, B: f32[K, N] @ CudaGmemLinear, C: f32[M, N] @ CudaGmemLinear):
+    assert M % 64 == 0
+    assert N % 64 == 0
+    assert K % 16 == 0
+    with CudaDeviceFunction(warp_config=warps):
+        for m in cuda_tasks(0, M / 64):
+            for n in cuda_tasks(0, N / 64):
+                A_s: f32[RING, 64, 16] @ CudaSmemLinear
+                B_s: f32[RING, 16, 64] @ CudaSmemLinear
+                full: barrier @ CudaMbarrier
+                empty: barrier(full) @ CudaMbarrier
+                cg: barrier[128] @ CudaCommitGroup
+                D: f32[2, 2, 2, 4, 16, 8] @ Sm80_RmemMatrixD(16, 8)
+                with CudaWarps(name="consumer"):
+                    for mw in cuda_threads(0, 2, unit=2 * cuda_warp):
+                        for nw in cuda_threads(0, 2, unit=cuda_warp):
+                            for i in seq(0, 2):
+                                for j in seq(0, 4):
+                                    Sm80_mma_zero_d_tf32(D[mw, nw, i, j, :, :])
+                for kt in seq(0, K / 16):
+                    with CudaWarps(name="producer"):
+                        # Wait until the consumers released slot kt % RING (k-tile kt - RING).
+                        Await(empty, cuda_temporal, ~RING)
+                        for t in cuda_threads(0, 128):
+                            Await(cg[t], cuda_in_order, RING - 1)
+                            for r in seq(0, 2):
+                                Sm80_cp_async_f32(A_s[kt % RING, 32 * r + t / 4, 4 * (t % 4) : 4 * (t % 4) + 4], A[64 * m + 32 * r + t / 4, 16 * kt + 4 * (t % 4) : 16 * kt + 4 * (t % 4) + 4], size=4)
+                            for r in seq(0, 2):
+                                Sm80_cp_async_f32(B_s[kt % RING, 8 * r + t / 16, 4 * (t % 16) : 4 * (t % 16) + 4], B[16 * kt + 8 * r + t / 16, 64 * n + 4 * (t % 16) : 64 * n + 4 * (t % 16) + 4], size=4)
+                        # Completes when every producer thread's copies of k-tile kt landed.
+                        Arrive(Sm80_cp_async, 1) >> full
+                        for t in cuda_threads(0, 128):
+                            Arrive(Sm80_cp_async, 1) >> cg[t]
+                    with CudaWarps(name="consumer"):
+                        # BUG: lag 1: the consumers' first await on `full` is a skip.
+                        Await(full, cuda_in_order, ~1)
+                        for mw in cuda_threads(0, 2, unit=2 * cuda_warp):
+                            for nw in cuda_threads(0, 2, unit=cuda_warp):
+                                for kk in seq(0, 2):
+                                    A_r: f32[2, 16, 8] @ Sm80_RmemMatrixA(16, 8)
+                                    B_r: f32[4, 8, 8] @ Sm80_RmemMatrixB(8, 8)
+                                    for i in seq(0, 2):
+                                        Sm80_mma_load_a_row_major_tf32(A_r[i, :, :], A_s[kt % RING, 32 * mw + 16 * i : 32 * mw + 16 * i + 16, 8 * kk : 8 * kk + 8], K=8)
+                                    for j in seq(0, 4):
+                                        Sm80_mma_load_b_row_major_tf32(B_r[j, :, :], B_s[kt % RING, 8 * kk : 8 * kk + 8, 32 * nw + 8 * j : 32 * nw + 8 * j + 8], K=8)
+                                    for i in seq(0, 2):
+                                        for j in seq(0, 4):
+                                            Sm80_mma_tf32(D[mw, nw, i, j, :, :], A_r[i, :, :], B_r[j, :, :], K=8)
+                        # Release slot kt % RING to the producer (WAR).
+                        Arrive(cuda_in_order, 1) >> empty
+                with CudaWarps(name="producer"):
+                    for t in cuda_threads(0, 128):
+                        Await(cg[t], cuda_in_order, 0)
+                with CudaWarps(name="consumer"):
+                    for mw in cuda_threads(0, 2, unit=2 * cuda_warp):
+                        for nw in cuda_threads(0, 2, unit=cuda_warp):
+                            for i in seq(0, 2):
+                                for j in seq(0, 4):
+                                    Sm80_mma_store_d_row_major_tf32(C[64 * m + 32 * mw + 16 * i : 64 * m + 32 * mw + 16 * i + 16, 64 * n + 32 * nw + 8 * j : 64 * n + 32 * nw + 8 * j + 8], D[mw, nw, i, j, :, :])
+                Fence(cuda_in_order, cuda_in_order)
+# test: slow-differential (the abstract machine at three sizes takes about 40 s)
