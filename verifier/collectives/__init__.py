@@ -9,6 +9,7 @@ proven equal to its guards (COLL-6.2). Other packages import only the names belo
 from verifier.collectives.arith import Arith, BoolTerm, IntArith, Term
 from verifier.collectives.completion import Completion, complete, eval_unit
 from verifier.collectives.derive import tile_threads, tile_warps
+from verifier.collectives.equivalence import base_mismatch, base_threads, confirm_same_base
 from verifier.collectives.distributed import (
     Distribution,
     NotAVariable,
@@ -44,7 +45,7 @@ from verifier.collectives.tiling import (
 from verifier.collectives.validate import validate_tiling
 
 __all__ = [
-    "Arith", "Axis", "BoolTerm", "Completion", "DimOp", "Distribution", "Guard", "IndexExpr",
+    "Arith", "Axis", "BoolTerm", "base_mismatch", "base_threads", "confirm_same_base", "Completion", "DimOp", "Distribution", "Guard", "IndexExpr",
     "IntArith", "Label", "LoopRecord", "NotAVariable", "Term", "Tiling", "Z3Arith", "complete",
     "deduce_distribution", "eval_unit", "fence_scope", "linear_base_offset", "matches_unit",
     "membership", "model_membership", "model_thread_set", "one_thread", "owner_threads",

@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from itertools import product
 from math import prod
 
-from verifier.collectives.completion import CompletionError, complete, unit_label
+from verifier.collectives.completion import CompletionError, unit_label
+from verifier.collectives.equivalence import base_mismatch
 from verifier.collectives.matching import expected_box, unit_completion, unit_type
 from verifier.collectives.membership import thread_groups
-from verifier.collectives.tiling import Guard, Label, Tiling, base_box, linear_base_offset
+from verifier.collectives.tiling import Guard, Label, Tiling, linear_base_offset
 from verifier.collectives.validate import DISAGREE, validate_tiling
 from verifier.diagnostics import InternalError, RejectedInput
 from verifier.lang.config import CudaDeviceFunction
@@ -150,20 +151,9 @@ class _Deduction:
                             "COLL-5.7")
         if self.native is None:
             return
-        off1 = linear_base_offset(first.completed, True)
-        off2 = linear_base_offset(other.completed, True)
-        if off1 != off2:
-            raise self.fail(f"Incompatible offsets: base offset {off1} != {off2}{ctx}",
-                            "COLL-1.15")
-        try:
-            to2 = complete(first.completed.domain, other.completed.domain, False)
-            to1 = complete(other.completed.domain, first.completed.domain, False)
-            box1 = to2.translate_box(base_box(first.completed, True))
-            box2 = to1.translate_box(base_box(other.completed, True))
-        except CompletionError as err:
-            raise self.fail(f"Incompatible box size: {err.message}{ctx}", "COLL-1.15") from err
-        if box1 != box2:
-            raise self.fail(f"Incompatible box size: {box1} != {box2}{ctx}", "COLL-1.15")
+        reason = base_mismatch(first.completed, other.completed, subdiv_only=True)
+        if reason is not None:
+            raise self.fail(f"{reason}{ctx}", "COLL-1.15")
 
 
 def _iters_text(use: _Use) -> str:

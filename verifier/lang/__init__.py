@@ -20,7 +20,7 @@ from verifier.lang.memories import (
     CudaDeviceVisibleAtomicity16B, CudaDeviceVisibleLinear, CudaEvent, CudaGmemAtomicity16B,
     CudaGmemLinear, CudaGridConstant, CudaMbarrier, CudaRmem, CudaRmemPacked32,
     CudaSmemAtomicity16B, CudaSmemLinear, Sm80_RmemMatrixA, Sm80_RmemMatrixB, Sm80_RmemMatrixD,
-    Sm90_get_mma_smem, Sm90_RmemMatrixA, Sm90_RmemMatrixD, Sm90_SmemSwizzled,
+    Sm90_get_mma_smem, Sm90_RmemMatrixA, Sm90_RmemMatrixD, Sm90_SmemSwizzled, Sm90_tensorMap,
 )
 
 cpu_in_order = SyncTL.cpu_in_order

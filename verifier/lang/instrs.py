@@ -34,6 +34,7 @@ class Instr:
     template: tuple[str, ...] = ()
     check_template: Callable[[dict[str, int]], str | None] | None = None
     trailing_mech: str | None = None  # "CudaMbarrier" when a trailing barrier is required
+    barrier_units: int = 0  # intervals its trailing barrier must have (LANG-5.7, COLL-5.12)
 
     def __str__(self) -> str:
         return self.name

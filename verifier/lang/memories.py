@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from verifier.diagnostics import RejectedInput
 from verifier.lang import units
 
 
@@ -23,12 +24,13 @@ class Memory:
     params: tuple[int, ...] = ()
     abstract: bool = False
     bases: tuple[str, ...] = ()  # abstract memories this one is a subclass of
+    packed_dims: int = 0  # trailing dimensions windows must take whole (LANG-6.4, ERR-A10)
 
     def __call__(self, *params: int) -> "Memory":
         """Parameterised memories such as `Sm80_RmemMatrixD(16, 8)`."""
         return Memory(self.name, self.family, self.cpu_perms, self.cuda_perms, self.native_unit,
                       self.sync_exempt, self.const_shape, tuple(params), self.abstract,
-                      self.bases)
+                      self.bases, self.packed_dims)
 
     def __str__(self) -> str:
         if self.params:
@@ -55,15 +57,16 @@ CudaSmemLinear = Memory("CudaSmemLinear", "smem", "", "rwc", units.cuda_cta_in_c
 Sm90_SmemSwizzled = Memory("Sm90_SmemSwizzled", "smem", "", "rwc", units.cuda_cta_in_cluster,
                            False, True, bases=("CudaBasicDeviceVisible", "CudaBasicSmem"))
 CudaRmem = Memory("CudaRmem", "rmem", "", "rwc", units.cuda_thread, False, True)
-CudaRmemPacked32 = Memory("CudaRmemPacked32", "rmem", "", "rwc", units.cuda_thread, False, True)
+CudaRmemPacked32 = Memory("CudaRmemPacked32", "rmem", "", "rwc", units.cuda_thread, False, True,
+                          packed_dims=1)
 Sm80_RmemMatrixA = Memory("Sm80_RmemMatrixA", "rmem_matrix", "", "rwc", units.cuda_warp, False,
-                          True)
+                          True, packed_dims=2)
 Sm80_RmemMatrixB = Memory("Sm80_RmemMatrixB", "rmem_matrix", "", "rwc", units.cuda_warp, False,
-                          True)
+                          True, packed_dims=2)
 Sm80_RmemMatrixD = Memory("Sm80_RmemMatrixD", "rmem_matrix", "", "rwc", units.cuda_warp, False,
-                          True)
+                          True, packed_dims=2)
 Sm90_RmemMatrixD = Memory("Sm90_RmemMatrixD", "rmem_wgmma_d", "", "rwc", units.cuda_warpgroup,
-                          False, True)
+                          False, True, packed_dims=2)
 Sm90_RmemMatrixA = Memory("Sm90_RmemMatrixA", "abstract", "", "", None, False, True,
                           abstract=True)
 
@@ -102,3 +105,32 @@ CudaMbarrier = BarrierMechanism("CudaMbarrier", True, True, True)
 CudaCommitGroup = BarrierMechanism("CudaCommitGroup", False, False, False)
 CudaClusterSync = BarrierMechanism("CudaClusterSync", True, False, False)
 CudaEvent = BarrierMechanism("CudaEvent", True, False, False, lowerable=False)
+
+
+@dataclass(frozen=True, slots=True)
+class SpecialWindow:
+    """A special window `w = x[...] @ Sm90_tensorMap(swizzle, *box)` (LANG-3.4, LANG-6.6).
+
+    Only its static rules are checked (ERR-P24, ERR-A03, ERR-A08); spork-verify does not verify
+    programs that build one (ERR-V11, specs/verification.md "Tensor maps").
+    """
+
+    name: str
+    source_memory: str
+    swizzle: int
+    box: tuple[int, ...]
+
+    def __str__(self) -> str:
+        return f"{self.name}({', '.join(map(str, (self.swizzle,) + self.box))})"
+
+
+def Sm90_tensorMap(swizzle: int, *box: int) -> SpecialWindow:
+    """TMA descriptor window; swizzle in {0, 32, 64, 128}, box rank 1..5 (ERR-P07). LANG-3.4"""
+    args = ", ".join(map(repr, (swizzle,) + box))
+    if swizzle not in (0, 32, 64, 128):
+        raise RejectedInput(f"Failed to instantiate Sm90_tensorMap({args}): swizzle must be 0, "
+                            "32, 64 or 128", code="ERR-P07", rule="LANG-3.4")
+    if not 1 <= len(box) <= 5 or not all(isinstance(b, int) and b >= 1 for b in box):
+        raise RejectedInput(f"Failed to instantiate Sm90_tensorMap({args}): the box needs 1 to "
+                            "5 positive int extents", code="ERR-P07", rule="LANG-3.4")
+    return SpecialWindow("Sm90_tensorMap", "CudaGmemLinear", swizzle, tuple(box))

@@ -5,8 +5,12 @@ contexts, sync-tl arguments, Await N, instr keywords, free integer names) are ev
 function's globals and closure. Windows are resolved here: an access through a window name is
 rewritten to its underlying tensor with offset indices (SEM-4.2, "redirected").
 
+Expression statements, barrier declarations and barrier expressions are parsed by
+`parse_sync`. One stage-A rule is checked here because only the parse sees window names: a window
+of a grid constant used inside a `CudaDeviceFunction` it was not created in (ERR-A15, LANG-6.2).
+
 Non-goals: collective analysis, permissions and every later static stage (verifier.collectives,
-verifier.lang.check); the parse only enforces what the syntax itself fixes.
+verifier.semantics.static); the parse only enforces what the syntax itself fixes.
 """
 
 from __future__ import annotations
@@ -17,21 +21,13 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
-from verifier.lang import ir
+from verifier.diagnostics import RejectedInput, SrcLoc
+from verifier.lang import ir, parse_sync
 from verifier.lang.config import CudaDeviceFunction, CudaWarps
-from verifier.lang.instrs import INSTRS, UNSUPPORTED_INSTR_NAMES, Instr
-from verifier.lang.memories import DRAM, BarrierMechanism, Memory
-from verifier.lang.timelines import InstrTL, SyncTL
+from verifier.lang.memories import DRAM, BarrierMechanism, Memory, SpecialWindow
+from verifier.lang.parse_sync import OTHER_DIALECT as _OTHER_DIALECT
 from verifier.lang.units import CollUnit, cuda_thread
 
-_OTHER_DIALECT = {
-    "CudaAsync": "use per-instruction instr-tls (spork26 has no CudaAsync blocks)",
-    "ReverseArrive": "use a second barrier paired by `b2: barrier(b1) @ CudaMbarrier`",
-    "ReverseAwait": "use a second barrier paired by `b2: barrier(b1) @ CudaMbarrier`",
-    "ring_buffer_by": "spork26 uses lagged awaits `Await(bar, tl, ~lag)`",
-    "CudaMbarrierPreArrive": "spork26 uses lagged awaits `Await(bar, tl, ~lag)`",
-}
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Mod: "%"}
 _CMPOPS = {ast.Lt: "<", ast.Gt: ">", ast.LtE: "<=", ast.GtE: ">=", ast.Eq: "=="}
 _LOOP_MODES = ("seq", "par", "cuda_tasks", "cuda_threads")
@@ -46,6 +42,7 @@ class _Binding:
     # for windows: base symbol and per-base-dimension (is_point, offset expr)
     base: ir.Sym | None = None
     dims: tuple[tuple[bool, ir.Expr], ...] = ()
+    device_depth: int = 0  # CudaDeviceFunction nesting where the name was bound
 
 
 @dataclass
@@ -68,6 +65,7 @@ class ProcParser:
         closure = inspect.getclosurevars(fn)
         self.py_env: dict[str, Any] = {**fn.__globals__, **closure.nonlocals}
         self.scopes: list[_Scope] = [_Scope()]
+        self.device_depth = 0
 
     # ------------------------------------------------------------ helpers
 
@@ -96,7 +94,16 @@ class ProcParser:
         return None
 
     def bind(self, name: str, binding: _Binding) -> None:
+        binding.device_depth = self.device_depth
         self.scopes[-1].names[name] = binding
+
+    def check_grid_constant_window(self, name: str, b: _Binding, node: ast.AST) -> None:
+        """A window of a grid constant may not flow into CUDA code (ERR-A15). Rules: LANG-6.2"""
+        is_window = b.kind == "window" or (isinstance(b.typ, ir.Tensor) and b.typ.window)
+        if is_window and getattr(b.mem, "family", "") == "grid_constant" \
+                and self.device_depth > b.device_depth:
+            raise self.err(node, f"grid constant parameter {name} cannot be a window", "ERR-A15",
+                           "LANG-6.2")
 
     # ------------------------------------------------------------ entry
 
@@ -164,7 +171,7 @@ class ProcParser:
         if isinstance(value, (Memory, BarrierMechanism)):
             return value
         raise self.err(node, f"expected @X annotation to subclass BarrierMechanism/Memory, not "
-                       f"{value!r}", "ERR-P19", "LANG-3.1")
+                       f"{ast.unparse(node)} = {value}", "ERR-P19", "LANG-3.1")
 
     # ------------------------------------------------------------ statements
 
@@ -206,8 +213,8 @@ class ProcParser:
         if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.MatMult):
             typ_node, mem_node = ann.left, ann.right
         sym = ir.Sym.fresh(name)
-        if self.is_barrier_type(typ_node):
-            btype = self.barrier_type(typ_node, s, mem_node)
+        if parse_sync.is_barrier_type(typ_node):
+            btype = parse_sync.barrier_type(self, name, typ_node, s, mem_node)
             self.bind(name, _Binding(sym, "barrier", btype, btype.mech))
             return ir.Alloc(sym, btype, btype.mech, self.loc(s))
         typ = self.data_type(typ_node)
@@ -217,42 +224,6 @@ class ProcParser:
                            f"not {mem}", "ERR-P19", "LANG-3.1")
         self.bind(name, _Binding(sym, "data", typ, mem))
         return ir.Alloc(sym, typ, mem, self.loc(s))
-
-    @staticmethod
-    def is_barrier_type(node: ast.expr) -> bool:
-        inner = node.value if isinstance(node, ast.Subscript) else node
-        inner = inner.func if isinstance(inner, ast.Call) else inner
-        return isinstance(inner, ast.Name) and inner.id == "barrier"
-
-    def barrier_type(self, node: ast.expr, s: ast.stmt, mem_node: ast.expr | None
-                     ) -> ir.BarrierType:
-        shape: tuple[ir.Expr, ...] = ()
-        if isinstance(node, ast.Subscript):
-            dims = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-            shape = tuple(self.expr(d) for d in dims)
-            node = node.value
-        guard: ir.Sym | None = None
-        if isinstance(node, ast.Call):
-            if len(node.args) != 1 or node.keywords:
-                raise self.err(node, "barrier(...) takes exactly 1 parameter", "ERR-P18",
-                               "LANG-5.2")
-            arg = node.args[0]
-            if not isinstance(arg, ast.Name):
-                raise self.err(arg, "barrier(...) expects a single identifier argument",
-                               "ERR-P18", "LANG-5.2")
-            target = self.lookup(arg.id)
-            if target is None or target.kind != "barrier":
-                raise self.err(arg, f"barrier({arg.id}) must name a barrier", "ERR-P23",
-                               "LANG-5.2")
-            guard = target.sym
-        if mem_node is None:
-            raise self.err(s, "barrier allocation needs @ CudaMbarrier | CudaCommitGroup | "
-                           "CudaClusterSync", "ERR-P19", "LANG-5.2")
-        mech = self.memory(mem_node)
-        if not isinstance(mech, BarrierMechanism):
-            raise self.err(mem_node, f"expected @X annotation to subclass BarrierMechanism, not "
-                           f"{mech}", "ERR-P19", "LANG-5.2")
-        return ir.BarrierType(shape, mech, guard)
 
     def assign(self, target: ast.expr, value: ast.expr, s: ast.stmt) -> ir.Stmt:
         loc = self.loc(s)
@@ -265,10 +236,21 @@ class ProcParser:
         special = None
         if isinstance(value, ast.BinOp) and isinstance(value.op, ast.MatMult):
             special = self.py_eval(value.right)
+            if not isinstance(special, SpecialWindow):
+                raise self.err(value.right, f"@ {ast.unparse(value.right)} in a window statement "
+                               f"must be a SpecialWindow such as Sm90_tensorMap(...), not "
+                               f"{special!r}", "ERR-P24", "LANG-3.4")
             value = value.left
         if not isinstance(value, (ast.Subscript, ast.Name)):
             raise self.err(s, f"cannot assign to undeclared name {name}; declare it first "
                            f"(`{name}: f32 @ CudaRmem`)", "ERR-P24", "LANG-3.3")
+        if special is not None:  # LANG-3.4: only from a dense tensor
+            src = value.value if isinstance(value, ast.Subscript) else value
+            src_b = self.lookup(src.id) if isinstance(src, ast.Name) else None
+            if src_b is not None and (src_b.kind == "window" or (
+                    isinstance(src_b.typ, ir.Tensor) and src_b.typ.window)):
+                raise self.err(value, f"{special} must be created from a dense tensor, not "
+                               f"another window ({ast.unparse(src)})", "ERR-P24", "LANG-3.4")
         window = self.window(value)
         base = self.lookup(window.buf.name)
         assert base is not None
@@ -348,155 +330,21 @@ class ProcParser:
             raise self.err(ctx_node, f"{ctx_node.func.id} is not part of the spork26 dialect; "
                            f"{_OTHER_DIALECT[ctx_node.func.id]}", "ERR-P28", "LANG-1.2")
         ctx = self.py_eval(ctx_node)
-        body = self.block(s.body)
         if isinstance(ctx, CudaDeviceFunction):
+            self.device_depth += 1
+            try:
+                body = self.block(s.body)
+            finally:
+                self.device_depth -= 1
             return ir.DeviceFunction(ctx, body, self.loc(s))
+        body = self.block(s.body)
         if isinstance(ctx, CudaWarps):
             return ir.Warps(ctx, body, self.loc(s))
         raise self.err(ctx_node, f"Unsupported context type for with: {type(ctx).__name__}",
                        "ERR-P09", "LANG-4.4")
 
     def expr_stmt(self, value: ast.expr, s: ast.stmt) -> ir.Stmt:
-        trailing: list[ast.expr] = []
-        node = value
-        while isinstance(node, ast.BinOp) and isinstance(node.op, ast.RShift):
-            trailing.insert(0, node.right)
-            node = node.left
-        if isinstance(node, ast.BinOp):
-            raise self.err(value, "Only >> BinOp supported at top level", "ERR-P01", "LANG-3.8")
-        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
-            if trailing:
-                raise self.err(value, "Only SyncStmt and Call can take >> trailing barrier exprs",
-                               "ERR-P02", "LANG-3.8")
-            raise self.err(value, f"unsupported expression statement `{ast.unparse(value)}`",
-                           "ERR-P01", "LANG-3.8")
-        name = node.func.id
-        if name in ("Fence", "Await") and trailing:
-            raise self.err(value, f"{name} cannot take >> trailing barrier exprs", "ERR-P03",
-                           "LANG-5.1")
-        if name == "Fence":
-            return self.fence(node, s)
-        if name == "Arrive":
-            return self.arrive(node, trailing, s)
-        if name == "Await":
-            return self.await_(node, s)
-        return self.call(node, trailing, s)
-
-    # ------------------------------------------------------------ sync statements
-
-    def sync_tl(self, node: ast.expr) -> SyncTL:
-        value = self.py_eval(node)
-        if isinstance(value, SyncTL):
-            return value
-        hint = ""
-        if isinstance(value, InstrTL) and value.value.endswith("_instr"):
-            hint = f" (maybe {value.value[:-len('_instr')]}?)"
-        raise self.err(node, f"Expected sync-tl, not {ast.unparse(node)}{hint}", "ERR-P12",
-                       "LANG-5.1")
-
-    def no_keywords(self, node: ast.Call, name: str) -> None:
-        if node.keywords:
-            raise self.err(node, f"Unknown keyword '{node.keywords[0].arg}' for {name}()",
-                           "ERR-P13", "LANG-5.1")
-
-    def fence(self, node: ast.Call, s: ast.stmt) -> ir.Stmt:
-        self.no_keywords(node, "Fence")
-        if len(node.args) != 2:
-            raise self.err(node, "Fence expects 2 arguments", "ERR-P14", "LANG-5.1")
-        return ir.Fence(self.sync_tl(node.args[0]), self.sync_tl(node.args[1]), self.loc(s))
-
-    def arrive(self, node: ast.Call, trailing: list[ast.expr], s: ast.stmt) -> ir.Stmt:
-        self.no_keywords(node, "Arrive")
-        if len(node.args) not in (1, 2):
-            raise self.err(node, "Arrive expects 2 arguments", "ERR-P14", "LANG-5.1")
-        if len(node.args) == 2:
-            n = self.py_eval(node.args[1])
-            if n != 1:
-                raise self.err(node.args[1], f"Expect N=1 for Arrive, not {n!r}", "ERR-P15",
-                               "LANG-5.1")
-        targets = tuple(self.barrier_ref(t) for t in trailing)
-        return ir.Arrive(self.sync_tl(node.args[0]), targets, self.loc(s))
-
-    def await_(self, node: ast.Call, s: ast.stmt) -> ir.Stmt:
-        self.no_keywords(node, "Await")
-        if len(node.args) != 3:
-            raise self.err(node, "Await expects 3 arguments", "ERR-P14", "LANG-5.1")
-        n = self.py_eval(node.args[2])
-        if not isinstance(n, int) or isinstance(n, bool):
-            raise self.err(node.args[2], f"Await N={n!r}; expected int", "ERR-P16", "LANG-5.1")
-        target = self.barrier_ref(node.args[0])
-        return ir.Await(target, self.sync_tl(node.args[1]), n, self.loc(s))
-
-    def barrier_ref(self, node: ast.expr) -> ir.BarrierRef:
-        if isinstance(node, ast.UnaryOp):
-            raise self.err(node, "expected window-like expression for barrier (the +bar/-bar "
-                           "syntax is not part of spork26)", "ERR-P17", "LANG-1.2")
-        name_node, idx_nodes = node, []
-        if isinstance(node, ast.Subscript):
-            name_node = node.value
-            idx_nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        if not isinstance(name_node, ast.Name):
-            raise self.err(node, "expected window-like expression for barrier", "ERR-P17",
-                           "LANG-5.4")
-        b = self.lookup(name_node.id)
-        if b is None or b.kind != "barrier":
-            typ = "undeclared" if b is None else str(b.typ)
-            raise self.err(node, f"BarrierExpr requires barrier type, not {name_node.id}: {typ}",
-                           "ERR-P22", "LANG-5.4")
-        assert isinstance(b.typ, ir.BarrierType)
-        if len(idx_nodes) != len(b.typ.shape):
-            raise self.err(node, f"expected {len(b.typ.shape)} indices for BarrierExpr",
-                           "ERR-P22", "LANG-5.4")
-        return ir.BarrierRef(b.sym, tuple(self.access(i) for i in idx_nodes), self.loc(node))
-
-    # ------------------------------------------------------------ calls
-
-    def call(self, node: ast.Call, trailing: list[ast.expr], s: ast.stmt) -> ir.Stmt:
-        name = node.func.id  # type: ignore[attr-defined]
-        if name in _OTHER_DIALECT or name.startswith(("cudaMemcpyAsync_htod_", "cudaMemcpyAsync_dtoh_",
-                                                      "cudaMemsetAsync0_")) and name not in INSTRS:
-            hint = _OTHER_DIALECT.get(name, "use the sized host-copy instrs of language.md §6")
-            raise self.err(node, f"{name} is not part of the spork26 dialect; {hint}", "ERR-P28",
-                           "LANG-1.2")
-        callee = self.py_env.get(name)
-        if not isinstance(callee, (Instr, ir.Proc)):
-            if name in UNSUPPORTED_INSTR_NAMES:
-                raise Unsupported(f"not supported by spork-verify: instruction {name}",
-                                  self.loc(node), rule="LANG-3.6", code="ERR-V11")
-            raise self.err(node, f"expected called object {name} to be a procedure or "
-                           "InstrTemplate", "ERR-P05", "LANG-3.6")
-        kwargs: dict[str, Any] = {}
-        for k in node.keywords:
-            if isinstance(callee, ir.Proc):
-                raise self.err(node, f"{name}: Cannot take keyword arguments", "ERR-P06",
-                               "LANG-3.6")
-            kwargs[str(k.arg)] = self.py_eval(k.value)
-        if isinstance(callee, Instr):
-            try:
-                kwargs = dict(callee.instantiate(kwargs))
-            except RejectedInput as e:
-                raise RejectedInput(e.message, self.loc(node), e.rule, e.code) from None
-            nparams = len(callee.params)
-        else:
-            nparams = len(callee.args)
-        if len(node.args) != nparams:
-            raise self.err(node, f"{name} got {len(node.args)} arguments but need {nparams}",
-                           "ERR-P21", "LANG-3.6")
-        if len(trailing) > 1:
-            raise self.err(node, f"{name} cannot have more than 1 trailing barrier expr",
-                           "ERR-P04", "LANG-3.7")
-        args = tuple(self.call_arg(a) for a in node.args)
-        refs = tuple(self.barrier_ref(t) for t in trailing)
-        return ir.Call(callee, args, tuple(sorted(kwargs.items())), refs, self.loc(s))
-
-    def call_arg(self, node: ast.expr) -> ir.Expr:
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
-            return self.window(node)
-        if isinstance(node, ast.Name):
-            b = self.lookup(node.id)
-            if b is not None and b.kind in ("data", "window") and isinstance(b.typ, ir.Tensor):
-                return self.window(node)
-        return self.expr(node)
+        return parse_sync.expr_stmt(self, value, s)
 
     # ------------------------------------------------------------ expressions
 
@@ -512,6 +360,9 @@ class ProcParser:
                 if self.has_slices(node):
                     return self.window(node)
                 return self.data_access(name, self.subscripts(node), node)
+            case ast.BinOp(op=ast.MatMult()):
+                raise self.err(node, "Can only create SpecialWindow as part of WindowStmt "
+                               f"(`w = {ast.unparse(node)}`)", "ERR-P24", "LANG-3.4")
             case ast.BinOp(op=op, left=lhs, right=rhs) if type(op) in _BINOPS:
                 return ir.BinOp(_BINOPS[type(op)], self.expr(lhs), self.expr(rhs), loc)
             case ast.BinOp(op=op):
@@ -570,6 +421,7 @@ class ProcParser:
         loc = self.loc(node)
         if b is None or b.kind not in ("data", "window"):
             raise self.err(node, f"unknown data variable {name}", "ERR-P05", "LANG-2.2")
+        self.check_grid_constant_window(name, b, node)
         idx = [self.expr(i) for i in idx_nodes]
         if b.kind == "window":
             assert b.base is not None
@@ -598,6 +450,7 @@ class ProcParser:
         b = self.lookup(name_node.id)
         if b is None or b.kind not in ("data", "window"):
             raise self.err(node, f"unknown data variable {name_node.id}", "ERR-P05", "LANG-3.3")
+        self.check_grid_constant_window(name_node.id, b, node)
         idx_nodes = self.subscripts(node) if isinstance(node, ast.Subscript) else []
         accesses = [self.access(i) for i in idx_nodes]
         shape = b.typ.shape if isinstance(b.typ, ir.Tensor) else ()

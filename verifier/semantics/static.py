@@ -1,8 +1,11 @@
 """Static checks of stages A and L (language.md §9.3-9.4) and the site model for the encoder.
 
 One walk over the IR with the collective tiling of every scope (verifier.collectives): device
-function structure, loop-mode placement, tilings, one-thread writes, fence legality and scope,
-permissions, instr units; it records every access, fence and SMEM free as a site.
+function structure, loop-mode placement, tilings, one-thread writes, permissions and shapes here;
+fences, calls and window statements in `static_calls`; barrier statements in `static_barriers` and
+`barrier_exprs`. It records every access, fence and SMEM free as a site. Constructs outside the
+verifiable fragment found while walking are either raised at once (`Unsupported`) or, when their
+own static rules were checked, deferred until every static check has passed.
 Non-goals: anything dynamic (hazards, bounds) — those are proof obligations.
 """
 
@@ -14,21 +17,17 @@ from typing import Any
 from verifier import collectives
 from verifier.diagnostics import RejectedInput, SporkError, SrcLoc, UnhandledNode, Unsupported
 from verifier.lang import ir
-from verifier.lang.instrs import Instr
 from verifier.lang.memories import CudaMbarrier, Memory
 from verifier.lang.printer import expr_text
-from verifier.lang.timelines import CPU_INSTR_TLS, InstrTL, QualTL, SyncTL, implements
-from verifier.semantics import rules, static_barriers
+from verifier.lang.timelines import InstrTL, QualTL
+from verifier.semantics import barrier_exprs, rules, static_barriers, static_calls
 from verifier.semantics.barriers import MBARRIER_STORAGE
 from verifier.semantics.access import mutated_syms
 from verifier.semantics.exprs import data_reads
 from verifier.semantics.rules import AccessKind
 from verifier.semantics.sites import (
-    AccessSite, Context, Device, Element, FenceSite, Loop, ProgramModel,
+    AccessSite, Context, Device, Element, Loop, ProgramModel,
 )
-
-_KIND = {"r": AccessKind.read, "w": AccessKind.write, "rw": AccessKind.read_write,
-         "a": AccessKind.atomic}
 
 
 def _located(e: SporkError, loc: SrcLoc) -> SporkError:
@@ -53,6 +52,9 @@ class Analyzer:
         self.barrier_uses: dict[ir.Sym, Any] = {}
         self.guard_taken: set[ir.Sym] = set()
         self.live_barriers: list[Any] = []
+        self.stack: list[ir.Stmt] = []  # statements enclosing the one being checked
+        self.sync_uses: list[barrier_exprs.SyncUse] = []  # Arrives/Awaits in program order
+        self.deferred: list[Unsupported] = []
         self.next_id = 0
         for a in proc.args:
             if not isinstance(a.typ, ir.Control):
@@ -67,12 +69,20 @@ class Analyzer:
         self.next_id += 1
         return self.next_id
 
+    def defer(self, e: Unsupported) -> None:
+        """A construct outside the verifiable fragment whose static rules hold: reported after
+        every static check passed, so a static error anywhere comes first (exit 2 before 3)."""
+        self.deferred.append(e)
+
     # ------------------------------------------------------------ walk
 
     def run(self) -> ProgramModel:
         self.block(self.proc.body, Context())
         static_barriers.finish(self)
         self.distributed_memory()
+        barrier_exprs.check_collectives(self)
+        if self.deferred:
+            raise min(self.deferred, key=lambda e: (e.loc.line, e.loc.col))
         return self.model
 
     def distributed_memory(self) -> None:
@@ -123,9 +133,18 @@ class Analyzer:
             self.free_site(a, end)
 
     def stmt(self, s: ir.Stmt, ctx: Context) -> None:
+        self.stack.append(s)
+        try:
+            self.stmt_cases(s, ctx)
+        finally:
+            self.stack.pop()
+
+    def stmt_cases(self, s: ir.Stmt, ctx: Context) -> None:
         match s:
-            case ir.Pass() | ir.WindowStmt():
+            case ir.Pass():
                 pass
+            case ir.WindowStmt():
+                static_calls.window_stmt(self, s, ctx)
             case ir.Alloc():
                 self.alloc(s, ctx)
             case ir.Assign(buf=buf, idx=idx, rhs=rhs) | ir.Reduce(buf=buf, idx=idx, rhs=rhs):
@@ -149,9 +168,9 @@ class Analyzer:
                                                       ctx.warp_name)
                 self.block(body, replace(ctx, tiling=tiling, warp_name=name))
             case ir.Fence():
-                self.fence(s, ctx)
+                static_calls.fence(self, s, ctx)
             case ir.Call():
-                self.call(s, ctx)
+                static_calls.call(self, s, ctx)
             case ir.Arrive():
                 static_barriers.arrive(self, s, ctx)
             case ir.Await():
@@ -277,6 +296,10 @@ class Analyzer:
         if mem.family == "gmem" and not shape:
             raise RejectedInput("Cannot allocate scalar CudaGmemLinear", s.loc, code="ERR-A16",
                                 rule="LANG-6.1")
+        elem = s.typ.base if isinstance(s.typ, ir.Tensor) else getattr(s.typ, "name", "")
+        if mem.name == "CudaRmemPacked32" and elem not in ("f32", "i32", "f16", "bf16"):
+            raise RejectedInput(f"CudaRmemPacked32 doesn't support {elem}", s.loc,
+                                code="ERR-A16", rule="LANG-6.4")
         if mem.const_shape and any(_literal(d) is None for d in shape):
             raise RejectedInput(f"{s.name.name} @ {mem} requires constant shape. Saw: "
                                 f"{[_show(d) for d in shape]}; simplify() if needed", s.loc,
@@ -366,75 +389,6 @@ class Analyzer:
         if len(shape) != n:
             raise RejectedInput(f"{sym.name} has {len(shape)} dimensions but is accessed with "
                                 f"{n} indices", loc, code="ERR-P21", rule="LANG-3.2")
-
-    def fence(self, s: ir.Fence, ctx: Context) -> None:
-        if not ctx.cuda:
-            raise RejectedInput("Fence not allowed in a scope using cpu_basic_device", s.loc,
-                                code="ERR-A11", rule="LANG-4.3")
-        assert ctx.device is not None
-        if s.first is SyncTL.wgmma_fence_1 or s.second is SyncTL.wgmma_fence_2:
-            raise Unsupported("not supported by spork-verify yet: wgmma fences", s.loc,
-                              code="ERR-V11", rule="LANG-5.20")
-        if not implements(s.first, SyncTL.Sm80_generic):
-            raise RejectedInput(f"Fence first sync-tl {s.first} not supported (we allow "
-                                "Sm80_generic)", s.loc, code="ERR-L02", rule="LANG-5.20")
-        if not implements(s.second, SyncTL.cuda_generic_and_async_proxy):
-            if s.second is SyncTL.Sm80_cp_async or \
-                    QualTL.Sm80 in rules.SYNC_SETS[s.second].temporal:
-                msg = "Sm80_cp_async not supported as second sync-tl; use cuda_in_order"
-            else:
-                msg = (f"Fence second sync-tl {s.second} not supported (at most "
-                       "cuda_generic_and_async_proxy)")
-            raise RejectedInput(msg, s.loc, code="ERR-L02", rule="LANG-5.20")
-        collectives.fence_scope(ctx.tiling, ctx.device.cfg)
-        self.model.fences.append(FenceSite(self.fresh_id(), s.first, s.second, ctx, s.loc))
-
-    def call(self, s: ir.Call, ctx: Context) -> None:
-        callee = s.callee
-        if not isinstance(callee, Instr):
-            if ctx.cuda:
-                raise RejectedInput(f"{callee.name}() has instr-tl cpu_in_order_instr; not "
-                                    "allowed in scope using cuda_basic_device", s.loc,
-                                    code="ERR-A04", rule="LANG-4.1")
-            raise Unsupported("not supported by spork-verify: call of a non-instr proc",
-                              s.loc, code="ERR-V11", rule="LANG-3.10")
-        in_cpu_tls = callee.instr_tl in CPU_INSTR_TLS
-        if in_cpu_tls == ctx.cuda:
-            scope = "cuda_basic_device" if ctx.cuda else "cpu_basic_device"
-            raise RejectedInput(f"{callee.name}() has instr-tl {callee.instr_tl}; not allowed in "
-                                f"scope using {scope}", s.loc, code="ERR-A04", rule="LANG-4.1")
-        if ctx.cuda:
-            assert ctx.device is not None
-            problem = collectives.matches_unit(ctx.tiling, callee.unit, ctx.device.cfg)
-            if problem is not None:
-                raise RejectedInput(f"wrong collective unit (need {callee.unit}) for "
-                                    f"{callee.name}(): {problem}", s.loc, code="ERR-A19",
-                                    rule="COLL-3.1")
-        if s.trailing:
-            raise Unsupported("not supported by spork-verify yet: trailing barrier expressions",
-                              s.loc, code="ERR-V11", rule="LANG-3.7")
-        for k, (param, arg) in enumerate(zip(callee.params, s.args)):
-            if param.kind != "tensor":
-                self.check_control(arg)
-                continue
-            if not isinstance(arg, ir.Window):
-                raise RejectedInput(f"argument {param.name} of {callee.name} must be a tensor",
-                                    s.loc, code="ERR-P21", rule="LANG-3.6")
-            self.check_formal(arg, param.formal_mem, callee.name, s.loc)
-            self.note_use(arg.buf, ctx, arg.idx)
-            points = tuple(a.pt if isinstance(a, ir.Point) else None for a in arg.idx)
-            intervals = tuple((a.lo, a.hi) if isinstance(a, ir.Interval) else None
-                              for a in arg.idx)
-            self.record_access(arg.buf, Element(points, intervals), _KIND[param.access],
-                               callee.instr_tl, ctx, s.loc, k, True, param.atomic_quals,
-                               single_thread=False)
-
-    def check_formal(self, arg: ir.Window, formal: str, name: str, loc: SrcLoc) -> None:
-        mem = self.mems[arg.buf]
-        if formal and mem.name != formal and formal not in mem.bases:
-            raise RejectedInput(f"expected `{arg.buf.name}` argument of {name} in {formal} but "
-                                f"got an argument in {mem}", loc, code="ERR-A07",
-                                rule="LANG-4.2")
 
 
 def initial_warp_name(dev: Any) -> str | None:

@@ -4,6 +4,8 @@ Checked before any proof: mechanism legality per sync-tl and collective (LANG-5.
 mechanism (LANG-5.9), one Arrive sync-tl / one Await sync-tl per variable (LANG-5.11), presence
 of both halves (LANG-5.10), guarded-by constraints (LANG-5.15), the alternation of guard Awaits
 and Arrives (LANG-5.16/5.17), ring depth (LANG-5.19) and solitary commit groups (LANG-5.21).
+Home barriers, multicast and the collectives of Arrive/Await (LANG-5.5..5.7, 5.12, 5.13) are in
+`barrier_exprs`.
 The ring invariant SEM-6.8 follows from these (semantics.md SEM-6.8's argument).
 """
 
@@ -17,12 +19,18 @@ from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
 from verifier.lang import ir
 from verifier.lang.memories import CudaClusterSync, CudaCommitGroup, CudaMbarrier
 from verifier.lang.timelines import QualTL, SyncTL, implements
-from verifier.lang.units import cuda_agnostic_sub_cta, cuda_thread
-from verifier.semantics import rules
+from verifier.lang.units import cuda_agnostic_sub_cta, cuda_cluster, cuda_thread
+from verifier.semantics import barrier_exprs, rules
+from verifier.semantics.barrier_exprs import guards
 from verifier.semantics.sites import ArriveSite, AwaitSite, BarrierDecl, Context, Element
 
 if TYPE_CHECKING:
     from verifier.semantics.static import Analyzer
+
+
+# LANG-5.21: mechanisms whose lowered barrier type allows one live variable per scope (the
+# TMA-store and wgmma commit groups are not lowered, so every commit group is Sm80's).
+LOWERED_SOLITARY = {"CudaCommitGroup": "Sm80_commit_group", "CudaClusterSync": "cluster_sync"}
 
 
 @dataclass
@@ -68,13 +76,14 @@ def declare(an: "Analyzer", s: ir.Alloc, ctx: Context) -> None:
                        tuple(lp.sym for lp in ctx.loops))
     an.barrier_decls[s.name] = decl
     an.barrier_uses[s.name] = BarrierUse(s.loc)
-    if typ.mech is CudaCommitGroup:
-        live = [d for d in an.live_barriers if d.mech is CudaCommitGroup]
+    lowered = LOWERED_SOLITARY.get(typ.mech.name)
+    if lowered is not None:
+        live = [d for d in an.live_barriers if d.mech is typ.mech]
         if live:
-            raise RejectedInput(f"Invalid \"{s.name.name}: barrier @ CudaCommitGroup\" of "
-                                "lowered barrier type Sm80_commit_group due to another such live "
-                                f"barrier \"{live[0].sym.name}\" in scope", s.loc,
-                                code="ERR-A17", rule="LANG-5.21")
+            raise RejectedInput(f"Invalid \"{s.name.name}: barrier @ {typ.mech}\" of lowered "
+                                f"barrier type {lowered} due to another such live barrier "
+                                f"\"{live[0].sym.name}\" in scope", s.loc, code="ERR-A17",
+                                rule="LANG-5.21")
     an.live_barriers.append(decl)
 
 
@@ -83,18 +92,6 @@ def release(an: "Analyzer", s: ir.Alloc, free_ctx: Context) -> None:
     an.barrier_decls[s.name] = replace(decl, free_ctx=free_ctx)
     an.live_barriers = [d for d in an.live_barriers if d.sym != s.name]
     an.model.barriers[s.name] = an.barrier_decls[s.name]
-
-
-def _points(an: "Analyzer", ref: ir.BarrierRef, ctx: Context, what: str) -> tuple[ir.Expr, ...]:
-    out = []
-    for a in ref.idx:
-        if isinstance(a, ir.Interval):
-            raise Unsupported(f"not supported by spork-verify yet: multicast {what} "
-                              f"(interval index on {ref.buf.name})", ref.loc, code="ERR-V11",
-                              rule="LANG-5.7")
-        out.append(a.pt)
-    an.note_use(ref.buf, ctx, ref.idx)
-    return tuple(out)
 
 
 def arrive(an: "Analyzer", s: ir.Arrive, ctx: Context) -> None:
@@ -106,15 +103,13 @@ def arrive(an: "Analyzer", s: ir.Arrive, ctx: Context) -> None:
                             rule="LANG-5.6")
     names = {t.buf for t in s.targets}
     if len(names) > 1:
-        raise RejectedInput("cannot arrive on different barrier arrays", s.loc,
+        raise RejectedInput("cannot arrive on different queue barrier arrays", s.loc,
                             code="ERR-A26", rule="LANG-5.6")
-    if len(s.targets) > 1:
-        raise Unsupported("not supported by spork-verify yet: multicast Arrive", s.loc,
-                          code="ERR-V11", rule="LANG-5.6")
     sym = s.targets[0].buf
     decl = an.barrier_decls[sym]
-    _mechanism_rules(decl, s.first, None, ctx, s.loc, arrive=True)
-    home = _points(an, s.targets[0], ctx, "Arrive")
+    home = barrier_exprs.arrive_home(an, s, decl, ctx)
+    _mechanism_rules(an, decl, s.first, None, ctx, s.loc, arrive=True)
+    an.note_use(sym, ctx, tuple(ir.Point(h, s.loc) for h in home))
     an.barrier_uses[sym].arrives.append(s)
     site = ArriveSite(an.fresh_id(), sym, s.first, home, ctx, s.loc)
     an.model.arrives.append(site)
@@ -143,8 +138,9 @@ def await_(an: "Analyzer", s: ir.Await, ctx: Context) -> None:
     if mech is CudaMbarrier and previous and previous[0].n != s.n:
         raise RejectedInput("incompatible N (CudaMbarrier uniform-N requirement)", s.loc,
                             code="ERR-A29", rule="LANG-5.9")
-    _mechanism_rules(decl, None, s.second, ctx, s.loc, arrive=False)
-    element = _points(an, s.target, ctx, "Await")
+    element = barrier_exprs.await_element(an, s, decl, ctx)
+    _mechanism_rules(an, decl, None, s.second, ctx, s.loc, arrive=False)
+    an.note_use(sym, ctx, s.target.idx)
     an.barrier_uses[sym].awaits.append(s)
     an.model.awaits.append(AwaitSite(an.fresh_id(), sym, s.second, s.n, element, ctx, s.loc))
     if mech is CudaMbarrier:
@@ -159,8 +155,8 @@ def storage_read(an: "Analyzer", sym: ir.Sym, element: tuple[ir.Expr, ...], ctx:
                 entry, True, ctx, loc, 99)
 
 
-def _mechanism_rules(decl: BarrierDecl, first: SyncTL | None, second: SyncTL | None,
-                     ctx: Context, loc: SrcLoc, arrive: bool) -> None:
+def _mechanism_rules(an: "Analyzer", decl: BarrierDecl, first: SyncTL | None,
+                     second: SyncTL | None, ctx: Context, loc: SrcLoc, arrive: bool) -> None:
     """LANG-5.20 legality of sync-tls and collectives per mechanism."""
     assert ctx.device is not None
     dev = ctx.device.cfg
@@ -202,8 +198,21 @@ def _mechanism_rules(decl: BarrierDecl, first: SyncTL | None, second: SyncTL | N
                 raise RejectedInput(f"mbarrier Await sync-tl {second} not supported", loc,
                                     code="ERR-L04", rule="LANG-5.20")
     elif decl.mech is CudaClusterSync:
-        raise Unsupported("not supported by spork-verify yet: CudaClusterSync", loc,
-                          code="ERR-V11", rule="LANG-5.20")
+        if first is not None and not implements(first, SyncTL.Sm80_generic):
+            raise RejectedInput(f"CudaClusterSync {name}: Arrive sync-tl {first} not supported "
+                                "(we allow Sm80_generic)", loc, code="ERR-L02", rule="LANG-5.20")
+        if second is not None and (not implements(second, SyncTL.cuda_generic_and_async_proxy)
+                                   or QualTL.Sm80 in rules.SYNC_SETS[second].temporal):
+            raise RejectedInput(f"CudaClusterSync {name}: Await sync-tl {second} not supported "
+                                "(at most cuda_generic_and_async_proxy, no Sm80_cp_async)", loc,
+                                code="ERR-L02", rule="LANG-5.20")
+        problem = collectives.matches_unit(ctx.tiling, cuda_cluster, dev)
+        if problem is not None:
+            what = "Arrive" if arrive else "Await"
+            raise RejectedInput(f"{what} for {name} must be by full cluster: {problem}", loc,
+                                code="ERR-L02", rule="COLL-3.2")
+        an.defer(Unsupported("not supported by spork-verify yet: CudaClusterSync", loc,
+                             code="ERR-V11", rule="LANG-5.20"))
 
 
 def finish(an: "Analyzer") -> None:
@@ -212,9 +221,11 @@ def finish(an: "Analyzer") -> None:
     for sym, use in an.barrier_uses.items():
         decl = decls.get(sym) or an.barrier_decls[sym]
         if not use.arrives or not use.awaits:
-            missing = "Arrive(...) >> " if not use.arrives else "Await("
-            raise RejectedInput(f"missing {missing}{sym.name} for {sym.name}", decl.loc,
-                                code="ERR-A27", rule="LANG-5.10")
+            z = sym.name
+            missing = f"Arrive(...) >> {z} and Await({z}, ...)" if not (use.arrives or use.awaits) \
+                else f"Arrive(...) >> {z}" if not use.arrives else f"Await({z}, ...)"
+            raise RejectedInput(f"missing {missing} for {z}", decl.loc, code="ERR-A27",
+                                rule="LANG-5.10")
         firsts = {a.first for a in use.arrives}
         if len(firsts) > 1:
             raise RejectedInput(f"incompatible sync-tl ({use.arrives[-1].first}) with previous "
@@ -223,8 +234,9 @@ def finish(an: "Analyzer") -> None:
         if len(seconds) > 1:
             raise RejectedInput(f"incompatible sync-tl ({use.awaits[-1].second}) with previous "
                                 "Await", use.awaits[-1].loc, code="ERR-A28", rule="LANG-5.11")
+    barrier_exprs.multicast_patterns(an)
     mbar = {s: d for s, d in decls.items() if d.mech is CudaMbarrier}
-    guard = _guards(mbar)
+    guard = guards(mbar)
     for sym, decl in mbar.items():
         lag = ~an.barrier_uses[sym].awaits[0].n
         cycle = _cycle(guard, sym)
@@ -241,20 +253,6 @@ def finish(an: "Analyzer") -> None:
             errors.append(e)
     if errors:  # report the first violation in the text
         raise min(errors, key=lambda e: (e.loc.line, e.loc.col))
-
-
-def _guards(mbar: dict[ir.Sym, BarrierDecl]) -> dict[ir.Sym, ir.Sym]:
-    """guardedBy(z) for every mbarrier variable (LANG-5.15), declarations in order."""
-    guarded_by = {s: s for s in mbar}
-    for s, d in mbar.items():
-        if d.guarded_by is not None:
-            a = d.guarded_by
-            # a guards s; s guards whatever a guarded (i.e. takes a's old guardee's guard)
-            displaced = [z for z, g in guarded_by.items() if g == a and z != s]
-            guarded_by[s] = a
-            for z in displaced:
-                guarded_by[z] = s
-    return guarded_by
 
 
 def _cycle(guarded_by: dict[ir.Sym, ir.Sym], start: ir.Sym) -> list[ir.Sym]:

@@ -1,0 +1,214 @@
+"""Barrier expressions and the thread collectives of barrier statements (language.md §5.3, 5.5).
+
+Reads each `Arrive`/`Await` with its scope (`Context`, the enclosing statements) through the
+`Analyzer`; checks the home barrier of an Arrive (LANG-5.6, ERR-A26), where multicast intervals
+may appear (LANG-5.5, 5.7, ERR-A30), the multicast rules of COLL-5.10 / LANG-5.13 (ERR-A24:
+intervals `0:extent`, convergence, CTA-in-cluster pitch), and, once the walk is done, that the
+statements of each barrier variable are executed by consistent collectives (LANG-5.12, COLL-5.10,
+ERR-A24) using the collective algebra's raw-mode base equivalence (COLL-1.15). A multicast Arrive
+that passes every rule is deferred as unsupported (ERR-V11).
+Non-goals: sync-tl and mechanism legality, Await N, alternation (static_barriers); index
+consumption (distributed-memory deduction, COLL-5.9).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from verifier import collectives
+from verifier.diagnostics import RejectedInput, Unsupported
+from verifier.lang import ir
+from verifier.lang.memories import CudaCommitGroup, CudaMbarrier
+from verifier.lang.printer import expr_text, stmt_lines
+from verifier.lang.timelines import SyncTL, implements
+from verifier.semantics.sites import BarrierDecl, Context
+
+if TYPE_CHECKING:
+    from verifier.semantics.static import Analyzer
+
+
+@dataclass(frozen=True)
+class SyncUse:
+    """One Arrive or Await on a barrier variable, in program order."""
+
+    kind: str  # "Arrive" | "Await"
+    sym: ir.Sym
+    stmt: ir.Arrive | ir.Await
+    ctx: Context
+    multicast: tuple[tuple[bool, ...], ...] = ()
+
+
+def arrive_home(an: "Analyzer", s: ir.Arrive, decl: BarrierDecl, ctx: Context
+                ) -> tuple[ir.Expr, ...]:
+    """The home barrier's points (LANG-5.6, ERR-A26) after the multicast rules; records the
+    Arrive for the per-variable checks."""
+    refs = s.targets
+    multicast = tuple(tuple(isinstance(a, ir.Interval) for a in r.idx) for r in refs)
+    home: list[ir.Expr] = []
+    for i in range(len(decl.shape)):
+        points = [r.idx[i].pt for r in refs if isinstance(r.idx[i], ir.Point)]
+        if not points:
+            raise RejectedInput(f"{_text(s)}: at least one trailing barrier expression must have "
+                                f"idx[{i}] be a point, not an interval", s.loc, code="ERR-A26",
+                                rule="LANG-5.6")
+        if len(refs) > 1:
+            for pt in points:
+                if not isinstance(pt, ir.Var):
+                    raise RejectedInput(f"{_text(s)}: expected a plain variable, not "
+                                        f"{expr_text(pt)}", s.loc, code="ERR-A26",
+                                        rule="LANG-5.6")
+            for pt in points[1:]:
+                assert isinstance(pt, ir.Var) and isinstance(points[0], ir.Var)
+                if pt.name != points[0].name:
+                    raise RejectedInput(f"{_text(s)}: {pt.name.name} mismatches idx[{i}] in "
+                                        "previous trailing barrier expressions", s.loc,
+                                        code="ERR-A26", rule="LANG-5.6")
+        home.append(points[0])
+    if any(any(m) for m in multicast):
+        _multicast(an, s, decl, ctx, home)
+    an.sync_uses.append(SyncUse("Arrive", decl.sym, s, ctx, multicast))
+    return tuple(home)
+
+
+def await_element(an: "Analyzer", s: ir.Await, decl: BarrierDecl, ctx: Context
+                  ) -> tuple[ir.Expr, ...]:
+    """An Await names one element: points only (ERR-A30). Rules: LANG-5.5"""
+    if any(isinstance(a, ir.Interval) for a in s.target.idx):
+        raise RejectedInput(f"{_text(s)}: multicast is for Arrive, not Await", s.loc,
+                            code="ERR-A30", rule="LANG-5.5")
+    an.sync_uses.append(SyncUse("Await", decl.sym, s, ctx))
+    return tuple(a.pt for a in s.target.idx if isinstance(a, ir.Point))
+
+
+def _multicast(an: "Analyzer", s: ir.Arrive, decl: BarrierDecl, ctx: Context,
+               home: list[ir.Expr]) -> None:
+    """LANG-5.7 (mechanism, ERR-A30), LANG-5.20 (no cp.async multicast, ERR-L04), COLL-5.10 /
+    LANG-5.13 (ERR-A24); then the Arrive is deferred as unsupported."""
+    assert ctx.device is not None
+    if not decl.mech.multicast:
+        raise RejectedInput(f"{_text(s)}: {decl.mech} does not support multicast", s.loc,
+                            code="ERR-A30", rule="LANG-5.7")
+    if decl.mech is CudaMbarrier and not implements(s.first, SyncTL.cuda_in_order):
+        raise RejectedInput(f"{_text(s)}: Sm80_cp_async mbarrier must be within 1 CTA (no "
+                            "multicast)", s.loc, code="ERR-L04", rule="LANG-5.20")
+    block = ctx.device.cfg.blockDim
+    for i, extent in enumerate(decl.shape):
+        intervals = [a for r in s.targets for a in r.idx[i:i + 1] if isinstance(a, ir.Interval)]
+        if not intervals:
+            continue
+        for a in intervals:
+            if _const(a.lo) != 0 or _const(a.hi) != extent:
+                raise RejectedInput(f"{_text(s)}: Expected idx[{i}] to be 0:{extent}, not "
+                                    f"{expr_text(a)}", s.loc, code="ERR-A24", rule="COLL-5.10")
+        it = home[i]
+        assert isinstance(it, ir.Var)
+        _convergent(an, s, it.name)
+        guard = ctx.tiling.guard_of(it.name)
+        if guard is not None and guard.thread_pitch % block != 0:
+            raise RejectedInput(f"{_text(s)}: multicasted {it.name.name}: thread_pitch "
+                                f"{guard.thread_pitch} not divisible by blockDim ({block}); "
+                                "cannot be multicast", s.loc, code="ERR-A24", rule="LANG-5.13")
+    an.defer(Unsupported(f"not supported by spork-verify yet: multicast Arrive ({_text(s)})",
+                         s.loc, code="ERR-V11", rule="LANG-5.7"))
+
+
+def _convergent(an: "Analyzer", s: ir.Arrive, it: ir.Sym) -> None:
+    """No `if` or `seq` loop between the multicast iterator's loop and the Arrive (ERR-A24).
+
+    Rules: LANG-5.13, COLL-5.10"""
+    inside = False
+    for st in an.stack:
+        if st is s:
+            break
+        if not inside:
+            inside = isinstance(st, ir.For) and st.iter == it
+            continue
+        why = None
+        if isinstance(st, ir.If):
+            why = f"if {expr_text(st.cond)}"
+        elif isinstance(st, ir.For) and isinstance(st.mode, ir.Seq):
+            why = f"for {st.iter.name} in seq({expr_text(st.lo)}, {expr_text(st.hi)})"
+        if why is not None:
+            raise RejectedInput(f"multicasted {it.name} fails convergence requirement due to "
+                                f"`{why}` at line {st.loc.line} (SyncStmt: {_text(s)})", s.loc,
+                                code="ERR-A24", rule="LANG-5.13")
+
+
+def multicast_patterns(an: "Analyzer") -> None:
+    """All Arrives on a variable use the same multicast pattern (ERR-A28). Rules: LANG-5.11"""
+    first: dict[ir.Sym, SyncUse] = {}
+    for use in an.sync_uses:
+        if use.kind != "Arrive":
+            continue
+        prev = first.setdefault(use.sym, use)
+        if prev.multicast != use.multicast:
+            raise RejectedInput(f"incompatible multicasts with previous Arrive {_text(prev.stmt)} "
+                                f"at line {prev.stmt.loc.line}", use.stmt.loc, code="ERR-A28",
+                                rule="LANG-5.11")
+
+
+def check_collectives(an: "Analyzer") -> None:
+    """LANG-5.12 / COLL-5.10 in program order: every Arrive (Await) on z has the base collective
+    of the first one; an mbarrier Arrive on z that of the first Await on guardedBy(z) (and an
+    Await on g that of the first Arrive on the barrier g guards); a commit-group Arrive that of
+    the first Await on z and vice versa. Raw mode of COLL-1.15 (ERR-A24); an algebraic match is
+    confirmed on the guards (ERR-V08)."""
+    decls = {**an.barrier_decls, **an.model.barriers}
+    guard_of = guards({z: d for z, d in decls.items() if d.mech is CudaMbarrier})
+    first: dict[tuple[ir.Sym, str], SyncUse] = {}
+    for use in an.sync_uses:
+        mech = decls[use.sym].mech
+        checks: list[tuple[SyncUse | None, str]] = []
+        prev = first.setdefault((use.sym, use.kind), use)
+        if prev is not use:
+            checks.append((prev, _text(prev.stmt)))
+        if mech is CudaMbarrier and use.kind == "Arrive":
+            g = guard_of[use.sym]
+            checks.append((first.get((g, "Await")), f"Await({g.name}, ...) [guarded_by]"))
+        elif mech is CudaMbarrier:
+            for z in (z for z, g in guard_of.items() if g == use.sym):
+                checks.append((first.get((z, "Arrive")), f"Arrive(...) >> {z.name} [guards]"))
+        elif mech is CudaCommitGroup:
+            other = "Await" if use.kind == "Arrive" else "Arrive"
+            what = f"Await({use.sym.name}, ...)" if other == "Await" else \
+                f"Arrive(...) >> {use.sym.name}"
+            checks.append((first.get((use.sym, other)),
+                           f"{what} [different_arrive_await_threads=False]"))
+        for old, what in checks:
+            if old is None:
+                continue
+            reason = collectives.base_mismatch(old.ctx.tiling, use.ctx.tiling, subdiv_only=False)
+            if reason is not None:
+                raise RejectedInput(f"{_text(use.stmt)} has inconsistent collective tiling with "
+                                    f"previous {what} at line {old.stmt.loc.line}: {reason}",
+                                    use.stmt.loc, code="ERR-A24", rule="LANG-5.12")
+            assert use.ctx.device is not None
+            try:
+                collectives.confirm_same_base(old.ctx.tiling, use.ctx.tiling,
+                                              use.ctx.device.cfg)
+            except RejectedInput as err:
+                err.loc = use.stmt.loc
+                raise
+
+
+def guards(mbar: dict[ir.Sym, BarrierDecl]) -> dict[ir.Sym, ir.Sym]:
+    """guardedBy(z) for every mbarrier variable (LANG-5.15), declarations in order."""
+    guarded_by = {s: s for s in mbar}
+    for s, d in mbar.items():
+        if d.guarded_by is not None:
+            a = d.guarded_by
+            # a guards s; s guards whatever a guarded (i.e. takes a's old guardee's guard)
+            displaced = [z for z, g in guarded_by.items() if g == a and z != s]
+            guarded_by[s] = a
+            for z in displaced:
+                guarded_by[z] = s
+    return guarded_by
+
+
+def _const(e: ir.Expr) -> Any:
+    return e.value if isinstance(e, ir.Const) else None
+
+
+def _text(s: ir.Stmt) -> str:
+    return stmt_lines(s, 0)[0].strip()

@@ -1,0 +1,202 @@
+"""Static rules of Fences, instruction calls and window statements (stages A and L).
+
+Reads one `ir.Fence` / `ir.Call` / `ir.WindowStmt` with the scope's `Context` through the
+`Analyzer` that owns the walk; checks fence legality and scope (LANG-5.20, COLL-3.2), instr-tl
+placement (LANG-4.1), the instruction's unit (COLL-3.1), its trailing barrier (LANG-3.7, 5.7),
+formal memories (LANG-4.2), packed dimensions (LANG-6.4) and tensor-map windows (LANG-3.4); records
+the fence and access sites. Constructs outside the verifiable fragment whose static rules all hold
+(wgmma fences, TMA tensor maps, trailing barriers) are deferred as `Unsupported` so that a later
+static error is still reported first.
+Non-goals: barrier statements (static_barriers), hazards (proof obligations).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from verifier import collectives
+from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
+from verifier.lang import ir
+from verifier.lang.instrs import Instr
+from verifier.lang.memories import CudaClusterSync, CudaMbarrier, Memory
+from verifier.lang.printer import expr_text
+from verifier.lang.timelines import CPU_INSTR_TLS, QualTL, SyncTL, implements
+from verifier.lang.units import cuda_warpgroup
+from verifier.semantics import rules
+from verifier.semantics.rules import AccessKind
+from verifier.semantics.sites import Context, Element, FenceSite
+
+if TYPE_CHECKING:
+    from verifier.semantics.static import Analyzer
+
+_KIND = {"r": AccessKind.read, "w": AccessKind.write, "rw": AccessKind.read_write,
+         "a": AccessKind.atomic}
+
+
+def fence(an: "Analyzer", s: ir.Fence, ctx: Context) -> None:
+    """LANG-5.20: wgmma fence (ERR-L01) or garden-variety fence (ERR-L02); COLL-3.2 scope."""
+    if not ctx.cuda:
+        raise RejectedInput("Fence not allowed in a scope using cpu_basic_device", s.loc,
+                            code="ERR-A11", rule="LANG-4.3")
+    assert ctx.device is not None
+    if s.first is SyncTL.wgmma_fence_1:
+        if s.second is not SyncTL.wgmma_fence_2:
+            raise RejectedInput(f"wgmma fence needs second sync-tl wgmma_fence_2, not "
+                                f"{s.second}", s.loc, code="ERR-L01", rule="LANG-5.20")
+        problem = collectives.matches_unit(ctx.tiling, cuda_warpgroup, ctx.device.cfg)
+        if problem is not None:
+            raise RejectedInput(f"wgmma fence must be executed by a warpgroup: {problem}",
+                                s.loc, code="ERR-L01", rule="COLL-3.2")
+        an.defer(Unsupported("not supported by spork-verify yet: wgmma fences", s.loc,
+                             code="ERR-V11", rule="LANG-5.20"))
+        return
+    if not implements(s.first, SyncTL.Sm80_generic):
+        raise RejectedInput(f"Fence first sync-tl {s.first} not supported (we allow "
+                            "Sm80_generic)", s.loc, code="ERR-L02", rule="LANG-5.20")
+    if not implements(s.second, SyncTL.cuda_generic_and_async_proxy):
+        if s.second is SyncTL.Sm80_cp_async or \
+                QualTL.Sm80 in rules.SYNC_SETS[s.second].temporal:
+            msg = "Sm80_cp_async not supported as second sync-tl; use cuda_in_order"
+        else:
+            msg = (f"Fence second sync-tl {s.second} not supported (at most "
+                   "cuda_generic_and_async_proxy)")
+        raise RejectedInput(msg, s.loc, code="ERR-L02", rule="LANG-5.20")
+    scope = collectives.fence_scope(ctx.tiling, ctx.device.cfg)
+    live = [d for d in an.live_barriers if d.mech is CudaClusterSync]
+    if scope == "cluster" and live:
+        raise RejectedInput(f"Invalid \"Fence({s.first}, {s.second})\" of lowered barrier type "
+                            f"cluster_sync due to another such live barrier \"{live[0].sym.name}\" "
+                            "in scope", s.loc, code="ERR-A17", rule="LANG-5.21")
+    an.model.fences.append(FenceSite(an.fresh_id(), s.first, s.second, ctx, s.loc))
+
+
+def call(an: "Analyzer", s: ir.Call, ctx: Context) -> None:
+    """LANG-4.1 placement, COLL-3.1 unit, LANG-3.7 trailing barrier, LANG-4.2 formals, SEM-4.2
+    access sites of an instruction call."""
+    callee = s.callee
+    if not isinstance(callee, Instr):
+        if ctx.cuda:
+            raise RejectedInput(f"{callee.name}() has instr-tl cpu_in_order_instr; not "
+                                "allowed in scope using cuda_basic_device", s.loc,
+                                code="ERR-A04", rule="LANG-4.1")
+        if s.trailing:
+            raise RejectedInput(f"{callee.name} does not take trailing barrier expression >> "
+                                f"{_ref_text(s.trailing[0])}", s.loc, code="ERR-A09",
+                                rule="LANG-3.7")
+        raise Unsupported("not supported by spork-verify: call of a non-instr proc",
+                          s.loc, code="ERR-V11", rule="LANG-3.10")
+    in_cpu_tls = callee.instr_tl in CPU_INSTR_TLS
+    if in_cpu_tls == ctx.cuda:
+        scope = "cuda_basic_device" if ctx.cuda else "cpu_basic_device"
+        raise RejectedInput(f"{callee.name}() has instr-tl {callee.instr_tl}; not allowed in "
+                            f"scope using {scope}", s.loc, code="ERR-A04", rule="LANG-4.1")
+    if ctx.cuda:
+        assert ctx.device is not None
+        problem = collectives.matches_unit(ctx.tiling, callee.unit, ctx.device.cfg)
+        if problem is not None:
+            raise RejectedInput(f"wrong collective unit (need {callee.unit}) for "
+                                f"{callee.name}(): {problem}", s.loc, code="ERR-A19",
+                                rule="COLL-3.1")
+    trailing_barrier(an, s, callee)
+    for k, (param, arg) in enumerate(zip(callee.params, s.args)):
+        if param.kind != "tensor":
+            an.check_control(arg)
+            continue
+        if not isinstance(arg, ir.Window):
+            raise RejectedInput(f"argument {param.name} of {callee.name} must be a tensor",
+                                s.loc, code="ERR-P21", rule="LANG-3.6")
+        check_formal(an, arg, param.formal_mem, callee.name, s.loc)
+        packed_window(an, arg, s.loc)
+        an.note_use(arg.buf, ctx, arg.idx)
+        points = tuple(a.pt if isinstance(a, ir.Point) else None for a in arg.idx)
+        intervals = tuple((a.lo, a.hi) if isinstance(a, ir.Interval) else None
+                          for a in arg.idx)
+        an.record_access(arg.buf, Element(points, intervals), _KIND[param.access],
+                         callee.instr_tl, ctx, s.loc, k, True, param.atomic_quals,
+                         single_thread=False)
+
+
+def trailing_barrier(an: "Analyzer", s: ir.Call, callee: Instr) -> None:
+    """`instr(...) >> z[...]` only for an instr that declares a barrier mechanism (ERR-A09,
+    LANG-3.7), with as many intervals as its barrier units (ERR-A25, LANG-5.7, COLL-5.12)."""
+    if callee.trailing_mech is None:
+        if s.trailing:
+            raise RejectedInput(f"{callee.name} does not take trailing barrier expression >> "
+                                f"{_ref_text(s.trailing[0])}", s.loc, code="ERR-A09",
+                                rule="LANG-3.7")
+        return
+    if not s.trailing:
+        raise RejectedInput(f"{callee.name} requires trailing barrier expression in "
+                            f"{callee.trailing_mech} (>> z[...])", s.loc, code="ERR-A09",
+                            rule="LANG-3.7")
+    ref = s.trailing[0]
+    mech = an.barrier_decls[ref.buf].mech
+    if mech is not CudaMbarrier or callee.trailing_mech != CudaMbarrier.name:
+        raise RejectedInput(f"{callee.name} requires trailing barrier expression in "
+                            f"{callee.trailing_mech}, not {mech} ({_ref_text(ref)})", s.loc,
+                            code="ERR-A09", rule="LANG-3.7")
+    have = sum(isinstance(a, ir.Interval) for a in ref.idx)
+    if have != callee.barrier_units:
+        raise RejectedInput(f"{callee.name} #intervals in barrier {_ref_text(ref)} wrong; have "
+                            f"{have}, need {callee.barrier_units}", s.loc, code="ERR-A25",
+                            rule="LANG-5.7")
+    an.defer(Unsupported("not supported by spork-verify yet: trailing barrier expressions",
+                         s.loc, code="ERR-V11", rule="LANG-3.7"))
+
+
+def check_formal(an: "Analyzer", arg: ir.Window, formal: str, name: str, loc: SrcLoc) -> None:
+    """The actual's memory is the formal or a subclass of it (ERR-A07). Rules: LANG-4.2"""
+    mem = an.mems[arg.buf]
+    if formal and mem.name != formal and formal not in mem.bases:
+        raise RejectedInput(f"expected `{arg.buf.name}` argument of {name} in {formal} but "
+                            f"got an argument in {mem}", loc, code="ERR-A07", rule="LANG-4.2")
+
+
+def packed_window(an: "Analyzer", w: ir.Window, loc: SrcLoc) -> None:
+    """A window of a memory with n packed dimensions takes the full `:` on its last n indices
+    (points only before them) (ERR-A10). Rules: LANG-6.4"""
+    mem = an.mems.get(w.buf)
+    n = mem.packed_dims if isinstance(mem, Memory) else 0
+    if n == 0:
+        return
+    shape = an.model.shapes.get(w.buf, ())
+    for a, extent in zip(w.idx[-n:], shape[-n:]):
+        full = isinstance(a, ir.Interval) and _const(a.lo) == 0 and \
+            _const(a.hi) is not None and _const(a.hi) == _const(extent)
+        if not full:
+            text = ", ".join(expr_text(i) for i in w.idx)
+            raise RejectedInput(f"{w.buf.name} @ {mem}: expected last {n} idx to have points "
+                                f"before intervals (the packed dimensions take `:`), not "
+                                f"[{text}]", loc, code="ERR-A10", rule="LANG-6.4")
+
+
+def window_stmt(an: "Analyzer", s: ir.WindowStmt, ctx: Context) -> None:
+    """Packed windows (ERR-A10); a tensor map only at CPU scope (ERR-A03) from GMEM (ERR-A08),
+    then deferred as unsupported. Rules: LANG-3.4, LANG-6.4, LANG-6.6"""
+    packed_window(an, s.rhs, s.loc)
+    special = s.special
+    if special is None:
+        return
+    name = f"{s.name.name} @ {special}"
+    if ctx.cuda:
+        raise RejectedInput(f"a special window {name} cannot be constructed in a scope using "
+                            "cuda_basic_device", s.loc, code="ERR-A03", rule="LANG-3.4")
+    mem = an.mems[s.rhs.buf]
+    if mem.name != special.source_memory:
+        raise RejectedInput(f"{special.name} expects {expr_text(s.rhs)} to be in memory "
+                            f"{special.source_memory} but it's actually in {mem}", s.loc,
+                            code="ERR-A08", rule="LANG-3.4")
+    an.defer(Unsupported("not supported by spork-verify yet: TMA tensor maps "
+                         f"({special.name})", s.loc, code="ERR-V11", rule="LANG-6.6"))
+
+
+def _const(e: ir.Expr) -> int | None:
+    if isinstance(e, ir.Const) and isinstance(e.value, int) and not isinstance(e.value, bool):
+        return e.value
+    return None
+
+
+def _ref_text(ref: ir.BarrierRef) -> str:
+    if not ref.idx:
+        return ref.buf.name
+    return f"{ref.buf.name}[{', '.join(expr_text(i) for i in ref.idx)}]"
