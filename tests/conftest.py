@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 PROGRAMS = ROOT / "tests" / "programs"
 PROGRAMS_ASYNC = ROOT / "tests" / "programs_async"
+PROGRAMS_NESTS = ROOT / "tests" / "programs_nests"
 
 _EXPECT = re.compile(r"^#\s*expect:\s*(\S+)\s+(proved|refuted|rejected|unknown|unsupported)"
                      r"(?:\s+(.*))?$")
@@ -52,7 +53,7 @@ def expectations(path: Path) -> list[Expectation]:
 
 def kernel_files() -> list[Path]:
     files = sorted(EXAMPLES.glob("*.py")) + sorted(PROGRAMS.glob("*.py")) + \
-        sorted(PROGRAMS_ASYNC.glob("*.py"))
+        sorted(PROGRAMS_ASYNC.glob("*.py")) + sorted(PROGRAMS_NESTS.glob("*.py"))
     return [f for f in files if expectations(f)]
 
 

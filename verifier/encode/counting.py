@@ -6,20 +6,23 @@ counted lexicographically over the loops S shares with x (SEM-1.8): iterations o
 loop before x's, times the sizes of S's loops inside it, plus S's instances in x's own
 iteration when S is textually first. S's thread loops are pinned by the element (barrier
 indices are exactly its distributed iterators, COLL-5.9); loops enclosing the barrier's
-allocation are fixed (same allocation instance). Nests that are not rectangular, or sites
-under an `if`, are outside this closed form and make the obligation `unsupported` (ERR-V11).
+allocation are fixed (same allocation instance). Rectangular nests are counted with products
+of extents directly in Z3; nests whose bounds use outer iterators are summed with sympy
+(nest_sums.py). Sites under an `if` are outside the closed form: `unsupported` (ERR-V11).
 """
 
 from __future__ import annotations
 
 from typing import Mapping
 
+import sympy
 import z3
 
 from verifier.diagnostics import Unsupported
 from verifier.lang import ir
 from verifier.semantics.sites import Context, Loop
 from verifier.encode.instances import Encoder
+from verifier.encode.nest_sums import NestSums
 
 
 def _free_vars(e: ir.Expr) -> set[ir.Sym]:
@@ -49,10 +52,12 @@ def count_before(enc: Encoder, site_ctx: Context, site_index: tuple[ir.Expr, ...
     common = [lp for lp in site_ctx.loops if lp.sym in point_loops]
     fixed = set(alloc_loops) | {lp.sym for lp in site_ctx.loops if lp.kind == "task"}
     all_syms = {lp.sym for lp in site_ctx.loops}
-    for lp in site_ctx.loops:
-        if lp.kind == "seq" and (_free_vars(lp.lo) | _free_vars(lp.hi)) & all_syms:
-            raise Unsupported("not supported by spork-verify: a barrier site in a non-rectangular "
-                              "loop nest", lp.loc, code="ERR-V11", rule="SEM-6.4")
+    if any(lp.kind == "seq" and (_free_vars(lp.lo) | _free_vars(lp.hi)) & all_syms
+           for lp in site_ctx.loops):
+        textual = site_ctx.path < point_ctx.path if strict_textual else \
+            site_ctx.path <= point_ctx.path
+        return _count_polynomial(enc, site_ctx, pinned, point_loops, point_iters, fixed,
+                                 textual)
     env: dict[ir.Sym, z3.ArithRef] = {}
 
     def extent(lp: Loop) -> z3.ArithRef:
@@ -95,6 +100,44 @@ def count_before(enc: Encoder, site_ctx: Context, site_index: tuple[ir.Expr, ...
         for lp in site_ctx.loops[depth:]:
             inner = inner * extent(lp)
         count = count + z3.If(prefix_ok, inner, 0)
+    return count
+
+
+def _count_polynomial(enc: Encoder, site_ctx: Context, pinned: dict[ir.Sym, z3.ArithRef],
+                      point_loops: set[ir.Sym], point_iters: Mapping[ir.Sym, z3.ArithRef],
+                      fixed: set[ir.Sym], textual: bool) -> z3.ArithRef:
+    """count_before for a nest whose bounds use outer iterators: the same lexicographic rank,
+    with the per-iteration sizes summed symbolically (nest_sums.py). Its premise (non-negative
+    extents) is left in `enc.premises` for the verifier to discharge."""
+    zctx = enc.zctx
+    sums = NestSums(enc, site_ctx.loops)
+    pins = {sym: sums.bind(sym, v) for sym, v in pinned.items()}
+    sums.require_nonnegative_extents(pinned, enc.premises)
+    bound: dict[sympy.Symbol, z3.ArithRef] = {}
+    count: z3.ArithRef = z3.IntVal(0, zctx)
+    prefix_ok: z3.BoolRef = z3.BoolVal(True, zctx)
+    depth = 0
+    for k, lp in enumerate(site_ctx.loops):
+        if lp.sym not in point_loops:
+            break
+        depth = k + 1
+        x = point_iters[lp.sym]
+        var = sums.iters[lp.sym]
+        if lp.sym in fixed:
+            bound[var] = x
+        elif lp.sym in pinned:
+            inside = sums.instances_inside(k, pins).subs(var, pins[lp.sym])
+            count = count + z3.If(z3.And(prefix_ok, pinned[lp.sym] < x),
+                                  sums.to_z3(inside, bound), 0)
+            prefix_ok = z3.And(prefix_ok, pinned[lp.sym] == x)
+            bound[var] = pinned[lp.sym]
+        else:
+            upto = sums.bind(lp.sym, x)
+            count = count + z3.If(prefix_ok, sums.to_z3(sums.before(k, upto, pins), bound), 0)
+            bound[var] = x
+    if textual:
+        inner = sums.instances_inside(depth - 1, pins)
+        count = count + z3.If(prefix_ok, sums.to_z3(inner, bound), 0)
     return count
 
 

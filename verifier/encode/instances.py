@@ -8,7 +8,7 @@ Z3 `Arith`), its trace order is the lexicographic order of SEM-1.8.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
 
 import z3
 
@@ -70,6 +70,8 @@ class Encoder:
         self.assumptions: list[z3.BoolRef] = []
         self._member_cache: dict[tuple[int, ...], z3.BoolRef] = {}
         self._keep: list[object] = []  # terms whose ids key the caches stay alive
+        # facts a closed form relies on, to be discharged as obligations (nest_sums.Premise)
+        self.premises: dict[int, Any] = {}
         for s, typ in sizes.items():
             if typ.kind == "size":
                 self.assumptions.append(self.sizes[s] >= 0)

@@ -203,5 +203,21 @@ class ObligationBuilder:
                 "released it"))
         return out
 
+    def premises(self, seen: set[int]) -> list[Obligation]:
+        """Obligations for the premises closed forms registered since the last call
+        (nest_sums.Premise: a loop extent summed symbolically is never negative)."""
+        out = []
+        for key, premise in list(self.enc.premises.items()):
+            if key in seen:
+                continue
+            seen.add(key)
+            loc = premise.loc
+            out.append(Obligation(
+                f"extent@{loc.line}:{loc.col}", "SEM-6.4", "premise", "", loc,
+                [(loc, "loop")], self.base + premise.negated,
+                {**self.size_names, **premise.names},
+                "the loop's extent is non-negative (premise of the closed-form barrier count)"))
+        return out
+
     def all(self) -> list[Obligation]:
         return self.bounds() + self.barriers() + self.rings() + self.hazards()

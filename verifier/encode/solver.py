@@ -36,6 +36,7 @@ class Outcome:
 
 
 SOLVER_NAME = f"z3-{z3.get_version_string()}"
+ABSTRACTION_TIMEOUT_MS = 2_000  # the linear abstraction is a quick first try, not the verdict
 _CACHE: dict[str, Outcome] = {}
 
 
@@ -55,16 +56,35 @@ def query_hash(constraints: list[z3.BoolRef], budget: Budget) -> str:
 
 
 def check(constraints: list[z3.BoolRef], names: dict[str, z3.ArithRef], budget: Budget,
-          small_bounds: tuple[z3.ArithRef, ...] = ()) -> Outcome:
+          small_bounds: tuple[z3.ArithRef, ...] = (), exact: bool = True,
+          timeout_ms: int | None = None) -> Outcome:
     """Satisfiability of `constraints` (the negation of an obligation).
 
     On sat, tries to shrink the model by bounding `small_bounds` (the sizes), so that replays
     on the concrete machine stay cheap; the first bound that stays sat gives the model.
+    With `exact=False`, a query with products is decided on its linear abstraction alone:
+    unsat is still a proof, sat is only a candidate for the next refinement level.
+    `timeout_ms` shortens the budget for a query that has a cheaper fallback.
     """
     digest = query_hash(constraints, budget)
     if digest in _CACHE:
         return _CACHE[digest]
+    abstract = linear_abstraction(constraints)
+    if abstract is not None:
+        s = _solver(budget)
+        s.set(timeout=min(budget.timeout_ms, ABSTRACTION_TIMEOUT_MS))
+        s.add(*abstract)
+        result = s.check()
+        if result == z3.unsat:
+            out = Outcome(Status.proved, None, "", digest)
+            _CACHE[digest] = out
+            return out
+        if not exact:
+            status = Status.candidate if result == z3.sat else Status.unknown
+            return Outcome(status, None, "linear abstraction: " + str(result), digest)
     s = _solver(budget)
+    if timeout_ms is not None:
+        s.set(timeout=min(budget.timeout_ms, timeout_ms))
     s.add(*constraints)
     result = s.check()
     if result == z3.unsat:
@@ -89,6 +109,40 @@ def check(constraints: list[z3.BoolRef], names: dict[str, z3.ArithRef], budget: 
         out = Outcome(Status.candidate, values, "", digest)
     _CACHE[digest] = out
     return out
+
+
+def linear_abstraction(constraints: list[z3.BoolRef]) -> list[z3.BoolRef] | None:
+    """The constraints with every product of non-constant terms replaced by an uninterpreted
+    function of its factors (None when there is none). Every model of the original is a model
+    of the abstraction, so unsat carries over: a cheap linear-arithmetic-with-congruence try
+    before nonlinear arithmetic (closed-form counts of non-rectangular nests, nest_sums.py)."""
+    memo: dict[int, z3.ExprRef] = {}
+    found = False
+
+    def rebuild(e: z3.ExprRef) -> z3.ExprRef:
+        nonlocal found
+        key = e.get_id()
+        if key in memo:
+            return memo[key]
+        out = e
+        if z3.is_app(e) and e.num_args() > 0:
+            kids = [rebuild(k) for k in e.children()]
+            if z3.is_mul(e) and sum(not z3.is_int_value(k) for k in kids) >= 2:
+                found = True
+                consts = [k for k in kids if z3.is_int_value(k)]
+                args = sorted((k for k in kids if not z3.is_int_value(k)),
+                              key=lambda k: k.get_id())  # products commute: canonical order
+                mul = z3.Function(f"mul{len(args)}", *([e.sort()] * (len(args) + 1)))
+                out = mul(*args)
+                for c in consts:
+                    out = c * out
+            elif any(k.get_id() != c.get_id() for k, c in zip(kids, e.children())):
+                out = e.decl()(*kids)
+        memo[key] = out
+        return out
+
+    result = [rebuild(c) for c in constraints]
+    return result if found else None  # type: ignore[return-value]
 
 
 def clear_cache() -> None:

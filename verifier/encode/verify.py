@@ -34,7 +34,7 @@ class Options:
 
 def static_finding(e: SporkError) -> Finding:
     kind = FindingKind.unsupported if isinstance(e, Unsupported) else FindingKind.static
-    if e.code in ("ERR-A18", "ERR-A19", "ERR-A21", "ERR-A22", "ERR-A23", "ERR-V08"):
+    if e.code in ("ERR-A18", "ERR-A19", "ERR-A21", "ERR-A22", "ERR-A23", "ERR-A24", "ERR-V08"):
         kind = FindingKind.collective
     return Finding(kind, e.message, e.variable, e.loc, (), None, e.rule, e.code)
 
@@ -95,6 +95,9 @@ def _replay(proc: ir.Proc, sizes: dict[str, int],
     return cache[key]
 
 
+QUANTIFIED_TIMEOUT_MS = 5_000  # a quantified level that gives up falls back to anchored witnesses
+
+
 def verify_proc(proc: ir.Proc, opts: Options | None = None) -> ProcResult:
     opts = opts or Options()
     start = time.perf_counter()
@@ -125,7 +128,10 @@ def verify_proc(proc: ir.Proc, opts: Options | None = None) -> ProcResult:
     replays: dict[tuple, list[MachineFinding]] = {}
     confirmed: set[tuple] = set()
     size_vars = tuple(builder.size_names.values())
-    for ob in obligations:
+    premises_seen: set[int] = set()
+    pending = list(obligations)
+    while pending:
+        ob = pending.pop(0)
         t0 = time.perf_counter()
         levels = len(LEVELS) if ob.refine is not None else 1
         for level in range(levels):
@@ -133,11 +139,13 @@ def verify_proc(proc: ir.Proc, opts: Options | None = None) -> ProcResult:
             constraints = ob.constraints if level == 0 else ob.refine(level)  # type: ignore
             last = level == levels - 1
             outcome = check(constraints, ob.names, budget,
-                            small_bounds=size_vars if last else ())
+                            small_bounds=size_vars if last else (), exact=last,
+                            timeout_ms=QUANTIFIED_TIMEOUT_MS if level in ANCHORED_FALLBACK
+                            else None)
             if outcome.status is Status.unknown and level in ANCHORED_FALLBACK:
                 assert ob.refine is not None  # quantified query gave up: anchored witnesses
                 outcome = check(ob.refine(level, True), ob.names, budget,
-                                small_bounds=size_vars if last else ())
+                                small_bounds=size_vars if last else (), exact=last)
             if outcome.status is not Status.candidate:
                 break
         if outcome.status is Status.candidate:
@@ -148,6 +156,7 @@ def verify_proc(proc: ir.Proc, opts: Options | None = None) -> ProcResult:
                                         ob.description))
         if finding is not None:
             findings.append(finding)
+        pending += builder.premises(premises_seen)  # facts the counters just relied on
     statuses = {r.status for r in results}
     if ObligationStatus.refuted in statuses or any(
             f.counterexample is not None and f.counterexample.replayed for f in findings):
