@@ -1,4 +1,4 @@
-# expect: gemm_sm80_bug_lag refuted WAR A_s 47
+# expect: gemm_sm80_bug_lag refuted WAR A_s 44
 # gemm_sm80_ws.py with the "~lag off by one": the producer awaits `empty` with ~(RING + 1)
 # instead of ~RING, so its first RING + 1 awaits are skips. At kt = RING (a_max = RING - (RING + 1)
 # = -1, still a skip) producer thread 0 cp.asyncs k-tile RING into slot 0, A_s[0, 0, 0:4], while
@@ -7,8 +7,7 @@
 # WAR HAZARD @ A_s[0, 0, 0] at the producer's cp.async (B_s[0, 0, 0] fails the same way at the
 # next line); counterexample M = N = 64, K = 80 (any K >= 16 * (RING + 1) works), replayed on the
 # abstract machine. A real race: with RING slots the producer may overwrite a slot the consumers
-# are still reading. The redundant commit-group wait (wait_group RING - 1) does not help: it
-# orders the producer's own copies, not the consumers' reads.
+# are still reading.
 from verifier.lang import *
 
 RING = 3
@@ -29,7 +28,6 @@ def gemm_sm80_bug_lag(M: size, N: size, K: size, A: f32[M, K] @ CudaGmemLinear, 
                 B_s: f32[RING, 16, 64] @ CudaSmemLinear
                 full: barrier @ CudaMbarrier
                 empty: barrier(full) @ CudaMbarrier
-                cg: barrier[128] @ CudaCommitGroup
                 D: f32[2, 2, 2, 4, 16, 8] @ Sm80_RmemMatrixD(16, 8)
                 with CudaWarps(name="consumer"):
                     for mw in cuda_threads(0, 2, unit=2 * cuda_warp):
@@ -42,15 +40,12 @@ def gemm_sm80_bug_lag(M: size, N: size, K: size, A: f32[M, K] @ CudaGmemLinear, 
                         # BUG: lag RING + 1 lets the producer run RING + 1 k-tiles ahead.
                         Await(empty, cuda_temporal, ~(RING + 1))
                         for t in cuda_threads(0, 128):
-                            Await(cg[t], cuda_in_order, RING - 1)
                             for r in seq(0, 2):
                                 Sm80_cp_async_f32(A_s[kt % RING, 32 * r + t / 4, 4 * (t % 4) : 4 * (t % 4) + 4], A[64 * m + 32 * r + t / 4, 16 * kt + 4 * (t % 4) : 16 * kt + 4 * (t % 4) + 4], size=4)
                             for r in seq(0, 2):
                                 Sm80_cp_async_f32(B_s[kt % RING, 8 * r + t / 16, 4 * (t % 16) : 4 * (t % 16) + 4], B[16 * kt + 8 * r + t / 16, 64 * n + 4 * (t % 16) : 64 * n + 4 * (t % 16) + 4], size=4)
                         # Completes when every producer thread's copies of k-tile kt landed.
                         Arrive(Sm80_cp_async, 1) >> full
-                        for t in cuda_threads(0, 128):
-                            Arrive(Sm80_cp_async, 1) >> cg[t]
                     with CudaWarps(name="consumer"):
                         # Wait for k-tile kt (RAW).
                         Await(full, cuda_in_order, ~0)
@@ -68,9 +63,6 @@ def gemm_sm80_bug_lag(M: size, N: size, K: size, A: f32[M, K] @ CudaGmemLinear, 
                                             Sm80_mma_tf32(D[mw, nw, i, j, :, :], A_r[i, :, :], B_r[j, :, :], K=8)
                         # Release slot kt % RING to the producer (WAR).
                         Arrive(cuda_in_order, 1) >> empty
-                with CudaWarps(name="producer"):
-                    for t in cuda_threads(0, 128):
-                        Await(cg[t], cuda_in_order, 0)
                 with CudaWarps(name="consumer"):
                     for mw in cuda_threads(0, 2, unit=2 * cuda_warp):
                         for nw in cuda_threads(0, 2, unit=cuda_warp):

@@ -18,17 +18,16 @@
 # Ring depth = lag(full) + lag(empty) = 0 + RING = 3 mbarriers each (LANG-5.19): the producer runs
 # at most RING k-tiles ahead of the consumers, and a consumer never reads a slot before the
 # producer's arrive of that k-tile completed.
-# The per-thread commit group cg[t] is redundant on the hardware: before the cp.asyncs of k-tile
-# kt, wait_group RING - 1 retires the thread's own group kt - RING, which had landed before the
-# consumers' await #(kt - RING) on `full` completed, and hence before the producer's await #kt on
-# `empty` returned. It makes the producer's own earlier cp.async writes of the slot visible to
-# itself directly (WAW at the cp.async line), so the prover need not follow the chain through
-# the consumer warps (producer -> full -> consumers -> empty -> producer), and the final
-# wait_group 0 retires the last copies and the last arrive on `full` (its mbarrier read) for the
-# frees. cg is committed after the arrive on `full` so that each commit covers that arrive.
+# The WAW between a cp.async and the producer's own cp.async into the same slot RING k-tiles
+# later is ordered through the consumer warps: arrive #kt on `full` witnesses the copies of
+# k-tile kt, the consumers' await #kt augments them, their arrive #kt on `empty` witnesses them
+# again and the producer's await #(kt + RING) grants temp (a two-event chain through a middle
+# thread of the consumer warpgroup, specs/verification.md). Each Arrive on `full` also witnesses
+# its own read of the mbarrier storage (SEM-6.2, 6.3), which the consumers' awaits and the final
+# CTA fence carry to the free of `full`.
 # At the end full and empty have a = w = K / 16 (the last RING arrives on empty are never awaited,
-# allowed for await-indexed barriers), cg has a = w after the final Await(cg[t], ..., 0), and the
-# CTA fence orders every access of the ring and of the mbarrier storage before the frees.
+# allowed for await-indexed barriers), and the CTA fence orders every access of the ring and of
+# the mbarrier storage before the frees.
 from verifier.lang import *
 
 RING = 3
@@ -49,7 +48,6 @@ def gemm_sm80_ws(M: size, N: size, K: size, A: f32[M, K] @ CudaGmemLinear, B: f3
                 B_s: f32[RING, 16, 64] @ CudaSmemLinear
                 full: barrier @ CudaMbarrier
                 empty: barrier(full) @ CudaMbarrier
-                cg: barrier[128] @ CudaCommitGroup
                 D: f32[2, 2, 2, 4, 16, 8] @ Sm80_RmemMatrixD(16, 8)
                 with CudaWarps(name="consumer"):
                     for mw in cuda_threads(0, 2, unit=2 * cuda_warp):
@@ -62,15 +60,12 @@ def gemm_sm80_ws(M: size, N: size, K: size, A: f32[M, K] @ CudaGmemLinear, B: f3
                         # Wait until the consumers released slot kt % RING (k-tile kt - RING).
                         Await(empty, cuda_temporal, ~RING)
                         for t in cuda_threads(0, 128):
-                            Await(cg[t], cuda_in_order, RING - 1)
                             for r in seq(0, 2):
                                 Sm80_cp_async_f32(A_s[kt % RING, 32 * r + t / 4, 4 * (t % 4) : 4 * (t % 4) + 4], A[64 * m + 32 * r + t / 4, 16 * kt + 4 * (t % 4) : 16 * kt + 4 * (t % 4) + 4], size=4)
                             for r in seq(0, 2):
                                 Sm80_cp_async_f32(B_s[kt % RING, 8 * r + t / 16, 4 * (t % 16) : 4 * (t % 16) + 4], B[16 * kt + 8 * r + t / 16, 64 * n + 4 * (t % 16) : 64 * n + 4 * (t % 16) + 4], size=4)
                         # Completes when every producer thread's copies of k-tile kt landed.
                         Arrive(Sm80_cp_async, 1) >> full
-                        for t in cuda_threads(0, 128):
-                            Arrive(Sm80_cp_async, 1) >> cg[t]
                     with CudaWarps(name="consumer"):
                         # Wait for k-tile kt (RAW).
                         Await(full, cuda_in_order, ~0)
@@ -88,9 +83,6 @@ def gemm_sm80_ws(M: size, N: size, K: size, A: f32[M, K] @ CudaGmemLinear, B: f3
                                             Sm80_mma_tf32(D[mw, nw, i, j, :, :], A_r[i, :, :], B_r[j, :, :], K=8)
                         # Release slot kt % RING to the producer (WAR).
                         Arrive(cuda_in_order, 1) >> empty
-                with CudaWarps(name="producer"):
-                    for t in cuda_threads(0, 128):
-                        Await(cg[t], cuda_in_order, 0)
                 with CudaWarps(name="consumer"):
                     for mw in cuda_threads(0, 2, unit=2 * cuda_warp):
                         for nw in cuda_threads(0, 2, unit=cuda_warp):

@@ -1,4 +1,5 @@
-"""Regenerate the recorded proof reports of every example: `python proofs/regenerate.py`.
+"""Regenerate the recorded proof reports of the examples: `python proofs/regenerate.py
+[--check] [examples/NAME.py ...]` (every example when none is named).
 
 Each `proofs/<example>.json` is spork-verify's JSON report with timings removed and paths made
 relative, so a re-run on another machine reproduces it byte for byte (same solver version);
@@ -30,8 +31,9 @@ def report(example: Path) -> str:
 
 def main() -> int:
     check = "--check" in sys.argv
+    named = [Path(a).resolve() for a in sys.argv[1:] if not a.startswith("--")]
     differs = []
-    for example in sorted((ROOT / "examples").glob("*.py")):
+    for example in named or sorted((ROOT / "examples").glob("*.py")):
         target = ROOT / "proofs" / f"{example.stem}.json"
         text = report(example)
         if check:

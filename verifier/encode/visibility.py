@@ -194,6 +194,11 @@ class VisibilityBuilder:
         self.bound = []
         options = [self.event_instances(e, a, b) for e in chain.events]
         bound = list(self.bound)
+        # a link may pass through a third thread (producer -> consumers -> producer): in
+        # quantified mode it is an existential variable of its own (SEM-5.4 chaining)
+        middle = [z3.Int(f"h{k}@chain{next(self.fresh)}", self.zctx)
+                  for k in range(len(chain.events) - 1)] if self.quantified else []
+        bound += middle
         terms = []
         for choice in itertools.product(*options):
             conj = [self.same_task(a, b)]
@@ -202,11 +207,12 @@ class VisibilityBuilder:
             steps = [(first, last) for first, last, _ in choice]
             conj.append(before(a, steps[0][0], self.zctx))
             conj.append(self.enc.member(steps[0][0].ctx, a.thread, steps[0][0].iters))
-            for (_, last1), (first2, _) in zip(steps, steps[1:]):
+            for k, ((_, last1), (first2, _)) in enumerate(zip(steps, steps[1:])):
                 conj.append(before(last1, first2, self.zctx))
+                via = [a.thread, b.thread] + middle[k:k + 1]
                 conj.append(z3.Or(*[z3.And(self.enc.member(last1.ctx, h, last1.iters),
                                            self.enc.member(first2.ctx, h, first2.iters))
-                                    for h in (a.thread, b.thread)]))
+                                    for h in via]))
             last = steps[-1][1]
             conj.append(before(last, b, self.zctx))
             conj.append(self.enc.member(last.ctx, b.thread, last.iters))
@@ -293,8 +299,11 @@ class VisibilityBuilder:
                         self.enc.value(lp.hi, env) - 1
                     iters[lp.sym] = term
                     env[lp.sym] = term
-                inst = Instance(site_ctx, iters, anchor.thread, self.true())
+                # loop ranges and conditions only: which thread runs the witness is stated by
+                # chain_terms (a's thread, b's thread, or a middle thread of a link)
+                inst = Instance(site_ctx, iters, None, self.true())
                 inst.valid = self.enc.validity(inst)
+                inst.thread = anchor.thread
                 out.append(inst)
         return out
 

@@ -11,6 +11,8 @@ The ring invariant SEM-6.8 follows from these (semantics.md SEM-6.8's argument).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -111,7 +113,10 @@ def arrive(an: "Analyzer", s: ir.Arrive, ctx: Context) -> None:
     _mechanism_rules(an, decl, s.first, None, ctx, s.loc, arrive=True)
     an.note_use(sym, ctx, tuple(ir.Point(h, s.loc) for h in home))
     an.barrier_uses[sym].arrives.append(s)
-    site = ArriveSite(an.fresh_id(), sym, s.first, home, ctx, s.loc)
+    # the Arrive reads the mbarrier storage (sub-position 99) before it witnesses (100), so its
+    # own storage read is among the records it witnesses, as in the machine (SEM-6.2, 6.3)
+    site = ArriveSite(an.fresh_id(), sym, s.first, home, replace(ctx, path=ctx.path + (100,)),
+                      s.loc)
     an.model.arrives.append(site)
     if decl.mech is CudaMbarrier:
         sm80 = QualTL.Sm80 in rules.SYNC_SETS[s.first].full
