@@ -22,6 +22,7 @@ from verifier.lang import ir
 from verifier.lang.memories import CudaCommitGroup, CudaMbarrier
 from verifier.lang.printer import expr_text, stmt_lines
 from verifier.lang.timelines import SyncTL, implements
+from verifier.semantics.rings import guard_map
 from verifier.semantics.sites import BarrierDecl, Context
 
 if TYPE_CHECKING:
@@ -194,16 +195,7 @@ def check_collectives(an: "Analyzer") -> None:
 
 def guards(mbar: dict[ir.Sym, BarrierDecl]) -> dict[ir.Sym, ir.Sym]:
     """guardedBy(z) for every mbarrier variable (LANG-5.15), declarations in order."""
-    guarded_by = {s: s for s in mbar}
-    for s, d in mbar.items():
-        if d.guarded_by is not None:
-            a = d.guarded_by
-            # a guards s; s guards whatever a guarded (i.e. takes a's old guardee's guard)
-            displaced = [z for z, g in guarded_by.items() if g == a and z != s]
-            guarded_by[s] = a
-            for z in displaced:
-                guarded_by[z] = s
-    return guarded_by
+    return guard_map({s: d.guarded_by for s, d in mbar.items()})
 
 
 def _const(e: ir.Expr) -> Any:

@@ -6,7 +6,8 @@ of both halves (LANG-5.10), guarded-by constraints (LANG-5.15), the alternation 
 and Arrives (LANG-5.16/5.17), ring depth (LANG-5.19) and solitary commit groups (LANG-5.21).
 Home barriers, multicast and the collectives of Arrive/Await (LANG-5.5..5.7, 5.12, 5.13) are in
 `barrier_exprs`.
-The ring invariant SEM-6.8 follows from these (semantics.md SEM-6.8's argument).
+The ring invariant SEM-6.8 follows from these (semantics.md SEM-6.8's argument); it is also
+discharged on its own (encode/ring_invariant.py) and checked by the machine (rings.py).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from verifier.lang.timelines import QualTL, SyncTL, implements
 from verifier.lang.units import cuda_agnostic_sub_cta, cuda_cluster, cuda_thread
 from verifier.semantics import barrier_exprs, rules
 from verifier.semantics.barrier_exprs import guards
+from verifier.semantics.rings import ring_depth
 from verifier.semantics.sites import ArriveSite, AwaitSite, BarrierDecl, Context, Element
 
 if TYPE_CHECKING:
@@ -242,12 +244,9 @@ def finish(an: "Analyzer") -> None:
     barrier_exprs.multicast_patterns(an)
     mbar = {s: d for s, d in decls.items() if d.mech is CudaMbarrier}
     guard = guards(mbar)
+    lags = {sym: ~an.barrier_uses[sym].awaits[0].n for sym in mbar}
     for sym, decl in mbar.items():
-        lag = ~an.barrier_uses[sym].awaits[0].n
-        cycle = _cycle(guard, sym)
-        depth = 1 + lag if cycle == [sym] else sum(~an.barrier_uses[c].awaits[0].n
-                                                   for c in cycle)
-        if depth <= 0:
+        if ring_depth(sym, guard, lags) <= 0:
             raise RejectedInput(f"{sym.name} must have some await with nonzero skips (e.g. set "
                                 "N = ~1)", decl.loc, code="ERR-L04", rule="LANG-5.19")
     errors = []
@@ -258,14 +257,6 @@ def finish(an: "Analyzer") -> None:
             errors.append(e)
     if errors:  # report the first violation in the text
         raise min(errors, key=lambda e: (e.loc.line, e.loc.col))
-
-
-def _cycle(guarded_by: dict[ir.Sym, ir.Sym], start: ir.Sym) -> list[ir.Sym]:
-    cycle, cur = [start], guarded_by[start]
-    while cur != start and cur not in cycle:
-        cycle.append(cur)
-        cur = guarded_by[cur]
-    return cycle
 
 
 def _alternation(an: "Analyzer", decl: BarrierDecl, guard: ir.Sym, target: ir.Sym) -> None:
