@@ -122,3 +122,22 @@ def test_emit_cuda_only_for_proved_and_check_cert(capsys: pytest.CaptureFixture[
     assert code == 0 and "matches" in out
     code, out, _ = run(capsys, "--check-cert", cu, EXAMPLES / "smem_exchange_bug_nofence.py")
     assert code == 2  # no proc of that name there
+
+
+def test_proved_but_not_lowered_exits_3_without_traceback(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A proof that codegen cannot lower: located message, exit 3, no `.cu`, no traceback."""
+    import verifier.codegen as codegen
+    from verifier.diagnostics import SrcLoc, Unsupported
+
+    def refuse(proc, cert):  # type: ignore[no-untyped-def]
+        raise Unsupported("not lowered here", SrcLoc(str(EXAMPLES / "saxpy.py"), 9, 5),
+                          code="ERR-V11")
+
+    monkeypatch.setattr(codegen, "emit_cuda", refuse)
+    code = main([str(EXAMPLES / "saxpy.py"), "--emit-cuda", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert "no CUDA emitted for saxpy" in err and "saxpy.py:9:5" in err
+    assert "Traceback" not in err and not list(tmp_path.glob("*.cu"))

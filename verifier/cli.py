@@ -13,7 +13,7 @@ import traceback
 from pathlib import Path
 
 from verifier import __version__
-from verifier.diagnostics import InternalError, RejectedInput, SporkError
+from verifier.diagnostics import InternalError, RejectedInput, SporkError, Unsupported
 from verifier.lang import ir
 from verifier.lang.load import load_procs
 from verifier.lang.procs import ProcError
@@ -120,7 +120,12 @@ def verify_file(path: str, args: argparse.Namespace) -> list[ProcResult]:
 
             out = Path(args.emit_cuda)
             out.mkdir(parents=True, exist_ok=True)
-            (out / f"{p.name}.cu").write_text(emit_cuda(p, results[-1].certificate))
+            try:
+                (out / f"{p.name}.cu").write_text(emit_cuda(p, results[-1].certificate))
+            except (Unsupported, RejectedInput) as e:  # proved, but not lowered: say why
+                print(f"spork-verify: no CUDA emitted for {p.name}: {e.render()}",
+                      file=sys.stderr)
+                args.codegen_failures += 1
     return results
 
 
@@ -150,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:
         return int(e.code or 0) if e.code in (0, None) else 2
+    args.codegen_failures = 0
     if not args.paths:
         parser.print_usage(sys.stderr)
         print("spork-verify: error: give at least one PATH", file=sys.stderr)
@@ -170,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         if not results:
             print("spork-verify: no @proc found", file=sys.stderr)
             return 2
-        return exit_code(results)
+        code = exit_code(results)
+        return max(code, 3) if args.codegen_failures and code == 0 else code
     except RejectedInput as e:
         print(e.render(), file=sys.stderr)
         return 2

@@ -47,10 +47,10 @@ def count_before(enc: Encoder, site_ctx: Context, site_index: tuple[ir.Expr, ...
         raise Unsupported("not supported by spork-verify: a barrier Arrive/Await under an `if` "
                           "(its counter has no closed form here)", getattr(site_loc, "loc", None)
                           if site_loc is not None else None, code="ERR-V11", rule="SEM-6.4")
-    pinned = _pins(site_ctx, site_index, element)
+    fixed = set(alloc_loops) | {lp.sym for lp in site_ctx.loops if lp.kind == "task"}
+    pinned = _pins(site_ctx, site_index, element, fixed)
     point_loops = {lp.sym for lp in point_ctx.loops}
     common = [lp for lp in site_ctx.loops if lp.sym in point_loops]
-    fixed = set(alloc_loops) | {lp.sym for lp in site_ctx.loops if lp.kind == "task"}
     all_syms = {lp.sym for lp in site_ctx.loops}
     if any(lp.kind == "seq" and (_free_vars(lp.lo) | _free_vars(lp.hi)) & all_syms
            for lp in site_ctx.loops):
@@ -141,15 +141,17 @@ def _count_polynomial(enc: Encoder, site_ctx: Context, pinned: dict[ir.Sym, z3.A
     return count
 
 
-def _pins(ctx: Context, index: tuple[ir.Expr, ...], element: tuple[z3.ArithRef, ...]
-          ) -> dict[ir.Sym, z3.ArithRef]:
-    """Thread-loop iterators fixed by the barrier element (COLL-5.9)."""
+def _pins(ctx: Context, index: tuple[ir.Expr, ...], element: tuple[z3.ArithRef, ...],
+          fixed: set[ir.Sym]) -> dict[ir.Sym, z3.ArithRef]:
+    """Thread-loop iterators fixed by the barrier element (COLL-5.9); thread loops enclosing
+    the allocation are fixed by the allocation instance (one barrier per iteration, its slice
+    in the lowering, COLL-5.11)."""
     pins: dict[ir.Sym, z3.ArithRef] = {}
     for e, v in zip(index, element):
         if isinstance(e, ir.Var):
             pins[e.name] = v
     for lp in ctx.loops:
-        if lp.kind == "threads" and lp.sym not in pins:
+        if lp.kind == "threads" and lp.sym not in pins and lp.sym not in fixed:
             hi = lp.hi.value if isinstance(lp.hi, ir.Const) else None
             if hi != 1:
                 raise Unsupported(f"not supported by spork-verify: barrier site inside thread "
