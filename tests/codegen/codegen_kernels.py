@@ -204,3 +204,42 @@ def ws_ring_proxy(T: size, K: size, inp: f32[T, K, 32] @ CudaGmemLinear, y: f32[
                         y[task, k, l] = buf[k % 3, 31 - l]
                     Arrive(cuda_in_order) >> empty
             Fence(cuda_in_order, cuda_in_order)
+
+
+# Issue 3 reproducer (COLL-5.11): bar is allocated inside the warp loop, one slice per warp.
+@proc
+def mbarrier_warp_slices(T: size, K: size, y: f32[T, 128] @ CudaGmemLinear):
+    with CudaDeviceFunction(blockDim=128):
+        for task in cuda_tasks(0, T):
+            buf: f32[128] @ CudaSmemLinear
+            for w in cuda_threads(0, 4, unit=cuda_warp):
+                bar: barrier @ CudaMbarrier
+                for k in seq(0, K):
+                    for l in cuda_threads(0, 32):
+                        buf[32 * w + l] = 1.0
+                    Arrive(cuda_in_order) >> bar
+                    Await(bar, cuda_in_order, ~0)
+                    for l in cuda_threads(0, 32):
+                        y[task, 32 * w + l] = buf[32 * w + 31 - l]
+                    Arrive(cuda_in_order) >> bar
+                    Await(bar, cuda_in_order, ~0)
+            Fence(cuda_in_order, cuda_in_order)
+
+
+# COLL-5.11: slice index = h (explicit index) * 2 + w (enclosing iterator of the allocation).
+@proc
+def mbarrier_mixed_slices(T: size, y: f32[T, 2, 2, 16] @ CudaGmemLinear):
+    with CudaDeviceFunction(blockDim=64):
+        for task in cuda_tasks(0, T):
+            buf: f32[2, 2, 16] @ CudaSmemLinear
+            for w in cuda_threads(0, 2, unit=cuda_warp):
+                bar: barrier[2] @ CudaMbarrier
+                for h in cuda_threads(0, 2, unit=16 * cuda_thread):
+                    for l in cuda_threads(0, 16):
+                        buf[w, h, l] = 1.0
+                    Arrive(cuda_in_order) >> bar[h]
+                    Await(bar[h], cuda_in_order, ~0)
+                    for l in cuda_threads(0, 16):
+                        y[task, w, h, l] = buf[w, h, 15 - l]
+                Fence(cuda_in_order, cuda_in_order)
+            Fence(cuda_in_order, cuda_in_order)

@@ -7,7 +7,12 @@ import re
 import pytest
 from codegen_support import example, local
 
-from verifier.codegen import emit_cuda
+from verifier import collectives
+from verifier.codegen import emit_cuda, mbarrier
+from verifier.diagnostics import Unsupported
+from verifier.lang import ir
+from verifier.lang.config import CudaDeviceFunction
+from verifier.lang.units import cuda_cta_in_cluster
 
 INIT = 'asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;"'
 ARRIVE = 'asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];"'
@@ -195,3 +200,70 @@ def test_proxy_fences() -> None:
     # the fence needs sm_90; below it there is no async proxy to fence
     assert '#if __CUDA_ARCH__ >= 900\n                    asm volatile("fence.proxy.async;"' \
         in consumer
+
+
+@pytest.mark.rule("SEM-8.5")
+@pytest.mark.rule("COLL-5.11")
+def test_allocation_in_thread_loop_has_one_slice_per_iteration() -> None:
+    # bar is allocated inside `for w in cuda_threads(0, 4, unit=cuda_warp)`: 4 slices, slice w
+    # arrived on and awaited by warp w only (count 32 each), ring depth 1.
+    text = emit_cuda(*local("mbarrier_warp_slices"))
+    setup = _setup(text)
+    assert "// bar: 4 x ring of depth 1 at exo_smem + 512, arrival count 32" in setup
+    assert "// slice index (mixed radix, last fastest): w < 4" in setup
+    assert setup.count("for (uint32_t exo_i = 0; exo_i < 4u; exo_i++) {") == 1
+    assert setup.count(INIT) == 1 and '"r"(32u)' in setup
+    assert "exo_smemBytes = 544;" in text  # buf: 512 bytes, then 4 x 8 bytes of mbarriers
+    task = _task(text)
+    assert "// bar: barrier @ CudaMbarrier: 4 x ring of depth 1 at exo_smem + 512" in task
+    # the slot address uses the slice index (the warp's guard variable), then the ring slot
+    arrive = "+ 8u * (exo_32thr_w + exo_syncState.bar_arriveIdx)) : \"memory\");"
+    assert task.count(arrive) == 2
+    assert task.count("+ 8u * (exo_32thr_w + exo_slot), (exo_syncState.bar_parity") == 2
+    assert task.index("if ([[maybe_unused]] int exo_32thr_w = ") < task.index(ARRIVE)
+
+
+@pytest.mark.rule("SEM-8.5")
+@pytest.mark.rule("COLL-5.11")
+def test_slice_index_is_explicit_indices_then_enclosing_iterators() -> None:
+    # bar: barrier[2] allocated inside the warp loop w, indexed by the half-warp iterator h:
+    # slice = h * 2 + w (explicit index first, last digit fastest), 16 threads per slice.
+    text = emit_cuda(*local("mbarrier_mixed_slices"))
+    setup = _setup(text)
+    assert "// bar: 4 x ring of depth 1 at exo_smem + 256, arrival count 16" in setup
+    assert "// slice index (mixed radix, last fastest): h < 2, w < 2" in setup
+    assert "for (uint32_t exo_i = 0; exo_i < 4u; exo_i++) {" in setup
+    task = _task(text)
+    assert "+ 8u * (exo_16thr_h * 2 + exo_32thr_w + exo_syncState.bar_arriveIdx))" in task
+    assert "+ 8u * (exo_16thr_h * 2 + exo_32thr_w + exo_slot), (exo_syncState" in task
+
+
+@pytest.mark.rule("SEM-8.5")
+@pytest.mark.rule("COLL-5.11")
+def test_init_per_slice_arrival_count() -> None:
+    # each slice is initialised with its own collective's size: one loop per run of equal counts
+    bar, w = ir.Sym.fresh("bar"), ir.Sym.fresh("w")
+    digits = (mbarrier.SliceDigit("i", None, 2), mbarrier.SliceDigit("w", w, 2))
+    ring = mbarrier.MbarrierRing(bar, digits, 3, 2, (32, 32, 64, 32), 128, False)
+    lines = "\n".join(mbarrier.setup_lines({bar: ring}, False))
+    assert "// bar: 4 x ring of depth 3 at exo_smem + 128, arrival counts [32, 32, 64, 32]" \
+        in lines
+    assert lines.count(INIT) == 3
+    assert 'exo_i < 6u; exo_i++) {\n        ' in lines and '"r"(32u)' in lines
+    assert "for (uint32_t exo_i = 6u; exo_i < 9u; exo_i++) {" in lines
+    assert "for (uint32_t exo_i = 9u; exo_i < 12u; exo_i++) {" in lines
+    assert lines.index('"r"(64u)') < lines.index("exo_i = 9u")
+
+
+@pytest.mark.rule("COLL-5.11")
+def test_cta_in_cluster_slice_axis_is_unsupported() -> None:
+    # a slice iterator with thread pitch >= blockDim is a CTA-in-cluster axis: not lowered
+    dev = CudaDeviceFunction(blockDim=32, clusterDim=2)
+    c = ir.Sym.fresh("c")
+    tiling = collectives.tile_threads(collectives.top_tiling(dev), c, "c", 0, 2,
+                                      cuda_cta_in_cluster, dev)
+    dist = collectives.deduce_distribution(tiling, None, [], [], dev, name="bar")
+    with pytest.raises(Unsupported, match="iterator c has thread pitch 32 ≥ blockDim = 32, a "
+                       "CTA-in-cluster axis") as err:
+        mbarrier.slice_digits("bar", tiling, dist, dev)
+    assert err.value.code == "ERR-V11" and err.value.rule == "COLL-5.11"

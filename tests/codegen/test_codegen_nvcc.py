@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from codegen_support import HERE, SM90_ONLY, certified_or_none, load, proved_cases
+from codegen_support import HERE, SM90_ONLY, certified_or_none, load, local, proved_cases
 
 from verifier.codegen import emit_cuda
 from verifier.diagnostics import Unsupported
@@ -83,3 +83,16 @@ def test_each_file_compiles_alone(arch: str, emitted: dict[str, Path]) -> None:
         results = list(pool.map(lambda f: (f, _nvcc(f, arch)), files))
     failures = {f.name: r.stderr[-1500:] for f, r in results if r.returncode != 0}
     assert not failures, failures
+
+
+@pytest.mark.rule("SEM-8.5")
+@pytest.mark.rule("COLL-5.11")
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("name", ["mbarrier_warp_slices", "mbarrier_mixed_slices"])
+def test_mbarrier_slices_compile(name: str, arch: str, tmp_path: Path) -> None:
+    # mbarriers allocated inside thread loops (one slice per iteration), each file on its own
+    source = tmp_path / f"{name}.cu"
+    source.write_text(emit_cuda(*local(name)))
+    result = _nvcc(source, arch)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert "warning" not in result.stderr, result.stderr[-4000:]

@@ -185,8 +185,9 @@ class TaskEmitter:
                 ref = targets[0]
                 mech = self.plan.barriers[ref.buf]
                 if ref.buf in self.plan.rings:
-                    lines = mbarrier.arrive_lines(self.plan.rings[ref.buf], self.namer(ref.buf),
-                                                  self.barrier_index(ref, env))
+                    ring = self.plan.rings[ref.buf]
+                    lines = mbarrier.arrive_lines(ring, self.namer(ref.buf),
+                                                  self.ring_index(ring, ref, env))
                 else:
                     lines = arrive_lines(mech, first, needs_wait_all(first), s.loc)
                 return [pad + f"// Arrive({first}) >> {_ref_text(ref)}"] + \
@@ -196,9 +197,10 @@ class TaskEmitter:
                 first = self.plan.arrive_first.get(target.buf)
                 proxy = first is not None and needs_proxy_fence(first, second)
                 if target.buf in self.plan.rings:
-                    lines = mbarrier.await_lines(self.plan.rings[target.buf],
-                                                 self.namer(target.buf),
-                                                 self.barrier_index(target, env), proxy, s.loc)
+                    ring = self.plan.rings[target.buf]
+                    lines = mbarrier.await_lines(ring, self.namer(target.buf),
+                                                 self.ring_index(ring, target, env), proxy,
+                                                 s.loc)
                 else:
                     lines = await_lines(mech, first, n, proxy, s.loc)
                 shown = f"~{~n}" if n < 0 else str(n)
@@ -219,6 +221,12 @@ class TaskEmitter:
                 raise InternalError(f"multicast {ref.buf.name} reached the emitter", ref.loc)
             out.append(cexpr(acc.pt, env))
         return out
+
+    def ring_index(self, ring: mbarrier.MbarrierRing, ref: ir.BarrierRef,
+                   env: Env) -> list[str]:
+        """C text of the slice digits of an mbarrier expression: its indices, then the
+        enclosing iterators of the allocation. Rules: COLL-5.11"""
+        return mbarrier.index_digits(ring, self.barrier_index(ref, env), env.ctrl, ref.loc)
 
     def seq_loop(self, s: ir.For, env: Env, tiling: Tiling, depth: int) -> list[str]:
         """`seq` → `for`, with `#pragma unroll` when requested. Rules: LANG-8.5"""

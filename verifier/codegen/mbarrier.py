@@ -2,22 +2,28 @@
 
 Reads what the plan collected about each mbarrier variable of one device function (allocation,
 Arrive collectives and sync-tls, Await lags, every use's tiling and index list); produces one
-`MbarrierRing` per variable (ring depth, slice count, arrival count, fixed SMEM offset) and the
-text that realises it: the `exo_SyncState` fields (per-thread ring state), the initialisation in
+`MbarrierRing` per variable (ring depth, slices, arrival count per slice, fixed SMEM offset) and
+the text that realises it: the `exo_SyncState` fields (per-thread ring state), the initialisation in
 `exo_deviceSetup`, and the lowering of `Arrive(...) >> z[...]` and `Await(z[...], τ2, ~lag)`.
 
-Each element of z is a ring of `depth` physical mbarriers; slot s serves arrives s, s + d, ...,
-and the k-th non-trivial await on slot s waits for phase parity k mod 2. The per-thread state
-(ArriveIdx, AwaitIdx, one parity bit per slot, Skips ≤ lag) lives in registers for the whole
-persistent task loop: the ring continues across tasks and across re-entries of the variable's
-scope (storage is initialised once; the free checks of SEM-4.7 order every arrive of an earlier
-instance before the next one, so an await that is trivial in the per-instance model waits on an
-already completed phase). A thread names one element of z per role (LANG-5.12: one Arrive and one
-Await collective per variable; COLL-5.9: every index is a distributed iterator of that
-collective), so the state is per variable. Codegen checks this on the ground-truth thread sets:
-every Arrive (Await) on an element is executed by one fixed thread set, and a thread names one
-element per role; otherwise a thread's own counts would not be the element's (`Unsupported`).
-Non-goals: multicast Arrives, clusterDim > 1 and trailing (TMA) barriers (`Unsupported`).
+A slice is one element of z in one instance of its allocation (COLL-5.11): the slice index is a
+mixed radix (last digit fastest) over the explicit indices of z followed by the iterators of the
+enclosing `cuda_threads` ops of the allocation tiling with t > 1 (`Distribution.outer`), so an
+mbarrier allocated inside a thread loop gets one slice per iteration. Each slice is a ring of
+`depth` physical mbarriers; slot s serves arrives s, s + d, ..., and the k-th non-trivial await
+on slot s waits for phase parity k mod 2. The per-thread state (ArriveIdx, AwaitIdx, one parity
+bit per slot, Skips ≤ lag) lives in registers for the whole persistent task loop: the ring
+continues across tasks and across re-entries of the variable's scope (storage is initialised
+once; the free checks of SEM-4.7 order every arrive of an earlier instance before the next one,
+so an await that is trivial in the per-instance model waits on an already completed phase). A
+thread names one slice of z per role (LANG-5.12: one Arrive and one Await collective per
+variable; COLL-5.9: every index is a distributed iterator of that collective), so the state is
+per variable. Codegen checks this per slice on the ground-truth thread sets: every Arrive
+(Await) on a slice is executed by one fixed thread set, and a thread names one slice per role;
+otherwise a thread's own counts would not be the slice's (`Unsupported`). Each slice is
+initialised with the size of its own Arrive collective.
+Non-goals: multicast Arrives, clusterDim > 1 (slice iterators with pitch ≥ blockDim, CTA-in-
+cluster axes) and trailing (TMA) barriers (`Unsupported`).
 """
 
 from __future__ import annotations
@@ -74,7 +80,6 @@ class RingFacts:
 
     alloc: ir.Alloc
     tiling: Tiling
-    counts: list[int] = field(default_factory=list)
     firsts: list[SyncTL] = field(default_factory=list)
     lags: list[int] = field(default_factory=list)
     uses: list[tuple[Tiling, tuple[object, ...]]] = field(default_factory=list)
@@ -87,20 +92,31 @@ class RingFacts:
 
 
 @dataclass(frozen=True, slots=True)
+class SliceDigit:
+    """One digit of the slice index: an explicit index of z (`key` None) or an enclosing
+    iterator of the allocation (`key` its Sym), with its extent. Rules: COLL-5.11"""
+
+    name: str
+    key: ir.Sym | None
+    extent: int
+
+
+@dataclass(frozen=True, slots=True)
 class MbarrierRing:
-    """One mbarrier variable as lowered. Rules: SEM-8.5, LANG-5.19"""
+    """One mbarrier variable as lowered; `counts[i]` is the arrival count of slice i.
+    Rules: SEM-8.5, LANG-5.19, COLL-5.11"""
 
     sym: ir.Sym
-    extents: tuple[int, ...]
+    digits: tuple[SliceDigit, ...]
     depth: int
     lag: int
-    count: int
+    counts: tuple[int, ...]
     offset: int
     cp_async: bool
 
     @property
     def slices(self) -> int:
-        return prod(self.extents)
+        return prod(d.extent for d in self.digits)
 
     @property
     def nbytes(self) -> int:
@@ -116,19 +132,15 @@ def new_facts(s: ir.Alloc, tiling: Tiling, dev: CudaDeviceFunction) -> RingFacts
     return RingFacts(s, tiling)
 
 
-def note_arrive(facts: RingFacts, s: ir.Arrive, tiling: Tiling, entries: tuple[object, ...],
-                dev: CudaDeviceFunction) -> None:
-    """Arrival count = threads of one instance of the Arrive collective. Rules: SEM-8.5"""
+def note_arrive(facts: RingFacts, s: ir.Arrive, tiling: Tiling,
+                entries: tuple[object, ...]) -> None:
+    """Sync-tl and use of one Arrive (counts are per slice, `_fixed_collectives`).
+    Rules: SEM-8.5, LANG-5.20"""
     if not (implements(s.first, SyncTL.cuda_in_order) or
             implements(s.first, SyncTL.Sm80_cp_async)):
         raise Unsupported(f"mbarrier Arrive({s.first}) is not lowered (LANG-5.20 allows "
                           "⊑ cuda_in_order or ⊑ Sm80_cp_async)", s.loc, code="ERR-L04",
                           rule="LANG-5.20")
-    zeros = {g.iter_key: 0 for g in tiling.iter_guards()}
-    count = len(collectives.thread_set(tiling, zeros, dev))
-    if count == 0:
-        raise InternalError(f"Arrive >> {facts.sym.name}: empty collective", s.loc)
-    facts.counts.append(count)
     facts.firsts.append(s.first)
     facts.uses.append((tiling, entries))
     facts.roles["Arrive"].append((tiling, entries, s.loc))
@@ -181,7 +193,7 @@ def _one(values: list[int], what: str, f: RingFacts) -> int:
     return values[0]
 
 
-def _extents(f: RingFacts, dev: CudaDeviceFunction) -> tuple[int, ...]:
+def _distribution(f: RingFacts, dev: CudaDeviceFunction) -> collectives.Distribution:
     """Constant extents; every index distributed (COLL-5.9), checked by the deduction."""
     typ = f.alloc.typ
     assert isinstance(typ, ir.BarrierType)
@@ -200,38 +212,91 @@ def _extents(f: RingFacts, dev: CudaDeviceFunction) -> tuple[int, ...]:
     if dist.R != len(extents):
         raise InternalError(f"{f.sym.name}: {dist.R} of {len(extents)} indices distributed",
                             f.alloc.loc)
-    return tuple(extents)
+    return dist
 
 
-def _fixed_collectives(f: RingFacts, dev: CudaDeviceFunction, count: int) -> None:
-    """Per role (Arrive, Await), every statement instance on an element is executed by the same
-    threads, and a thread names one element: then each thread's own counts are the element's,
-    and per-variable ring state is exact (checked on ground-truth thread sets, COLL-6.1)."""
+def slice_digits(name: str, alloc_tiling: Tiling, dist: collectives.Distribution,
+                 dev: CudaDeviceFunction, loc: SrcLoc | None = None) -> tuple[SliceDigit, ...]:
+    """The digits of the slice index, most significant first: the explicit (distributed)
+    indices, then the enclosing ops of the allocation tiling with t > 1 (`dist.outer`, loop
+    order). Every digit needs pitch < blockDim (an explicit index over a (0, 1)-loop has pitch 0
+    and extent 1); a pitch ≥ blockDim is a CTA-in-cluster axis (each CTA holds its own copy),
+    not lowered yet. Rules: COLL-5.11, SEM-8.5"""
+    digits = [(n, None, p, e) for n, p, e in zip(dist.iter_names, dist.pitches, dist.extents)]
+    for key, iter_name, pitch in dist.outer:
+        guard = alloc_tiling.guard_of(key)
+        if guard is None or not isinstance(key, ir.Sym):
+            raise InternalError(f"{name}: enclosing iterator {iter_name} has no guard", loc)
+        digits.append((iter_name, key, pitch, guard.tile_count))
+    for iter_name, _, pitch, _ in digits:
+        if pitch >= dev.blockDim:
+            raise Unsupported(f"codegen of CudaMbarrier {name}: iterator {iter_name} has thread "
+                              f"pitch {pitch} ≥ blockDim = {dev.blockDim}, a CTA-in-cluster "
+                              "axis (one copy per CTA); only slices within one CTA are "
+                              "lowered", loc, code="ERR-V11", rule="COLL-5.11")
+    if any(p <= 0 and e > 1 for _, _, p, e in digits):
+        raise InternalError(f"{name}: a slice iterator with t > 1 and pitch 0", loc)
+    return tuple(SliceDigit(n, key, extent) for n, key, _, extent in digits)
+
+
+def _slice_index(digits: tuple[SliceDigit, ...], values: list[int]) -> int:
+    """Mixed radix, last digit fastest. Rules: COLL-5.11"""
+    index = 0
+    for d, v in zip(digits, values, strict=True):
+        index = index * d.extent + v
+    return index
+
+
+def _label(f: RingFacts, digits: tuple[SliceDigit, ...], values: list[int]) -> str:
+    explicit = [v for d, v in zip(digits, values) if d.key is None]
+    text = f"{f.sym.name}{explicit}" if explicit else f.sym.name
+    outer = [f"{d.name} = {v}" for d, v in zip(digits, values) if d.key is not None]
+    return f"{text} ({', '.join(outer)})" if outer else text
+
+
+def _fixed_collectives(f: RingFacts, dev: CudaDeviceFunction,
+                       digits: tuple[SliceDigit, ...]) -> tuple[int, ...]:
+    """Per role (Arrive, Await), every statement instance on a slice is executed by the same
+    threads, and a thread names one slice: then each thread's own counts are the slice's, and
+    per-variable ring state is exact (checked on ground-truth thread sets, COLL-6.1). Returns
+    the arrival count of every slice: the size of its Arrive collective. Rules: SEM-8.5,
+    COLL-5.11"""
+    counts: dict[int, int] = {}
     for role, uses in f.roles.items():
-        members: dict[tuple[int, ...], frozenset[int]] = {}
-        owner: dict[int, tuple[int, ...]] = {}
+        members: dict[int, frozenset[int]] = {}
+        owner: dict[int, tuple[int, str]] = {}
         for tiling, entries, loc in uses:
             guards = tiling.iter_guards()
             for values in product(*(range(g.tile_count) for g in guards)):
                 iters = {g.iter_key: v for g, v in zip(guards, values)}
-                element = tuple(iters.get(e, 0) for e in entries)
                 threads = collectives.thread_set(tiling, iters, dev)
                 if not threads:
                     continue
-                label = f"{f.sym.name}{list(element)}" if element else f.sym.name
-                if role == "Arrive" and len(threads) != count:
-                    raise Unsupported(f"the Arrives on {label} are by {len(threads)} threads, "
-                                      f"others by {count}: one arrival count per variable",
-                                      loc, code="ERR-V11", rule="SEM-8.5")
-                if members.setdefault(element, threads) != threads:
+                if any(d.key is not None and d.key not in iters for d in digits):
+                    raise InternalError(f"{role} on {f.sym.name} outside its allocation's "
+                                        "thread loops", loc)
+                digit_values = [iters.get(e, 0) for e in entries] + \
+                    [iters[d.key] for d in digits if d.key is not None]
+                index = _slice_index(digits, digit_values)
+                label = _label(f, digits, digit_values)
+                if members.setdefault(index, threads) != threads:
                     raise Unsupported(f"the {role}s on {label} are executed by different "
                                       "thread sets: per-thread ring state would miss phases",
                                       loc, code="ERR-V11", rule="SEM-8.5")
+                if role == "Arrive":
+                    counts[index] = len(threads)
                 for n in threads:
-                    if owner.setdefault(n, element) != element:
-                        raise Unsupported(f"thread {n} names {f.sym.name}{list(owner[n])} and "
-                                          f"{label} in its {role}s: the ring state is per "
-                                          "variable", loc, code="ERR-V11", rule="SEM-8.5")
+                    if owner.setdefault(n, (index, label))[0] != index:
+                        raise Unsupported(f"thread {n} names {owner[n][1]} and {label} in its "
+                                          f"{role}s: the ring state is per variable", loc,
+                                          code="ERR-V11", rule="SEM-8.5")
+    slices = prod(d.extent for d in digits)
+    missing = [i for i in range(slices) if i not in counts]
+    if missing:
+        raise Unsupported(f"no thread arrives on slice {missing[0]} of {f.sym.name} (of "
+                          f"{slices}): no arrival count to initialise it with", f.alloc.loc,
+                          code="ERR-V11", rule="SEM-8.5")
+    return tuple(counts[i] for i in range(slices))
 
 
 def plan_rings(facts: dict[ir.Sym, RingFacts], dev: CudaDeviceFunction,
@@ -251,15 +316,15 @@ def plan_rings(facts: dict[ir.Sym, RingFacts], dev: CudaDeviceFunction,
         if depth > MAX_DEPTH:
             raise Unsupported(f"{sym.name}: ring depth {depth} > {MAX_DEPTH}", f.alloc.loc,
                               code="ERR-V11", rule="SEM-8.5")
-        if not f.counts:
+        if not f.firsts:
             raise InternalError(f"{sym.name} has no Arrive", f.alloc.loc)
-        count = f.counts[0]  # every Arrive instance is checked against it below
         cp_async = [not implements(t, SyncTL.cuda_in_order) for t in f.firsts]
         if len(set(cp_async)) != 1:
             raise Unsupported(f"the Arrives on {sym.name} mix cp.async (noinc) and in-order "
                               "sync-tls", f.alloc.loc, code="ERR-V11", rule="SEM-8.5")
-        ring = MbarrierRing(sym, _extents(f, dev), depth, lags[sym], count, top, cp_async[0])
-        _fixed_collectives(f, dev, count)
+        digits = slice_digits(sym.name, f.tiling, _distribution(f, dev), dev, f.alloc.loc)
+        counts = _fixed_collectives(f, dev, digits)
+        ring = MbarrierRing(sym, digits, depth, lags[sym], counts, top, cp_async[0])
         rings[sym] = ring
         top += ring.nbytes
     return rings, top
@@ -317,23 +382,55 @@ def setup_lines(rings: dict[ir.Sym, MbarrierRing], proxy: bool) -> list[str]:
     [fence.proxy.async]; CTA barrier. Rules: SEM-8.5"""
     out = ["if (threadIdx.x == 0) {"]
     for sym, ring in rings.items():
-        total = ring.depth * ring.slices
-        out += [f"    // {sym.name}: {ring.slices} x ring of depth {ring.depth} at exo_smem + "
-                f"{ring.offset}, arrival count {ring.count}",
-                f"    for (uint32_t exo_i = 0; exo_i < {_u(total)}; exo_i++) {{",
-                "        " + _asm("mbarrier.init.shared::cta.b64 [%0], %1;",
-                                  f'"r"({_base(ring)} + 8u * exo_i), "r"({_u(ring.count)})'),
-                "    }"]
+        counts = sorted(set(ring.counts))
+        shown = f"arrival count {counts[0]}" if len(counts) == 1 else \
+            f"arrival counts {list(ring.counts)} per slice"
+        out.append(f"    // {sym.name}: {ring.slices} x ring of depth {ring.depth} at exo_smem + "
+                   f"{ring.offset}, {shown}")
+        if ring.slices > 1:
+            out.append("    // slice index (mixed radix, last fastest): " +
+                       ", ".join(f"{d.name} < {d.extent}" for d in ring.digits))
+        first = 0
+        while first < ring.slices:  # one loop per run of slices with the same count
+            last = first
+            while last + 1 < ring.slices and ring.counts[last + 1] == ring.counts[first]:
+                last += 1
+            lo, hi = first * ring.depth, (last + 1) * ring.depth
+            start = f"exo_i = {_u(lo)}" if lo else "exo_i = 0"
+            out += [f"    for (uint32_t {start}; exo_i < {_u(hi)}; exo_i++) {{",
+                    "        " + _asm("mbarrier.init.shared::cta.b64 [%0], %1;",
+                                      f'"r"({_base(ring)} + 8u * exo_i), '
+                                      f'"r"({_u(ring.counts[first])})'),
+                    "    }"]
+            first = last + 1
     out.append("}")
     if proxy:
         out += PROXY_FENCE
     return out + ['asm volatile("barrier.cta.sync 0;" ::: "memory");']
 
 
+def index_digits(ring: MbarrierRing, explicit: list[str], ctrl: dict[ir.Sym, str],
+                 loc: SrcLoc | None = None) -> list[str]:
+    """C text of the slice digits at a use: the explicit indices, then the C names of the
+    enclosing iterators of the allocation. Rules: COLL-5.11"""
+    out = list(explicit)
+    for d in ring.digits:
+        if d.key is None:
+            continue
+        if d.key not in ctrl:
+            raise InternalError(f"{ring.sym.name}: iterator {d.name} not in scope", loc)
+        out.append(ctrl[d.key])
+    if len(out) != len(ring.digits):
+        raise InternalError(f"{ring.sym.name}: {len(out)} of {len(ring.digits)} slice digits",
+                            loc)
+    return out
+
+
 def _slot(ring: MbarrierRing, idx: list[str], pos: str) -> str:
-    """Shared address of ring slot `pos` of element `idx` (row-major slice index)."""
-    strides = dense_strides([str(e) for e in ring.extents])
-    sl = c_add([c_mul(i, st) for i, st in zip(idx, strides)])
+    """Shared address of ring slot `pos` of the slice whose digits are `idx` (mixed radix,
+    last fastest). Rules: COLL-5.11, SEM-8.5"""
+    strides = dense_strides([str(d.extent) for d in ring.digits])
+    sl = c_add([c_mul(i, st) for i, st in zip(idx, strides, strict=True)])
     slot = pos if sl == "0" else f"{c_mul(sl, str(ring.depth))} + {pos}"
     return f"{_base(ring)} + 8u * ({slot})"
 

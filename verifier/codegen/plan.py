@@ -7,7 +7,7 @@ the number of distributed leading dimensions of every CUDA allocation (COLL-5 de
 fixed shared-memory offset of every SMEM allocation (stack discipline over nested blocks), and
 the CPU-scope variables the kernel captures, in first-use order, and for every barrier its
 mechanism and the first sync-tl of its Arrives, and for every `CudaMbarrier` its ring (depth,
-arrival count, SMEM offset after all other allocations, SEM-8.5).
+slices and their arrival counts, SMEM offset after all other allocations, SEM-8.5, COLL-5.11).
 Non-goals: emitting text; re-checking what the static stages and the proofs established.
 """
 
@@ -249,7 +249,7 @@ class _Planner:
                 self.plan.tilings[id(s)] = tiling
                 self.plan.arrive_first.setdefault(targets[0].buf, first)
                 if targets[0].buf in self.mbars:
-                    note_arrive(self.mbars[targets[0].buf], s, tiling, entries, dev)
+                    note_arrive(self.mbars[targets[0].buf], s, tiling, entries)
             case ir.Await(target=target):
                 entries = self.barrier(target)
                 self.plan.tilings[id(s)] = tiling
