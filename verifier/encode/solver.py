@@ -94,14 +94,15 @@ def check(constraints: list[z3.BoolRef], names: dict[str, z3.ArithRef], budget: 
     else:
         model = s.model()
         if small_bounds:
+            # a fresh solver per bound: incremental checks (push/pop) after a quantified sat
+            # can run far past the timeout and use gigabytes
             for bound in (4, 16, 64, 256, 1024, 4096):
-                s.push()
-                s.add(*[z3.And(v >= 0, v <= bound) for v in small_bounds])
-                if s.check() == z3.sat:
-                    model = s.model()
-                    s.pop()
+                small = _solver(budget)
+                small.set(timeout=min(budget.timeout_ms, timeout_ms or budget.timeout_ms))
+                small.add(*constraints, *[z3.And(v >= 0, v <= bound) for v in small_bounds])
+                if small.check() == z3.sat:
+                    model = small.model()
                     break
-                s.pop()
         values = {}
         for name, term in names.items():
             v = model.eval(term, model_completion=True)

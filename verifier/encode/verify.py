@@ -77,8 +77,9 @@ def _replay(proc: ir.Proc, sizes: dict[str, int],
             target: tuple[str, str | None, object] | None = None) -> list[MachineFinding]:
     """Errors the machine finds at `sizes`, first in trace order first.
 
-    A cheap run that stops at the first error comes first; when its error is not the
-    target obligation's, the machine runs the whole trace collecting every error."""
+    A cheap run that stops at the first error comes first; when its error is not the target
+    obligation's, the machine runs again collecting every error, up to the target's first
+    occurrence (a run that reaches the end is marked complete and never repeated)."""
     key = tuple(sorted(sizes.items()))
     complete = ("complete",) + key
     if key not in cache:
@@ -89,9 +90,14 @@ def _replay(proc: ir.Proc, sizes: dict[str, int],
     found = cache[key]
     hit = target is not None and any((f.kind, f.variable, f.loc) == target for f in found)
     if not hit and complete not in cache:
-        holds, found = run_machine(proc, sizes, collect_all=True)
-        cache[key] = found if holds else []
-        cache[complete] = []
+        holds, found = run_machine(proc, sizes, collect_all=True,
+                                   stop_at=target)  # type: ignore[arg-type]
+        merged = list(cache[key]) if holds else []
+        merged += [f for f in found if all((f.kind, f.variable, f.loc) !=
+                                            (g.kind, g.variable, g.loc) for g in merged)]
+        cache[key] = merged
+        if not any((f.kind, f.variable, f.loc) == target for f in found):
+            cache[complete] = []
     return cache[key]
 
 

@@ -57,10 +57,11 @@ class BufInstance:
 class Machine:
     """One run of the machine over one proc at concrete sizes."""
 
-    def __init__(self, proc: ir.Proc, sizes: Mapping[str, int], collect_all: bool = False
-                 ) -> None:
+    def __init__(self, proc: ir.Proc, sizes: Mapping[str, int], collect_all: bool = False,
+                 stop_at: tuple[str, str | None, SrcLoc] | None = None) -> None:
         self.proc = proc
         self.collect_all = collect_all
+        self.stop_at = stop_at  # collect-all run ends once this (kind, variable, loc) is seen
         self.findings: list[Finding] = []
         self.env: dict[ir.Sym, int] = {}
         self.bufs: dict[ir.Sym, BufInstance] = {}
@@ -103,6 +104,8 @@ class Machine:
         if not self.collect_all:
             raise MachineError(finding)
         key = (finding.kind, finding.variable, finding.loc)
+        if key == self.stop_at:
+            raise MachineError(finding)
         if all((f.kind, f.variable, f.loc) != key for f in self.findings):
             self.findings.append(finding)
 
@@ -438,10 +441,12 @@ class Machine:
                         sync_hint="a Fence at the scope of the allocation before it is freed"))
 
 
-def run_machine(proc: ir.Proc, sizes: Mapping[str, int], collect_all: bool = False
+def run_machine(proc: ir.Proc, sizes: Mapping[str, int], collect_all: bool = False,
+                stop_at: tuple[str, str | None, SrcLoc] | None = None
                 ) -> tuple[bool, list[Finding]]:
-    """Run at `sizes`; returns (preconditions hold, errors in trace order)."""
-    m = Machine(proc, sizes, collect_all)
+    """Run at `sizes`; returns (preconditions hold, errors in trace order). With `stop_at`,
+    a collect-all run ends at the first error with that (kind, variable, location)."""
+    m = Machine(proc, sizes, collect_all, stop_at)
     if not m.preconditions_hold():
         return False, []
     return True, m.run()
