@@ -38,6 +38,7 @@ from verifier.collectives import Tiling
 from verifier.diagnostics import InternalError, SporkError, SrcLoc, Unsupported
 from verifier.lang import ir
 from verifier.lang.config import CudaDeviceFunction
+from verifier.lang.guards import guard_map, ring_depth
 from verifier.lang.timelines import SYNC_SETS, QualTL, SyncTL, implements
 
 MBARRIER_BYTES = 8
@@ -158,30 +159,17 @@ def note_await(facts: RingFacts, s: ir.Await, tiling: Tiling,
 
 
 def _guarded_by(facts: dict[ir.Sym, RingFacts]) -> dict[ir.Sym, ir.Sym]:
-    """guardedBy(z): `zb: barrier(za)` splices zb into za's cycle. Rules: LANG-5.15"""
-    guard = {sym: sym for sym in facts}
+    """guardedBy(z) (LANG-5.15, `lang.guards`); a guard outside this device function's
+    mbarriers is an internal error (the static checks reject it)."""
+    links: dict[ir.Sym, ir.Sym | None] = {}
     for sym, f in facts.items():
         typ = f.alloc.typ
         assert isinstance(typ, ir.BarrierType)
-        a = typ.guarded_by
-        if a is None:
-            continue
-        if a not in guard:
-            raise InternalError(f"{sym.name} guarded by {a.name}, not an mbarrier here",
-                                f.alloc.loc)
-        displaced = [z for z, g in guard.items() if g == a and z != sym]
-        guard[sym] = a
-        for z in displaced:
-            guard[z] = sym
-    return guard
-
-
-def _cycle(guard: dict[ir.Sym, ir.Sym], start: ir.Sym) -> list[ir.Sym]:
-    cycle, cur = [start], guard[start]
-    while cur != start and cur not in cycle:
-        cycle.append(cur)
-        cur = guard[cur]
-    return cycle
+        if typ.guarded_by is not None and typ.guarded_by not in facts:
+            raise InternalError(f"{sym.name} guarded by {typ.guarded_by.name}, not an mbarrier "
+                                "here", f.alloc.loc)
+        links[sym] = typ.guarded_by
+    return guard_map(links)
 
 
 def _one(values: list[int], what: str, f: RingFacts) -> int:
@@ -309,8 +297,7 @@ def plan_rings(facts: dict[ir.Sym, RingFacts], dev: CudaDeviceFunction,
     top = -(-smem_top // MBARRIER_BYTES) * MBARRIER_BYTES
     rings: dict[ir.Sym, MbarrierRing] = {}
     for sym, f in facts.items():
-        cycle = _cycle(guard, sym)
-        depth = 1 + lags[sym] if cycle == [sym] else sum(lags[z] for z in cycle)
+        depth = ring_depth(sym, guard, lags)
         if depth <= 0:
             raise InternalError(f"{sym.name}: ring depth {depth} (ERR-L04 missed)", f.alloc.loc)
         if depth > MAX_DEPTH:

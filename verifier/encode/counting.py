@@ -20,21 +20,10 @@ import z3
 
 from verifier.diagnostics import Unsupported
 from verifier.lang import ir
+from verifier.lang.guards import free_syms
 from verifier.semantics.sites import Context, Loop
 from verifier.encode.instances import Encoder
 from verifier.encode.nest_sums import NestSums
-
-
-def _free_vars(e: ir.Expr) -> set[ir.Sym]:
-    match e:
-        case ir.Var(name=n):
-            return {n}
-        case ir.BinOp(lhs=lhs, rhs=rhs):
-            return _free_vars(lhs) | _free_vars(rhs)
-        case ir.USub(arg=arg):
-            return _free_vars(arg)
-        case _:
-            return set()
 
 
 def count_before(enc: Encoder, site_ctx: Context, site_index: tuple[ir.Expr, ...],
@@ -52,7 +41,7 @@ def count_before(enc: Encoder, site_ctx: Context, site_index: tuple[ir.Expr, ...
     point_loops = {lp.sym for lp in point_ctx.loops}
     common = [lp for lp in site_ctx.loops if lp.sym in point_loops]
     all_syms = {lp.sym for lp in site_ctx.loops}
-    if any(lp.kind == "seq" and (_free_vars(lp.lo) | _free_vars(lp.hi)) & all_syms
+    if any(lp.kind == "seq" and (free_syms(lp.lo) | free_syms(lp.hi)) & all_syms
            for lp in site_ctx.loops):
         textual = site_ctx.path < point_ctx.path if strict_textual else \
             site_ctx.path <= point_ctx.path

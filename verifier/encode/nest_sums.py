@@ -23,6 +23,7 @@ import z3
 
 from verifier.diagnostics import SrcLoc, Unsupported
 from verifier.lang import ir
+from verifier.lang.guards import free_syms
 from verifier.semantics.sites import Loop
 from verifier.encode.instances import Encoder
 
@@ -73,7 +74,7 @@ class NestSums:
 
     def opaque(self, e: ir.Expr) -> sympy.Symbol:
         """`a / c` or `a % c` over sizes only: one atom whose Z3 value is computed directly."""
-        if _iterators_in(e) & set(self.iters):
+        if free_syms(e) & set(self.iters):
             raise Unsupported("not supported by spork-verify: `/` or `%` of a loop iterator in "
                               "the bounds of a barrier site's nest", e.loc, code="ERR-V11",
                               rule="SEM-6.4")
@@ -135,17 +136,6 @@ class NestSums:
                 names[f"extent.{outer.sym.name}"] = v
             lo, hi = self.enc.value(lp.lo, env), self.enc.value(lp.hi, env)
             premises[lp.sym.id] = Premise(lp.loc, conds + [hi < lo], names)
-
-
-def _iterators_in(e: ir.Expr) -> set[ir.Sym]:
-    match e:
-        case ir.Var(name=n):
-            return {n}
-        case ir.BinOp(lhs=lhs, rhs=rhs):
-            return _iterators_in(lhs) | _iterators_in(rhs)
-        case ir.USub(arg=arg):
-            return _iterators_in(arg)
-    return set()
 
 
 def _poly_to_z3(e: sympy.Expr, env: Mapping[sympy.Symbol, z3.ArithRef], zctx: z3.Context

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 from verifier import collectives
 from verifier.diagnostics import RejectedInput, Unsupported
 from verifier.lang import ir
+from verifier.lang.guards import guard_map
 from verifier.lang.memories import CudaCommitGroup, CudaMbarrier
 from verifier.lang.printer import expr_text, stmt_lines
 from verifier.lang.timelines import SyncTL, implements
-from verifier.semantics.rings import guard_map
 from verifier.semantics.sites import BarrierDecl, Context
 
 if TYPE_CHECKING:

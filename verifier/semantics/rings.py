@@ -1,5 +1,5 @@
-"""mbarrier rings: guard cycles, ring depth (LANG-5.15, 5.19) and the completion order of the
-ring invariant (SEM-6.8), one definition shared by the static pass, the machine and the encoder.
+"""mbarrier rings: per-proc ring facts (guards and depth from `lang.guards`, LANG-5.15, 5.19)
+and the completion order of the ring invariant (SEM-6.8), shared by the machine and encoder.
 
 The completion order ≺ relates Arrive/Await instances: (po) p ≺ q when p precedes q in the trace
 and every thread of q executes p; (pair) each Arrive numbered ≤ a_max(p) ≺ the Await p. The
@@ -12,46 +12,15 @@ downward closed and the maximum represents it exactly.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from verifier.lang import ir
+from verifier.lang.guards import guard_map, ring_depth
 from verifier.lang.memories import CudaMbarrier
 from verifier.semantics.access import walk_stmts
 from verifier.semantics.state import Threads
 
 ElementKey = tuple[int, tuple[int, ...]]  # (barrier instance serial, element)
 Clock = dict[ElementKey, int]
-
-
-def guard_map(guards: Mapping[ir.Sym, ir.Sym | None]) -> dict[ir.Sym, ir.Sym]:
-    """guardedBy(z) for every mbarrier variable, declarations in order (LANG-5.15): `zb:
-    barrier(za)` makes za guard zb, and zb takes over whatever za guarded."""
-    guarded_by = {s: s for s in guards}
-    for s, a in guards.items():
-        if a is None or a not in guarded_by:
-            continue
-        displaced = [z for z, g in guarded_by.items() if g == a and z != s]
-        guarded_by[s] = a
-        for z in displaced:
-            guarded_by[z] = s
-    return guarded_by
-
-
-def guard_cycle(guarded_by: Mapping[ir.Sym, ir.Sym], start: ir.Sym) -> list[ir.Sym]:
-    cycle, cur = [start], guarded_by[start]
-    while cur != start and cur not in cycle:
-        cycle.append(cur)
-        cur = guarded_by[cur]
-    return cycle
-
-
-def ring_depth(sym: ir.Sym, guarded_by: Mapping[ir.Sym, ir.Sym], lags: Mapping[ir.Sym, int]
-               ) -> int:
-    """LANG-5.19: 1 + lag for a self-guarded barrier, else the sum of the cycle's lags."""
-    cycle = guard_cycle(guarded_by, sym)
-    if cycle == [sym]:
-        return 1 + lags.get(sym, 0)
-    return sum(lags.get(c, 0) for c in cycle)
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,6 @@ discharged on its own (encode/ring_invariant.py) and checked by the machine (rin
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -25,7 +23,7 @@ from verifier.lang.timelines import QualTL, SyncTL, implements
 from verifier.lang.units import cuda_agnostic_sub_cta, cuda_cluster, cuda_thread
 from verifier.semantics import barrier_exprs, rules
 from verifier.semantics.barrier_exprs import guards
-from verifier.semantics.rings import ring_depth
+from verifier.lang.guards import ring_depth
 from verifier.semantics.sites import ArriveSite, AwaitSite, BarrierDecl, Context, Element
 
 if TYPE_CHECKING:
