@@ -70,4 +70,4 @@ def gemm_sm80_bug_lag(M: size, N: size, K: size, A: f32[M, K] @ CudaGmemLinear, 
                                 for j in seq(0, 4):
                                     Sm80_mma_store_d_row_major_tf32(C[64 * m + 32 * mw + 16 * i : 64 * m + 32 * mw + 16 * i + 16, 64 * n + 32 * nw + 8 * j : 64 * n + 32 * nw + 8 * j + 8], D[mw, nw, i, j, :, :])
                 Fence(cuda_in_order, cuda_in_order)
-# test: slow (replaying the counterexample at 64x64x80 takes about 18 s)
+# test: slow-differential (the example test replays its counterexample in about 20 s; the differential test runs the machine at three sizes)

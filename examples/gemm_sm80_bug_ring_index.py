@@ -71,4 +71,4 @@ def gemm_sm80_bug_ring_index(M: size, N: size, K: size, A: f32[M, K] @ CudaGmemL
                             for j in seq(0, 4):
                                 Sm80_mma_store_d_row_major_tf32(C[128 * m + 64 * mw + 16 * i : 128 * m + 64 * mw + 16 * i + 16, 128 * n + 32 * nw + 8 * j : 128 * n + 32 * nw + 8 * j + 8], D[mw, nw, i, j, :, :])
                 Fence(cuda_in_order, cuda_in_order)
-# test: slow (replaying on the abstract machine at 128x128x32 takes minutes)
+# test: slow-differential (the example test replays one counterexample in about 10-25 s; the differential test runs the machine at three sizes)
