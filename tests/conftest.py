@@ -73,7 +73,7 @@ from hypothesis import settings as _settings  # noqa: E402
 
 _settings.register_profile("default", max_examples=60, deadline=None)
 _settings.register_profile("long", max_examples=1500, deadline=None)
-_settings.load_profile("default")
+_settings.load_profile(__import__("os").environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 def case_params(cases: list[Expectation], differential: bool = False) -> list:  # type: ignore[type-arg]
