@@ -22,6 +22,13 @@ NESTS = {  # (outer loop header, inner loop header, python ranges for enumeratio
     "strip": ("for i in seq(1, n):", "for j in seq(2 * i, 3 * i + n / 4):",
               lambda n: [(i, j) for i in range(1, n) for j in range(2 * i, 3 * i + n // 4)]),
 }
+GUARDED = {  # rectangular nests with `if`s around the site: narrowed loop ranges (SEM-6.4)
+    "upper_guard": ("for i in seq(0, n):", "if i + 2 < n:", lambda n: [i for i in range(n - 2)]),
+    "window": ("for i in seq(0, n):", "if 1 <= i and i < 5:", lambda n: list(range(1, min(n, 5)))),
+    "reversed": ("for i in seq(0, n):", "if n - 3 > i:", lambda n: list(range(max(n - 3, 0)))),
+    "size_only": ("for i in seq(0, n):", "if n > 3:", lambda n: list(range(n)) if n > 3 else []),
+    "equal": ("for i in seq(0, n):", "if i == 2:", lambda n: [2] if n > 2 else []),
+}
 
 
 def _program(tmp_path: Path, outer: str, inner: str) -> Path:
@@ -86,3 +93,27 @@ def test_premise_fails_when_an_extent_can_be_negative(tmp_path: Path) -> None:
     assert any(o.status.value != "proved" for o in premise)
 
 
+
+
+@pytest.mark.parametrize("shape", sorted(GUARDED))
+def test_guarded_counter_equals_enumeration(tmp_path: Path, shape: str) -> None:
+    outer, guard, trace = GUARDED[shape]
+    (proc,) = load_procs(str(_program(tmp_path, outer, guard)))
+    model = analyze(proc)
+    zctx = z3.Context()
+    controls = {a.name: a.typ for a in proc.args if hasattr(a.typ, "kind")}
+    enc = Encoder(controls, proc.preds, zctx)
+    counts = BarrierCounts(enc, model)
+    (site,) = model.awaits
+    (decl,) = model.barriers.values()
+    point = enc.instance(site.ctx, "p")
+    elem = tuple(enc.value(e, point.iters) for e in site.element)
+    arrived = counts.arrives_before(decl, elem, point)
+    n_var = next(iter(enc.sizes.values()))
+    (loop,) = [lp.sym for lp in site.ctx.loops if lp.kind == "seq"]
+    for n in range(0, 9):
+        for rank, i in enumerate(trace(n)):
+            subst = [(n_var, z3.IntVal(n, zctx)), (point.iters[loop], z3.IntVal(i, zctx))]
+            subst += [(v, z3.IntVal(0, zctx)) for s, v in point.iters.items() if s != loop]
+            value = z3.simplify(z3.substitute(arrived, *subst))
+            assert value.as_long() == rank + 1, (shape, n, i)

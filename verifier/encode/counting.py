@@ -32,10 +32,7 @@ def count_before(enc: Encoder, site_ctx: Context, site_index: tuple[ir.Expr, ...
                  strict_textual: bool = True, site_loc: object = None) -> z3.ArithRef:
     """#instances of the site, on `element`, before the point (x) in trace order."""
     zctx = enc.zctx
-    if site_ctx.conds:
-        raise Unsupported("not supported by spork-verify: a barrier Arrive/Await under an `if` "
-                          "(its counter has no closed form here)", getattr(site_loc, "loc", None)
-                          if site_loc is not None else None, code="ERR-V11", rule="SEM-6.4")
+    loc = getattr(site_loc, "loc", None)
     fixed = set(alloc_loops) | {lp.sym for lp in site_ctx.loops if lp.kind == "task"}
     pinned = _pins(site_ctx, site_index, element, fixed)
     point_loops = {lp.sym for lp in point_ctx.loops}
@@ -43,16 +40,32 @@ def count_before(enc: Encoder, site_ctx: Context, site_index: tuple[ir.Expr, ...
     all_syms = {lp.sym for lp in site_ctx.loops}
     if any(lp.kind == "seq" and (free_syms(lp.lo) | free_syms(lp.hi)) & all_syms
            for lp in site_ctx.loops):
+        if site_ctx.conds:
+            raise Unsupported("not supported by spork-verify: a barrier Arrive/Await under an "
+                              "`if` in a non-rectangular loop nest", loc, code="ERR-V11",
+                              rule="SEM-6.4")
         textual = site_ctx.path < point_ctx.path if strict_textual else \
             site_ctx.path <= point_ctx.path
         return _count_polynomial(enc, site_ctx, pinned, point_loops, point_iters, fixed,
                                  textual)
+    known = {**{s: point_iters[s] for s in fixed if s in point_iters}, **pinned}
+    summed = all_syms - set(known)
+    tight, present = _conditions(enc, site_ctx, summed, known, loc)
     env: dict[ir.Sym, z3.ArithRef] = {}
+
+    def bounds(lp: Loop) -> tuple[z3.ArithRef, z3.ArithRef]:
+        """The loop's range, narrowed by the `if`s around the site (SEM-6.4 with guards)."""
+        lo, hi = enc.value(lp.lo, env), enc.value(lp.hi, env)
+        for e in tight.get(lp.sym, ([], []))[0]:
+            lo = z3.If(e > lo, e, lo)
+        for e in tight.get(lp.sym, ([], []))[1]:
+            hi = z3.If(e < hi, e, hi)
+        return lo, hi
 
     def extent(lp: Loop) -> z3.ArithRef:
         if lp.sym in pinned:
             return z3.IntVal(1, zctx)
-        lo, hi = enc.value(lp.lo, env), enc.value(lp.hi, env)
+        lo, hi = bounds(lp)
         return z3.If(hi > lo, hi - lo, 0)
 
     def size_inside(k: int) -> z3.ArithRef:
@@ -79,8 +92,11 @@ def count_before(enc: Encoder, site_ctx: Context, site_index: tuple[ir.Expr, ...
             prefix_ok = z3.And(prefix_ok, v == x)
             env[lp.sym] = v
         else:
-            lo = enc.value(lp.lo, env)
-            count = count + z3.If(prefix_ok, (x - lo) * size_inside(k), 0)
+            lo, hi = bounds(lp)
+            upto = z3.If(x < hi, x, hi)  # iterations of the narrowed range before x
+            done = z3.If(upto > lo, upto - lo, 0)
+            count = count + z3.If(prefix_ok, done * size_inside(k), 0)
+            prefix_ok = z3.And(prefix_ok, lo <= x, x < hi)
             env[lp.sym] = x
     depth = len(common)
     textual = site_ctx.path < point_ctx.path if strict_textual else site_ctx.path <= point_ctx.path
@@ -89,7 +105,75 @@ def count_before(enc: Encoder, site_ctx: Context, site_index: tuple[ir.Expr, ...
         for lp in site_ctx.loops[depth:]:
             inner = inner * extent(lp)
         count = count + z3.If(prefix_ok, inner, 0)
-    return count
+    return z3.If(present, count, 0)
+
+
+def _isolate(lhs: ir.Expr, rhs: ir.Expr, summed: set[ir.Sym]) -> tuple[ir.Expr, ir.Expr]:
+    """`i + c  op  e` → `i  op  e - c` (and `c + i`, `i - c`): the counted iterator alone on
+    the left, with unit coefficient (anything else is left for the caller to refuse)."""
+    while isinstance(lhs, ir.BinOp) and lhs.op in ("+", "-"):
+        a, b = lhs.lhs, lhs.rhs
+        if free_syms(a) & summed and not free_syms(b) & summed:
+            rhs = ir.BinOp("-" if lhs.op == "+" else "+", rhs, b, lhs.loc)
+            lhs = a
+        elif lhs.op == "+" and free_syms(b) & summed and not free_syms(a) & summed:
+            rhs = ir.BinOp("-", rhs, a, lhs.loc)
+            lhs = b
+        else:
+            break
+    return lhs, rhs
+
+
+_NEGATE = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
+_MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+
+
+def _conditions(enc: Encoder, ctx: Context, summed: set[ir.Sym],
+                known: Mapping[ir.Sym, z3.ArithRef], loc: object
+                ) -> tuple[dict[ir.Sym, tuple[list[z3.ArithRef], list[z3.ArithRef]]],
+                           z3.BoolRef]:
+    """The `if`s around a barrier site as exact loop-range narrowing: a comparison of one
+    counted iterator with an expression free of counted iterators moves that loop's lo or hi;
+    a condition free of counted iterators decides whether the site has instances at all.
+    Anything else is outside the closed form (ERR-V11)."""
+    tight: dict[ir.Sym, tuple[list[z3.ArithRef], list[z3.ArithRef]]] = {}
+    present: list[z3.BoolRef] = []
+    pending = list(ctx.conds)
+    while pending:
+        cond, polarity = pending.pop()
+        uses = free_syms(cond) & summed
+        if not uses:
+            c = enc.boolean(enc.value(cond, known))
+            present.append(c if polarity else z3.Not(c))
+            continue
+        if isinstance(cond, ir.BinOp) and cond.op == "and" and polarity:
+            pending += [(cond.lhs, True), (cond.rhs, True)]
+            continue
+        if isinstance(cond, ir.BinOp) and cond.op == "or" and not polarity:
+            pending += [(cond.lhs, False), (cond.rhs, False)]
+            continue
+        op = cond.op if isinstance(cond, ir.BinOp) else ""
+        if op not in _NEGATE:
+            break
+        op = op if polarity else _NEGATE[op]
+        lhs, rhs = cond.lhs, cond.rhs  # type: ignore[union-attr]
+        if free_syms(rhs) & summed and not free_syms(lhs) & summed:
+            lhs, rhs, op = rhs, lhs, _MIRROR[op]
+        lhs, rhs = _isolate(lhs, rhs, summed)
+        if not (isinstance(lhs, ir.Var) and lhs.name in summed) or free_syms(rhs) & summed \
+                or op == "!=":
+            break
+        e = enc.value(rhs, known)
+        lows, highs = tight.setdefault(lhs.name, ([], []))
+        if op in (">", ">=", "=="):
+            lows.append(e + 1 if op == ">" else e)
+        if op in ("<", "<=", "=="):
+            highs.append(e + 1 if op in ("<=", "==") else e)
+    else:
+        return tight, z3.And(*present) if present else z3.BoolVal(True, enc.zctx)
+    raise Unsupported("not supported by spork-verify: a barrier Arrive/Await under an `if` "
+                      "that is not a bound on one loop iterator (its counter has no closed "
+                      "form here)", loc, code="ERR-V11", rule="SEM-6.4")
 
 
 def _count_polynomial(enc: Encoder, site_ctx: Context, pinned: dict[ir.Sym, z3.ArithRef],
