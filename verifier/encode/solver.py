@@ -36,6 +36,8 @@ class Outcome:
 
 
 SOLVER_NAME = f"z3-{z3.get_version_string()}"
+SMALL_ENOUGH = 64  # sizes a replay handles quickly: no search for a smaller model
+SMALL_MODEL_TIMEOUT_MS = 1_000  # per size bound; the unbounded model stands when all give up
 ABSTRACTION_TIMEOUT_MS = 2_000  # the linear abstraction is a quick first try, not the verdict
 _CACHE: dict[str, Outcome] = {}
 
@@ -93,12 +95,14 @@ def check(constraints: list[z3.BoolRef], names: dict[str, z3.ArithRef], budget: 
         out = Outcome(Status.unknown, None, s.reason_unknown(), digest)
     else:
         model = s.model()
-        if small_bounds:
+        largest = max((_int(model.eval(v, model_completion=True)) for v in small_bounds),
+                      default=0)
+        if largest > SMALL_ENOUGH:
             # a fresh solver per bound: incremental checks (push/pop) after a quantified sat
             # can run far past the timeout and use gigabytes
-            for bound in (4, 16, 64, 256, 1024, 4096):
+            for bound in [b for b in (4, 16, 64, 256, 1024, 4096) if b < largest]:
                 small = _solver(budget)
-                small.set(timeout=min(budget.timeout_ms, timeout_ms or budget.timeout_ms))
+                small.set(timeout=min(budget.timeout_ms, SMALL_MODEL_TIMEOUT_MS))
                 small.add(*constraints, *[z3.And(v >= 0, v <= bound) for v in small_bounds])
                 if small.check() == z3.sat:
                     model = small.model()
@@ -110,6 +114,10 @@ def check(constraints: list[z3.BoolRef], names: dict[str, z3.ArithRef], budget: 
         out = Outcome(Status.candidate, values, "", digest)
     _CACHE[digest] = out
     return out
+
+
+def _int(v: z3.ExprRef) -> int:
+    return v.as_long() if z3.is_int_value(v) else 0
 
 
 def linear_abstraction(constraints: list[z3.BoolRef]) -> list[z3.BoolRef] | None:

@@ -152,9 +152,9 @@ def verify_proc(proc: ir.Proc, opts: Options | None = None) -> ProcResult:
                 assert ob.refine is not None  # quantified query gave up: anchored witnesses
                 outcome = check(ob.refine(level, True), ob.names, budget,
                                 small_bounds=size_vars if last else (), exact=last)
-            if outcome.status is not Status.candidate:
-                break
-        if outcome.status is Status.candidate:
+            if outcome.status is not Status.candidate or _seen(ob, replays) is not None:
+                break  # a replay already exhibits this error: no refinement can remove it
+        if outcome.status is Status.candidate and _seen(ob, replays) is None:
             outcome = _reuse_sizes(constraints, ob, outcome, budget, builder, replays)
         status, finding = _judge(proc, ob, outcome, replays, builder, confirmed)
         results.append(ObligationResult(ob.id, ob.rule, ob.kind, status,
@@ -191,6 +191,20 @@ def _reuse_sizes(constraints: list, ob: Obligation, outcome: Outcome, budget: Bu
     return outcome
 
 
+def _seen(ob: Obligation, replays: dict[tuple, list[MachineFinding]]
+          ) -> tuple[dict[str, int], MachineFinding] | None:
+    """Sizes and error of an earlier replay that found this obligation's error (same kind,
+    variable, statement): refinement cannot remove it, and no new replay is needed."""
+    target = (ob.kind, ob.variable, ob.loc)
+    for key, found in replays.items():
+        if key and key[0] == "complete":
+            continue
+        for f in found:
+            if (f.kind, f.variable, f.loc) == target:
+                return dict(key), f
+    return None
+
+
 def _judge(proc: ir.Proc, ob: Obligation, outcome: Outcome,
            replays: dict[tuple, list[MachineFinding]], builder: ObligationBuilder,
            confirmed: set[tuple]) -> tuple[ObligationStatus, Finding | None]:
@@ -200,6 +214,14 @@ def _judge(proc: ir.Proc, ob: Obligation, outcome: Outcome,
         return ObligationStatus.unknown, Finding(
             FindingKind.unknown, f"{ob.description}: solver returned unknown "
             f"({outcome.reason})", ob.variable, ob.loc, (), None, ob.rule)
+    seen = _seen(ob, replays)
+    if seen is not None:
+        sizes, found = seen
+        key = (found.kind, found.variable, found.loc)
+        if key in confirmed:
+            return ObligationStatus.refuted, None
+        confirmed.add(key)
+        return ObligationStatus.refuted, machine_finding(found, sizes, True)
     assert outcome.model is not None
     sizes = {name: outcome.model[name] for name in builder.size_names}
     all_found = _replay(proc, sizes, replays, (ob.kind, ob.variable, ob.loc))
