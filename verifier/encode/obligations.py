@@ -189,11 +189,8 @@ class ObligationBuilder:
         """SEM-6.8: one ring lemma per Arrive site on an mbarrier (encode/ring_invariant.py)."""
         out = []
         for site, guard, self_guarded, lag in ring_sites(self.model):
-            lemma = ring_lemma(self.enc, self.vis.barriers, self.model, site, guard,
-                               self_guarded, lag)
-            if lemma is None:
-                continue
-            q, negated = lemma
+            q, negated = ring_lemma(self.enc, self.vis.barriers, self.model, site, guard,
+                                    self_guarded, lag)
             name = site.barrier.name
             out.append(Obligation(
                 f"ring:{name}@{site.loc.line}:{site.loc.col}", "SEM-6.8", "ring-overrun",

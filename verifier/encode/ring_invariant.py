@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import z3
 
+from verifier.diagnostics import InternalError
 from verifier.lang import ir
 from verifier.semantics.rings import ring_info
 from verifier.semantics.sites import ArriveSite, AwaitSite, ProgramModel
@@ -31,13 +32,14 @@ from verifier.encode.instances import Encoder, Instance
 
 def ring_lemma(enc: Encoder, counts: BarrierCounts, model: ProgramModel, site: ArriveSite,
                guard: ir.Sym, self_guarded: bool, guard_lag: int
-               ) -> tuple[Instance, list[z3.BoolRef]] | None:
-    """The negated lemma for one Arrive site (None when the guard has no Await to count)."""
+               ) -> tuple[Instance, list[z3.BoolRef]]:
+    """The negated lemma for one Arrive site."""
     decl = model.barriers[site.barrier]
     gdecl = model.barriers[guard]
     awaits = [s for s in model.awaits if s.barrier == guard]
-    if not awaits:
-        return None
+    if not awaits:  # LANG-5.10 (ERR-A27) rejects this before any obligation is built
+        raise InternalError(f"no Await on {guard.name}, the guard of {site.barrier.name}",
+                            site.loc)
     q = enc.instance(site.ctx, "r")
     elem = tuple(enc.value(e, q.iters) for e in site.home)
     number = counts.arrives_before(decl, elem, q)

@@ -81,9 +81,8 @@ def check(constraints: list[z3.BoolRef], names: dict[str, z3.ArithRef], budget: 
             out = Outcome(Status.proved, None, "", digest)
             _CACHE[digest] = out
             return out
-        if not exact:
-            status = Status.candidate if result == z3.sat else Status.unknown
-            return Outcome(status, None, "linear abstraction: " + str(result), digest)
+        if not exact:  # sat or gave up: not a proof here, the next level decides
+            return Outcome(Status.candidate, None, "linear abstraction: " + str(result), digest)
     s = _solver(budget)
     if timeout_ms is not None:
         s.set(timeout=min(budget.timeout_ms, timeout_ms))
