@@ -93,16 +93,18 @@ def run_concrete(p: ir.Proc, sizes: dict[str, int]) -> ProcResult:
                       p.loc)
 
 
-def verify_file(path: str, args: argparse.Namespace) -> list[ProcResult]:
+def verify_file(path: str, args: argparse.Namespace) -> tuple[list[ProcResult], int]:
+    """Results of every proc in the file, and how many proved procs got no CUDA."""
     from verifier.encode import Options, verify_proc
 
     try:
         procs = load_procs(path)
     except RejectedInput as e:
-        return [_error_result(path, "<file>", e)]
+        return [_error_result(path, "<file>", e)], 0
     if args.proc:
         procs = [p for p in procs if p.name in args.proc]
     results = []
+    not_lowered = 0
     for p in procs:
         if isinstance(p, ProcError):
             results.append(_error_result(path, p.name, p.error))
@@ -125,8 +127,8 @@ def verify_file(path: str, args: argparse.Namespace) -> list[ProcResult]:
             except (Unsupported, RejectedInput) as e:  # proved, but not lowered: say why
                 print(f"spork-verify: no CUDA emitted for {p.name}: {e.render()}",
                       file=sys.stderr)
-                args.codegen_failures += 1
-    return results
+                not_lowered += 1
+    return results, not_lowered
 
 
 def check_cert(cu_file: str, paths: list[str]) -> int:
@@ -155,7 +157,6 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:
         return int(e.code or 0) if e.code in (0, None) else 2
-    args.codegen_failures = 0
     if not args.paths:
         parser.print_usage(sys.stderr)
         print("spork-verify: error: give at least one PATH", file=sys.stderr)
@@ -164,8 +165,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.check_cert:
             return check_cert(args.check_cert, args.paths)
         results: list[ProcResult] = []
+        not_lowered = 0
         for path in args.paths:
-            results.extend(verify_file(path, args))
+            file_results, failures = verify_file(path, args)
+            results.extend(file_results)
+            not_lowered += failures
         from verifier.report import to_json, to_text
 
         text = to_json(results) if args.format == "json" else to_text(results, args.verbose)
@@ -177,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
             print("spork-verify: no @proc found", file=sys.stderr)
             return 2
         code = exit_code(results)
-        return max(code, 3) if args.codegen_failures and code == 0 else code
+        return 3 if not_lowered and code == 0 else code
     except RejectedInput as e:
         print(e.render(), file=sys.stderr)
         return 2
