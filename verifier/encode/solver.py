@@ -37,7 +37,6 @@ class Outcome:
 
 SOLVER_NAME = f"z3-{z3.get_version_string()}"
 SMALL_ENOUGH = 64  # sizes a replay handles quickly: no search for a smaller model
-SMALL_MODEL_TIMEOUT_MS = 1_000  # per size bound; the unbounded model stands when all give up
 ABSTRACTION_TIMEOUT_MS = 2_000  # the linear abstraction is a quick first try, not the verdict
 _CACHE: dict[str, Outcome] = {}
 
@@ -101,7 +100,7 @@ def check(constraints: list[z3.BoolRef], names: dict[str, z3.ArithRef], budget: 
             # can run far past the timeout and use gigabytes
             for bound in [b for b in (4, 16, 64, 256, 1024, 4096) if b < largest]:
                 small = _solver(budget)
-                small.set(timeout=min(budget.timeout_ms, SMALL_MODEL_TIMEOUT_MS))
+                small.set(timeout=min(budget.timeout_ms, timeout_ms or budget.timeout_ms))
                 small.add(*constraints, *[z3.And(v >= 0, v <= bound) for v in small_bounds])
                 if small.check() == z3.sat:
                     model = small.model()
