@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import networkx as nx
 import pytest
 
 from verifier.lang import ir
@@ -16,10 +17,11 @@ ALLOWED = {
     "lang": set(),
     "collectives": {"lang"},
     "semantics": {"lang", "collectives"},
-    "encode": {"lang", "collectives", "semantics"},
+    "check": {"lang", "collectives", "semantics"},
+    "encode": {"lang", "collectives", "semantics", "check"},
     "codegen": {"lang", "collectives"},
     "report": set(),
-    "cli": {"lang", "encode", "report", "codegen", "semantics"},
+    "cli": {"lang", "encode", "report", "codegen", "semantics", "check"},
 }
 LEAVES = {"diagnostics", "results", "__init__"}
 Z3_MODULES = {"collectives/symbolic.py"}
@@ -60,11 +62,59 @@ def test_import_graph(path: Path) -> None:
         assert target in allowed, f"{path.relative_to(ROOT)}: {pkg} may not import {target}"
 
 
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT.parent).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts)
+
+
+def _file_edges(path: Path, modules: set[str]) -> set[str]:
+    """Modules this file imports explicitly, at any depth (function bodies and TYPE_CHECKING
+    blocks included): `from pkg import sub` counts as an import of `pkg.sub`."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module in modules:
+            subs = {f"{node.module}.{a.name}" for a in node.names} & modules
+            out |= subs or {node.module}
+            if len(subs) < len(node.names):
+                out.add(node.module)
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name in modules}
+    return out
+
+
+def test_no_file_level_import_cycles() -> None:
+    """No two files of verifier/ import each other, directly or through others (issue 9:
+    the static checks, the machine and the parser each depend only downward)."""
+    files = {_module_name(p): p for p in ROOT.rglob("*.py")}
+    graph = nx.DiGraph()
+    graph.add_nodes_from(files)
+    for name, path in files.items():
+        graph.add_edges_from((name, dep) for dep in _file_edges(path, set(files)) if dep != name)
+    cycles = [c for c in nx.simple_cycles(graph)
+              if not all(files[m].name == "__init__.py" or _is_parent_of_all(m, c) for m in c)]
+    assert not cycles, f"file-level import cycles: {cycles[:5]}"
+
+
+def _is_parent_of_all(pkg: str, cycle: list[str]) -> bool:
+    return all(m == pkg or m.startswith(pkg + ".") for m in cycle)
+
+
+def test_machine_and_static_rules_are_separate() -> None:
+    """The machine never reads the static rules, and the static rules never read the machine
+    (architecture.md §1)."""
+    for path in (ROOT / "semantics").glob("*.py"):
+        assert not any(m.startswith("verifier.check") for m in _imports(path)), path.name
+    for path in (ROOT / "check").glob("*.py"):
+        bad = {m for m in _imports(path) if m.startswith("verifier.semantics.machine")}
+        assert not bad, f"{path.name} imports {bad}"
+
+
 def test_interpreters_handle_every_statement() -> None:
     """Every Stmt class has a case in the machine, the static pass, the printer and codegen
     (style.md §5: no silent fallthrough)."""
     sources = {name: (ROOT / rel).read_text() for name, rel in (
-        ("machine", "semantics/machine.py"), ("static", "semantics/static.py"),
+        ("machine", "semantics/machine.py"), ("static", "check/static.py"),
         ("printer", "lang/printer.py"))}
     codegen = "".join(p.read_text() for p in (ROOT / "codegen").glob("*.py"))
     for cls in ir.STMT_TYPES:

@@ -10,7 +10,7 @@ import pytest
 import z3
 
 from verifier.lang.load import load_procs
-from verifier.semantics.static import analyze
+from verifier.check.static import analyze
 from verifier.encode.barrier_counts import BarrierCounts
 from verifier.encode.instances import Encoder
 

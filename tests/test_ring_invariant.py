@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import verifier.semantics.static_barriers as static_barriers
+import verifier.check.static_barriers as static_barriers
 from verifier.encode import verify_proc
 from verifier.lang.load import load_procs
 from verifier.results import FindingKind, ObligationStatus, Verdict

@@ -8,7 +8,7 @@ from __future__ import annotations
 import z3
 
 from verifier.lang import ir
-from verifier.semantics.sites import AwaitSite, BarrierDecl, ProgramModel
+from verifier.check.sites import AwaitSite, BarrierDecl, ProgramModel
 from verifier.encode.counting import count_before
 from verifier.encode.instances import Encoder, Instance
 

@@ -21,7 +21,7 @@ import z3
 from verifier.diagnostics import Unsupported
 from verifier.lang import ir
 from verifier.lang.guards import free_syms
-from verifier.semantics.sites import Context, Loop
+from verifier.check.sites import Context, Loop
 from verifier.encode.instances import Encoder
 from verifier.encode.nest_sums import NestSums
 

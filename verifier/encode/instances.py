@@ -17,7 +17,7 @@ from verifier.collectives.symbolic import Z3Arith
 from verifier.diagnostics import Unsupported
 from verifier.lang import ir
 from verifier.semantics.exprs import Ops, eval_expr
-from verifier.semantics.sites import AccessSite, Context
+from verifier.check.sites import AccessSite, Context
 
 Term = z3.ArithRef
 

@@ -24,7 +24,7 @@ import z3
 from verifier.diagnostics import SrcLoc, Unsupported
 from verifier.lang import ir
 from verifier.lang.guards import free_syms
-from verifier.semantics.sites import Loop
+from verifier.check.sites import Loop
 from verifier.encode.instances import Encoder
 
 

@@ -15,7 +15,7 @@ from verifier.diagnostics import SrcLoc
 from verifier.lang import ir
 from verifier.semantics import rules
 from verifier.semantics.rules import AccessKind, Flag
-from verifier.semantics.sites import AccessSite, ProgramModel
+from verifier.check.sites import AccessSite, ProgramModel
 from verifier.encode.barrier_counts import element_vars, free_point, last_instance
 from verifier.encode.instances import Encoder, before, equal_on
 from verifier.encode.ring_invariant import ring_lemma, ring_sites

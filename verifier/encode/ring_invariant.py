@@ -25,7 +25,7 @@ import z3
 from verifier.diagnostics import InternalError
 from verifier.lang import ir
 from verifier.semantics.rings import ring_info
-from verifier.semantics.sites import ArriveSite, AwaitSite, ProgramModel
+from verifier.check.sites import ArriveSite, AwaitSite, ProgramModel
 from verifier.encode.barrier_counts import BarrierCounts
 from verifier.encode.instances import Encoder, Instance
 

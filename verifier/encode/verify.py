@@ -20,7 +20,8 @@ from verifier.results import (
     Certificate, Counterexample, Finding, FindingKind, ObligationResult, ObligationStatus,
     ProcResult, Related, Verdict,
 )
-from verifier.semantics import Finding as MachineFinding, analyze, run_machine
+from verifier.check import analyze
+from verifier.semantics import Finding as MachineFinding, run_machine
 from verifier.encode.obligations import Obligation, ObligationBuilder
 from verifier.encode.solver import SOLVER_NAME, Budget, Outcome, Status, check
 from verifier.encode.visibility import ANCHORED_FALLBACK, LEVELS

@@ -21,7 +21,7 @@ import z3
 from verifier.lang import ir
 from verifier.semantics import rules
 from verifier.semantics.rules import Flag
-from verifier.semantics.sites import (
+from verifier.check.sites import (
     AccessSite, ArriveSite, AwaitSite, Context, FenceSite, ProgramModel,
 )
 from verifier.encode.barrier_counts import BarrierCounts

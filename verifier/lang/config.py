@@ -43,6 +43,10 @@ class CudaDeviceFunction:
     blocks_per_sm: int
     warp_config: tuple[CudaWarpConfig, ...]
 
+    def initial_warp_name(self) -> str | None:
+        """With one warp variable its name is current from the start (COLL-2.13)."""
+        return self.warp_config[0].name if len(self.warp_config) == 1 else None
+
     def __init__(self, blockDim: int | None = None, clusterDim: int = 1, blocks_per_sm: int = 1,
                  warp_config: list[CudaWarpConfig] | None = None) -> None:
         if (blockDim is None) == (warp_config is None):

@@ -48,6 +48,8 @@ class Memory:
 
 _DEV = ("CudaBasicDeviceVisible", "CudaDeviceVisibleLinear")
 DRAM = Memory("DRAM", "host", "rwc", "", None, True, False)
+# The storage of an mbarrier variable: RAM-like qual-tls (SEM-3.3), allocated in SMEM.
+MBARRIER_STORAGE = Memory("CudaMbarrier (storage)", "mbarrier", "", "rwc", None, False, True)
 CudaGmemLinear = Memory("CudaGmemLinear", "gmem", "c", "rw", None, False, False,
                         bases=_DEV + ("CudaDeviceVisibleAtomicity16B", "CudaGmemAtomicity16B"))
 CudaGridConstant = Memory("CudaGridConstant", "grid_constant", "rwc", "r", None, True, True)

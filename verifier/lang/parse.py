@@ -10,7 +10,7 @@ Expression statements, barrier declarations and barrier expressions are parsed b
 of a grid constant used inside a `CudaDeviceFunction` it was not created in (ERR-A15, LANG-6.2).
 
 Non-goals: collective analysis, permissions and every later static stage (verifier.collectives,
-verifier.semantics.static); the parse only enforces what the syntax itself fixes.
+verifier.check.static); the parse only enforces what the syntax itself fixes.
 """
 
 from __future__ import annotations

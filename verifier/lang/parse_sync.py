@@ -5,13 +5,12 @@ Reads the Python AST of `name: barrier(...)[...] @ Mech`, `Fence(...)`, `Arrive(
 `Await(e, ...)`, `instr(...) >> e` and barrier expressions, through the `ProcParser` that owns
 the scopes; produces `ir.BarrierType`, `ir.Fence`/`ir.Arrive`/`ir.Await`/`ir.Call` and
 `ir.BarrierRef` with every `:` closed to `0:extent`. Non-goals: which mechanisms, collectives and multicast patterns are legal (stage A/L,
-`verifier.semantics.static_barriers` and `barrier_exprs`).
+`verifier.check.static_barriers` and `barrier_exprs`).
 """
 
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
 from typing import Any
 
@@ -21,8 +20,7 @@ from verifier.lang.instrs import INSTRS, UNSUPPORTED_INSTR_NAMES, Instr
 from verifier.lang.memories import BarrierMechanism
 from verifier.lang.timelines import InstrTL, SyncTL
 
-if TYPE_CHECKING:
-    from verifier.lang.parse import ProcParser
+from verifier.lang.parser_view import ParserView
 
 OTHER_DIALECT = {
     "CudaAsync": "use per-instruction instr-tls (spork26 has no CudaAsync blocks)",
@@ -39,7 +37,7 @@ def is_barrier_type(node: ast.expr) -> bool:
     return isinstance(inner, ast.Name) and inner.id == "barrier"
 
 
-def barrier_type(p: "ProcParser", name: str, node: ast.expr, s: ast.stmt,
+def barrier_type(p: ParserView, name: str, node: ast.expr, s: ast.stmt,
                  mem_node: ast.expr | None) -> ir.BarrierType:
     """`barrier`, `barrier[d, ...]`, `barrier(other)[...]` (ERR-P18, P19, P23). Rules: LANG-5.2"""
     shape: tuple[ir.Expr, ...] = ()
@@ -72,7 +70,7 @@ def barrier_type(p: "ProcParser", name: str, node: ast.expr, s: ast.stmt,
     return ir.BarrierType(shape, mech, guard)
 
 
-def sync_tl(p: "ProcParser", node: ast.expr) -> SyncTL:
+def sync_tl(p: ParserView, node: ast.expr) -> SyncTL:
     value = p.py_eval(node)
     if isinstance(value, SyncTL):
         return value
@@ -82,13 +80,13 @@ def sync_tl(p: "ProcParser", node: ast.expr) -> SyncTL:
     raise p.err(node, f"Expected sync-tl, not {ast.unparse(node)}{hint}", "ERR-P12", "LANG-5.1")
 
 
-def _no_keywords(p: "ProcParser", node: ast.Call, name: str) -> None:
+def _no_keywords(p: ParserView, node: ast.Call, name: str) -> None:
     if node.keywords:
         raise p.err(node, f"Unknown keyword '{node.keywords[0].arg}' for {name}()", "ERR-P13",
                     "LANG-5.1")
 
 
-def fence(p: "ProcParser", node: ast.Call, s: ast.stmt) -> ir.Stmt:
+def fence(p: ParserView, node: ast.Call, s: ast.stmt) -> ir.Stmt:
     """`Fence(L1, L2)` (ERR-P13, P14). Rules: LANG-5.1"""
     _no_keywords(p, node, "Fence")
     if len(node.args) != 2:
@@ -96,7 +94,7 @@ def fence(p: "ProcParser", node: ast.Call, s: ast.stmt) -> ir.Stmt:
     return ir.Fence(sync_tl(p, node.args[0]), sync_tl(p, node.args[1]), p.loc(s))
 
 
-def arrive(p: "ProcParser", node: ast.Call, trailing: list[ast.expr], s: ast.stmt) -> ir.Stmt:
+def arrive(p: ParserView, node: ast.Call, trailing: list[ast.expr], s: ast.stmt) -> ir.Stmt:
     """`Arrive(L1[, 1]) >> e0 >> e1 ...` (ERR-P13..P15). Rules: LANG-5.1"""
     _no_keywords(p, node, "Arrive")
     if len(node.args) not in (1, 2):
@@ -109,7 +107,7 @@ def arrive(p: "ProcParser", node: ast.Call, trailing: list[ast.expr], s: ast.stm
     return ir.Arrive(sync_tl(p, node.args[0]), targets, p.loc(s))
 
 
-def await_(p: "ProcParser", node: ast.Call, s: ast.stmt) -> ir.Stmt:
+def await_(p: ParserView, node: ast.Call, s: ast.stmt) -> ir.Stmt:
     """`Await(e, L2, N)` (ERR-P13, P14, P16). Rules: LANG-5.1"""
     _no_keywords(p, node, "Await")
     if len(node.args) != 3:
@@ -121,7 +119,7 @@ def await_(p: "ProcParser", node: ast.Call, s: ast.stmt) -> ir.Stmt:
     return ir.Await(target, sync_tl(p, node.args[1]), n, p.loc(s))
 
 
-def barrier_ref(p: "ProcParser", node: ast.expr) -> ir.BarrierRef:
+def barrier_ref(p: ParserView, node: ast.expr) -> ir.BarrierRef:
     """`z`, `z[i, j]`, `z[i, :]` (ERR-P17, P22); `:` and `lo:` are closed with the extent.
 
     Rules: LANG-5.4"""
@@ -148,7 +146,7 @@ def barrier_ref(p: "ProcParser", node: ast.expr) -> ir.BarrierRef:
     return ir.BarrierRef(b.sym, idx, p.loc(node))
 
 
-def expr_stmt(p: "ProcParser", value: ast.expr, s: ast.stmt) -> ir.Stmt:
+def expr_stmt(p: ParserView, value: ast.expr, s: ast.stmt) -> ir.Stmt:
     """A top-level expression statement: `>>` chains, Fence/Arrive/Await, calls (ERR-P01..P03).
 
     Rules: LANG-3.8, LANG-5.1"""
@@ -178,7 +176,7 @@ def expr_stmt(p: "ProcParser", value: ast.expr, s: ast.stmt) -> ir.Stmt:
     return call(p, node, trailing, s)
 
 
-def call(p: "ProcParser", node: ast.Call, trailing: list[ast.expr], s: ast.stmt) -> ir.Stmt:
+def call(p: ParserView, node: ast.Call, trailing: list[ast.expr], s: ast.stmt) -> ir.Stmt:
     """A call of an instr or proc (ERR-P04..P07, P21, P28). Rules: LANG-3.6, LANG-3.7"""
     name = node.func.id  # type: ignore[attr-defined]
     if name in OTHER_DIALECT or name.startswith(("cudaMemcpyAsync_htod_", "cudaMemcpyAsync_dtoh_",
@@ -218,7 +216,7 @@ def call(p: "ProcParser", node: ast.Call, trailing: list[ast.expr], s: ast.stmt)
     return ir.Call(callee, args, tuple(sorted(kwargs.items())), refs, p.loc(s))
 
 
-def _call_arg(p: "ProcParser", node: ast.expr) -> ir.Expr:
+def _call_arg(p: ParserView, node: ast.expr) -> ir.Expr:
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
         return p.window(node)
     if isinstance(node, ast.Name):

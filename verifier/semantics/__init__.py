@@ -1,8 +1,10 @@
-"""The abstract machine (concrete reading) and the static site model; no Z3 here."""
+"""The abstract machine (the concrete parallel reading) and its rule tables; no Z3 here.
+
+The static rules live in `verifier.check`, which may read these rule tables; nothing here
+imports `verifier.check` (architecture.md §1).
+"""
 
 from verifier.semantics.machine import run_machine
-from verifier.semantics.sites import ProgramModel
 from verifier.semantics.state import Finding
-from verifier.semantics.static import analyze
 
-__all__ = ["run_machine", "ProgramModel", "Finding", "analyze"]
+__all__ = ["run_machine", "Finding"]

@@ -10,19 +10,16 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from verifier.diagnostics import SrcLoc
 from verifier.lang import ir
-from verifier.lang.memories import CudaMbarrier, Memory
+from verifier.lang.memories import CudaMbarrier
 from verifier.semantics import rules
 from verifier.semantics.state import Finding, Threads
 
-if TYPE_CHECKING:
-    from verifier.semantics.machine import Machine
+from verifier.semantics.machine_view import MachineView
 
-# The storage of an mbarrier variable: RAM-like qual-tls (SEM-3.3), allocated in SMEM.
-MBARRIER_STORAGE = Memory("CudaMbarrier (storage)", "mbarrier", "", "rwc", None, False, True)
 
 
 _SERIALS = itertools.count()
@@ -59,7 +56,7 @@ def referenced(ref: ir.BarrierRef, bar: BarrierInstance, value: Callable[[ir.Exp
     return tuple(home), [tuple(e) for e in itertools.product(*ranges)]
 
 
-def arrive(m: "Machine", s: ir.Arrive, threads: Threads, bar: BarrierInstance) -> None:
+def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: BarrierInstance) -> None:
     """SEM-6.3 (with the storage reads of SEM-6.2)."""
     homes: list[tuple[int | None, ...]] = []
     named: list[tuple[int, ...]] = []
@@ -84,7 +81,7 @@ def arrive(m: "Machine", s: ir.Arrive, threads: Threads, bar: BarrierInstance) -
         _ring_check(m, s, threads, bar, home_elem, a)
 
 
-def _ring_check(m: "Machine", s: ir.Arrive, threads: Threads, bar: BarrierInstance,
+def _ring_check(m: MachineView, s: ir.Arrive, threads: Threads, bar: BarrierInstance,
                 elem: tuple[int, ...], number: int) -> None:
     """SEM-6.8: arrive #(n + d) on an mbarrier element needs the n-th non-trivial Await on it
     earlier in the completion order (the parity lowering reuses its slot, SEM-8.5)."""
@@ -104,7 +101,7 @@ def _ring_check(m: "Machine", s: ir.Arrive, threads: Threads, bar: BarrierInstan
                       "barrier with its partner, LANG-5.16)"))
 
 
-def await_(m: "Machine", s: ir.Await, threads: Threads, bar: BarrierInstance) -> None:
+def await_(m: MachineView, s: ir.Await, threads: Threads, bar: BarrierInstance) -> None:
     """SEM-6.4, with the unsatisfiable-await check of SEM-6.7 (D5)."""
     _, (elem,) = referenced(s.target, bar, m.value)
     if bar.mech is CudaMbarrier:
@@ -134,7 +131,7 @@ def await_(m: "Machine", s: ir.Await, threads: Threads, bar: BarrierInstance) ->
     bar.count(elem)[1] = w_new
 
 
-def free_barrier(m: "Machine", bar: BarrierInstance, loc: SrcLoc) -> None:
+def free_barrier(m: MachineView, bar: BarrierInstance, loc: SrcLoc) -> None:
     """SEM-6.6: every element must have as many awaits as arrives when freed."""
     for elem in bar.elements():
         a, w = bar.count(elem)

@@ -4,7 +4,7 @@ Reads the IR, the collective tilings (verifier.collectives) and the rule tables 
 produces the first error in trace order as a `Finding`, or None. It is the oracle that every
 symbolic counterexample is replayed on and the reference in differential tests.
 
-Non-goals: static legality (verifier.semantics.static runs before), data values (SEM-1.1:
+Non-goals: static legality (verifier.check.static runs before), data values (SEM-1.1:
 verification is independent of them).
 """
 
@@ -19,7 +19,7 @@ from verifier.diagnostics import SrcLoc, UnhandledNode, Unsupported
 from verifier.lang import ir
 from verifier.lang.config import CudaDeviceFunction
 from verifier.lang.instrs import Instr
-from verifier.lang.memories import CudaMbarrier, Memory
+from verifier.lang.memories import MBARRIER_STORAGE, CudaMbarrier, Memory
 from verifier.lang.timelines import InstrTL, QualTL
 from verifier.semantics import barriers, rules
 from verifier.semantics.rings import CompletionOrder, ring_info
@@ -30,7 +30,6 @@ from verifier.semantics.state import (
 )
 from verifier.semantics.access import instr_accesses, tracked_buffers
 from verifier.semantics.index import RecordIndex
-from verifier.semantics.static import initial_warp_name
 
 
 @dataclass(frozen=True)
@@ -118,7 +117,7 @@ class Machine:
         shape = tuple(self.value(d) for d in typ.shape)
         self.barriers[sym] = barriers.BarrierInstance(sym, shape, typ.mech)
         if typ.mech is CudaMbarrier:
-            self.bufs[sym] = BufInstance(sym, shape, barriers.MBARRIER_STORAGE, True)
+            self.bufs[sym] = BufInstance(sym, shape, MBARRIER_STORAGE, True)
 
     def storage_access(self, sym: ir.Sym, elem: tuple[int, ...], threads: Threads,
                        loc: SrcLoc, sm80: bool) -> None:
@@ -270,7 +269,7 @@ class Machine:
         def nest(depth: int) -> None:
             if depth == len(loops):
                 task = next(task_ids)
-                self.block(task_body, Ctx(True, dev, task, top, initial_warp_name(dev), ()))
+                self.block(task_body, Ctx(True, dev, task, top, dev.initial_warp_name(), ()))
                 whole = Threads(task, frozenset(range(dev.num_threads)))
                 for rec in self.live_records(task):
                     split = rec.join(whole)

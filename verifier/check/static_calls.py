@@ -12,7 +12,6 @@ Non-goals: barrier statements (static_barriers), hazards (proof obligations).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 from verifier import collectives
 from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
@@ -24,16 +23,15 @@ from verifier.lang.timelines import CPU_INSTR_TLS, QualTL, SyncTL, implements
 from verifier.lang.units import cuda_warpgroup
 from verifier.semantics import rules
 from verifier.semantics.rules import AccessKind
-from verifier.semantics.sites import Context, Element, FenceSite
+from verifier.check.sites import Context, Element, FenceSite
+from verifier.check.walk_view import AnalyzerView
 
-if TYPE_CHECKING:
-    from verifier.semantics.static import Analyzer
 
 _KIND = {"r": AccessKind.read, "w": AccessKind.write, "rw": AccessKind.read_write,
          "a": AccessKind.atomic}
 
 
-def fence(an: "Analyzer", s: ir.Fence, ctx: Context) -> None:
+def fence(an: AnalyzerView, s: ir.Fence, ctx: Context) -> None:
     """LANG-5.20: wgmma fence (ERR-L01) or garden-variety fence (ERR-L02); COLL-3.2 scope."""
     if not ctx.cuda:
         raise RejectedInput("Fence not allowed in a scope using cpu_basic_device", s.loc,
@@ -70,7 +68,7 @@ def fence(an: "Analyzer", s: ir.Fence, ctx: Context) -> None:
     an.model.fences.append(FenceSite(an.fresh_id(), s.first, s.second, ctx, s.loc))
 
 
-def call(an: "Analyzer", s: ir.Call, ctx: Context) -> None:
+def call(an: AnalyzerView, s: ir.Call, ctx: Context) -> None:
     """LANG-4.1 placement, COLL-3.1 unit, LANG-3.7 trailing barrier, LANG-4.2 formals, SEM-4.2
     access sites of an instruction call."""
     callee = s.callee
@@ -116,7 +114,7 @@ def call(an: "Analyzer", s: ir.Call, ctx: Context) -> None:
                          single_thread=False)
 
 
-def trailing_barrier(an: "Analyzer", s: ir.Call, callee: Instr) -> None:
+def trailing_barrier(an: AnalyzerView, s: ir.Call, callee: Instr) -> None:
     """`instr(...) >> z[...]` only for an instr that declares a barrier mechanism (ERR-A09,
     LANG-3.7), with as many intervals as its barrier units (ERR-A25, LANG-5.7, COLL-5.12)."""
     if callee.trailing_mech is None:
@@ -144,7 +142,7 @@ def trailing_barrier(an: "Analyzer", s: ir.Call, callee: Instr) -> None:
                          s.loc, code="ERR-V11", rule="LANG-3.7"))
 
 
-def check_formal(an: "Analyzer", arg: ir.Window, formal: str, name: str, loc: SrcLoc) -> None:
+def check_formal(an: AnalyzerView, arg: ir.Window, formal: str, name: str, loc: SrcLoc) -> None:
     """The actual's memory is the formal or a subclass of it (ERR-A07). Rules: LANG-4.2"""
     mem = an.mems[arg.buf]
     if formal and mem.name != formal and formal not in mem.bases:
@@ -152,7 +150,7 @@ def check_formal(an: "Analyzer", arg: ir.Window, formal: str, name: str, loc: Sr
                             f"got an argument in {mem}", loc, code="ERR-A07", rule="LANG-4.2")
 
 
-def packed_window(an: "Analyzer", w: ir.Window, loc: SrcLoc) -> None:
+def packed_window(an: AnalyzerView, w: ir.Window, loc: SrcLoc) -> None:
     """A window of a memory with n packed dimensions takes the full `:` on its last n indices
     (points only before them) (ERR-A10). Rules: LANG-6.4"""
     mem = an.mems.get(w.buf)
@@ -170,7 +168,7 @@ def packed_window(an: "Analyzer", w: ir.Window, loc: SrcLoc) -> None:
                                 f"[{text}]", loc, code="ERR-A10", rule="LANG-6.4")
 
 
-def window_stmt(an: "Analyzer", s: ir.WindowStmt, ctx: Context) -> None:
+def window_stmt(an: AnalyzerView, s: ir.WindowStmt, ctx: Context) -> None:
     """Packed windows (ERR-A10); a tensor map only at CPU scope (ERR-A03) from GMEM (ERR-A08),
     then deferred as unsupported. Rules: LANG-3.4, LANG-6.4, LANG-6.6"""
     packed_window(an, s.rhs, s.loc)

@@ -14,7 +14,7 @@ consumption (distributed-memory deduction, COLL-5.9).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from verifier import collectives
 from verifier.diagnostics import RejectedInput, Unsupported
@@ -23,10 +23,9 @@ from verifier.lang.guards import guard_map
 from verifier.lang.memories import CudaCommitGroup, CudaMbarrier
 from verifier.lang.printer import expr_text, stmt_lines
 from verifier.lang.timelines import SyncTL, implements
-from verifier.semantics.sites import BarrierDecl, Context
+from verifier.check.sites import BarrierDecl, Context
+from verifier.check.walk_view import AnalyzerView
 
-if TYPE_CHECKING:
-    from verifier.semantics.static import Analyzer
 
 
 @dataclass(frozen=True)
@@ -40,7 +39,7 @@ class SyncUse:
     multicast: tuple[tuple[bool, ...], ...] = ()
 
 
-def arrive_home(an: "Analyzer", s: ir.Arrive, decl: BarrierDecl, ctx: Context
+def arrive_home(an: AnalyzerView, s: ir.Arrive, decl: BarrierDecl, ctx: Context
                 ) -> tuple[ir.Expr, ...]:
     """The home barrier's points (LANG-5.6, ERR-A26) after the multicast rules; records the
     Arrive for the per-variable checks."""
@@ -72,7 +71,7 @@ def arrive_home(an: "Analyzer", s: ir.Arrive, decl: BarrierDecl, ctx: Context
     return tuple(home)
 
 
-def await_element(an: "Analyzer", s: ir.Await, decl: BarrierDecl, ctx: Context
+def await_element(an: AnalyzerView, s: ir.Await, decl: BarrierDecl, ctx: Context
                   ) -> tuple[ir.Expr, ...]:
     """An Await names one element: points only (ERR-A30). Rules: LANG-5.5"""
     if any(isinstance(a, ir.Interval) for a in s.target.idx):
@@ -82,7 +81,7 @@ def await_element(an: "Analyzer", s: ir.Await, decl: BarrierDecl, ctx: Context
     return tuple(a.pt for a in s.target.idx if isinstance(a, ir.Point))
 
 
-def _multicast(an: "Analyzer", s: ir.Arrive, decl: BarrierDecl, ctx: Context,
+def _multicast(an: AnalyzerView, s: ir.Arrive, decl: BarrierDecl, ctx: Context,
                home: list[ir.Expr]) -> None:
     """LANG-5.7 (mechanism, ERR-A30), LANG-5.20 (no cp.async multicast, ERR-L04), COLL-5.10 /
     LANG-5.13 (ERR-A24); then the Arrive is deferred as unsupported."""
@@ -114,7 +113,7 @@ def _multicast(an: "Analyzer", s: ir.Arrive, decl: BarrierDecl, ctx: Context,
                          s.loc, code="ERR-V11", rule="LANG-5.7"))
 
 
-def _convergent(an: "Analyzer", s: ir.Arrive, it: ir.Sym) -> None:
+def _convergent(an: AnalyzerView, s: ir.Arrive, it: ir.Sym) -> None:
     """No `if` or `seq` loop between the multicast iterator's loop and the Arrive (ERR-A24).
 
     Rules: LANG-5.13, COLL-5.10"""
@@ -136,7 +135,7 @@ def _convergent(an: "Analyzer", s: ir.Arrive, it: ir.Sym) -> None:
                                 code="ERR-A24", rule="LANG-5.13")
 
 
-def multicast_patterns(an: "Analyzer") -> None:
+def multicast_patterns(an: AnalyzerView) -> None:
     """All Arrives on a variable use the same multicast pattern (ERR-A28). Rules: LANG-5.11"""
     first: dict[ir.Sym, SyncUse] = {}
     for use in an.sync_uses:
@@ -149,7 +148,7 @@ def multicast_patterns(an: "Analyzer") -> None:
                                 rule="LANG-5.11")
 
 
-def check_collectives(an: "Analyzer") -> None:
+def check_collectives(an: AnalyzerView) -> None:
     """LANG-5.12 / COLL-5.10 in program order: every Arrive (Await) on z has the base collective
     of the first one; an mbarrier Arrive on z that of the first Await on guardedBy(z) (and an
     Await on g that of the first Arrive on the barrier g guards); a commit-group Arrive that of

@@ -17,15 +17,15 @@ from typing import Any
 from verifier import collectives
 from verifier.diagnostics import RejectedInput, SporkError, SrcLoc, UnhandledNode, Unsupported
 from verifier.lang import ir
-from verifier.lang.memories import CudaMbarrier, Memory
+from verifier.lang.memories import MBARRIER_STORAGE, CudaMbarrier, Memory
 from verifier.lang.printer import expr_text
 from verifier.lang.timelines import InstrTL, QualTL
-from verifier.semantics import barrier_exprs, rules, static_barriers, static_calls
-from verifier.semantics.barriers import MBARRIER_STORAGE
+from verifier.check import barrier_exprs, static_barriers, static_calls
+from verifier.semantics import rules
 from verifier.semantics.access import mutated_syms
 from verifier.semantics.exprs import data_reads
 from verifier.semantics.rules import AccessKind
-from verifier.semantics.sites import (
+from verifier.check.sites import (
     AccessSite, Context, Device, Element, Loop, ProgramModel,
 )
 
@@ -224,7 +224,7 @@ class Analyzer:
                         tuple(lp.iter for lp in loops), s.loc)
         self.model.devices.append(device)
         inner = replace(ctx, device=device, tiling=collectives.top_tiling(s.cfg),
-                        path=ctx.path + (0,), warp_name=initial_warp_name(s.cfg))
+                        path=ctx.path + (0,), warp_name=s.cfg.initial_warp_name())
         for depth, lp in enumerate(loops):
             inner = replace(inner, loops=inner.loops + (
                 Loop(lp.iter, lp.lo, lp.hi, "task", lp.loc),), path=inner.path + (0,) * (depth > 0))
@@ -389,11 +389,6 @@ class Analyzer:
         if len(shape) != n:
             raise RejectedInput(f"{sym.name} has {len(shape)} dimensions but is accessed with "
                                 f"{n} indices", loc, code="ERR-P21", rule="LANG-3.2")
-
-
-def initial_warp_name(dev: Any) -> str | None:
-    """With one warp variable its name is current from the start (COLL-2.13)."""
-    return dev.warp_config[0].name if len(dev.warp_config) == 1 else None
 
 
 def _literal(e: ir.Expr) -> int | None:

@@ -13,7 +13,6 @@ discharged on its own (encode/ring_invariant.py) and checked by the machine (rin
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
 from verifier import collectives
 from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
@@ -21,13 +20,13 @@ from verifier.lang import ir
 from verifier.lang.memories import CudaClusterSync, CudaCommitGroup, CudaMbarrier
 from verifier.lang.timelines import QualTL, SyncTL, implements
 from verifier.lang.units import cuda_agnostic_sub_cta, cuda_cluster, cuda_thread
-from verifier.semantics import barrier_exprs, rules
-from verifier.semantics.barrier_exprs import guards
+from verifier.check import barrier_exprs
+from verifier.semantics import rules
+from verifier.check.barrier_exprs import guards
 from verifier.lang.guards import ring_depth
-from verifier.semantics.sites import ArriveSite, AwaitSite, BarrierDecl, Context, Element
+from verifier.check.sites import ArriveSite, AwaitSite, BarrierDecl, Context, Element
+from verifier.check.walk_view import AnalyzerView
 
-if TYPE_CHECKING:
-    from verifier.semantics.static import Analyzer
 
 
 # LANG-5.21: mechanisms whose lowered barrier type allows one live variable per scope (the
@@ -43,7 +42,7 @@ class BarrierUse:
     guard: ir.Sym | None = None
 
 
-def declare(an: "Analyzer", s: ir.Alloc, ctx: Context) -> None:
+def declare(an: AnalyzerView, s: ir.Alloc, ctx: Context) -> None:
     typ = s.typ
     assert isinstance(typ, ir.BarrierType)
     if not ctx.cuda:
@@ -89,14 +88,14 @@ def declare(an: "Analyzer", s: ir.Alloc, ctx: Context) -> None:
     an.live_barriers.append(decl)
 
 
-def release(an: "Analyzer", s: ir.Alloc, free_ctx: Context) -> None:
+def release(an: AnalyzerView, s: ir.Alloc, free_ctx: Context) -> None:
     decl = an.barrier_decls[s.name]
     an.barrier_decls[s.name] = replace(decl, free_ctx=free_ctx)
     an.live_barriers = [d for d in an.live_barriers if d.sym != s.name]
     an.model.barriers[s.name] = an.barrier_decls[s.name]
 
 
-def arrive(an: "Analyzer", s: ir.Arrive, ctx: Context) -> None:
+def arrive(an: AnalyzerView, s: ir.Arrive, ctx: Context) -> None:
     if not ctx.cuda:
         raise RejectedInput("Arrive (barrier type) does not allow SyncStmt in a scope using "
                             "cpu_basic_device", s.loc, code="ERR-A05", rule="LANG-4.3")
@@ -123,7 +122,7 @@ def arrive(an: "Analyzer", s: ir.Arrive, ctx: Context) -> None:
         storage_read(an, sym, home, ctx, s.loc, QualTL.Sm80 if sm80 else QualTL.cuda2)
 
 
-def await_(an: "Analyzer", s: ir.Await, ctx: Context) -> None:
+def await_(an: AnalyzerView, s: ir.Await, ctx: Context) -> None:
     if not ctx.cuda:
         raise RejectedInput("Await (barrier type) does not allow SyncStmt in a scope using "
                             "cpu_basic_device", s.loc, code="ERR-A05", rule="LANG-4.3")
@@ -152,7 +151,7 @@ def await_(an: "Analyzer", s: ir.Await, ctx: Context) -> None:
         storage_read(an, sym, element, ctx, s.loc, QualTL.cuda2)
 
 
-def storage_read(an: "Analyzer", sym: ir.Sym, element: tuple[ir.Expr, ...], ctx: Context,
+def storage_read(an: AnalyzerView, sym: ir.Sym, element: tuple[ir.Expr, ...], ctx: Context,
                  loc: SrcLoc, q0: QualTL) -> None:
     """SEM-6.2: Arrive/Await read the mbarrier's storage (convergent, in order)."""
     entry = rules.QualEntry(q0, frozenset({q0, QualTL.cuda2}))
@@ -160,7 +159,7 @@ def storage_read(an: "Analyzer", sym: ir.Sym, element: tuple[ir.Expr, ...], ctx:
                 entry, True, ctx, loc, 99)
 
 
-def _mechanism_rules(an: "Analyzer", decl: BarrierDecl, first: SyncTL | None,
+def _mechanism_rules(an: AnalyzerView, decl: BarrierDecl, first: SyncTL | None,
                      second: SyncTL | None, ctx: Context, loc: SrcLoc, arrive: bool) -> None:
     """LANG-5.20 legality of sync-tls and collectives per mechanism."""
     assert ctx.device is not None
@@ -220,7 +219,7 @@ def _mechanism_rules(an: "Analyzer", decl: BarrierDecl, first: SyncTL | None,
                              code="ERR-V11", rule="LANG-5.20"))
 
 
-def finish(an: "Analyzer") -> None:
+def finish(an: AnalyzerView) -> None:
     """Per-variable rules once every use is known (LANG-5.10, 5.11, 5.16-5.19)."""
     decls = an.model.barriers
     for sym, use in an.barrier_uses.items():
@@ -257,7 +256,7 @@ def finish(an: "Analyzer") -> None:
         raise min(errors, key=lambda e: (e.loc.line, e.loc.col))
 
 
-def _alternation(an: "Analyzer", decl: BarrierDecl, guard: ir.Sym, target: ir.Sym) -> None:
+def _alternation(an: AnalyzerView, decl: BarrierDecl, guard: ir.Sym, target: ir.Sym) -> None:
     """LANG-5.16/5.17: Await(guard) and Arrive >> target alternate, per scope, syntactically."""
     stmts = an.alloc_lists[decl.sym]
     await_first = guard != target

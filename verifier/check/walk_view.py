@@ -1,0 +1,48 @@
+"""What the per-statement rule modules may use of the walk that owns them.
+
+`static.Analyzer` walks the proc and calls `static_barriers`, `static_calls` and
+`barrier_exprs` with itself; those modules see it only through this protocol, so they never
+import `static` (no file-level import cycle, architecture.md §1).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from verifier.check.sites import Context, Element, ProgramModel
+from verifier.diagnostics import SrcLoc, Unsupported
+from verifier.lang import ir
+from verifier.lang.memories import Memory
+from verifier.lang.timelines import InstrTL, QualTL
+from verifier.semantics import rules
+from verifier.semantics.rules import AccessKind
+
+
+class AnalyzerView(Protocol):
+    model: ProgramModel
+    mems: dict[ir.Sym, Memory]
+    alloc_lists: dict[ir.Sym, tuple[ir.Stmt, ...]]
+    barrier_decls: dict[ir.Sym, Any]
+    barrier_uses: dict[ir.Sym, Any]
+    guard_taken: set[ir.Sym]
+    live_barriers: list[Any]
+    stack: list[ir.Stmt]
+    sync_uses: list[Any]
+
+    def fresh_id(self) -> int: ...
+
+    def defer(self, e: Unsupported) -> None: ...
+
+    def note_use(self, sym: ir.Sym, ctx: Context, idx: tuple[Any, ...]) -> None: ...
+
+    def check_control(self, e: ir.Expr) -> None: ...
+
+    def record_access(self, sym: ir.Sym, element: Element, kind: AccessKind, instr_tl: InstrTL,
+                      ctx: Context, loc: SrcLoc, sub: int, in_instr: bool,
+                      atomic_quals: frozenset[QualTL] = ..., single_thread: bool = ...
+                      ) -> None: ...
+
+    def add_site(self, sym: ir.Sym, element: Element, kind: AccessKind, qual: rules.QualEntry,
+                 conv: bool, ctx: Context, loc: SrcLoc, sub: int,
+                 atomic_quals: frozenset[QualTL] = ..., single_thread: bool = ...,
+                 out_of_order: bool = ...) -> None: ...

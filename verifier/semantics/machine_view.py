@@ -1,0 +1,34 @@
+"""What the barrier rules (`barriers`) may use of the `Machine` running them.
+
+The machine calls `barriers.arrive/await_/free_barrier` with itself; `barriers` sees it only
+through this protocol, so it never imports `machine` (no file-level import cycle).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from verifier.diagnostics import SrcLoc
+from verifier.lang import ir
+from verifier.semantics import rules
+from verifier.semantics.index import RecordIndex
+from verifier.semantics.rings import CompletionOrder, RingInfo
+from verifier.semantics.state import Finding, Record, Threads
+
+
+class MachineView(Protocol):
+    index: RecordIndex
+    order: CompletionOrder
+    rings: RingInfo
+
+    def report(self, finding: Finding) -> None: ...
+
+    def value(self, e: ir.Expr) -> int: ...
+
+    def storage_access(self, sym: ir.Sym, elem: tuple[int, ...], threads: Threads,
+                       loc: SrcLoc, sm80: bool) -> None: ...
+
+    def origin(self, loc: SrcLoc, what: str, ctx: Any, threads: Threads) -> Any: ...
+
+    def witnessed_part(self, rec: Record, threads: Threads, first: rules.SyncSets
+                       ) -> Record | None: ...
