@@ -12,11 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from verifier.diagnostics import RejectedInput, SrcLoc
+from verifier.diagnostics import InternalError, RejectedInput, SporkError, SrcLoc
 from verifier.encode import verify_proc
 from verifier.lang import ir
 from verifier.lang.load import load_procs
-from verifier.lang.procs import ProcError
 
 SIG = "n: size, x: f32[n, 256] @ CudaGmemLinear, y: f32[n, 256] @ CudaGmemLinear"
 KERNEL = ["    with CudaDeviceFunction(blockDim=256):", "        for task in cuda_tasks(0, n):"]
@@ -60,12 +59,12 @@ def first_error(path: Path) -> Reported:
     """The first diagnostic for proc `k` of `path` (or of the file, for load errors)."""
     try:
         procs = load_procs(path)
-    except RejectedInput as err:
-        return Reported(err.code, err.message, err.loc, "rejected")
+    except SporkError as err:  # a load error, or @proc k raising at decoration time
+        if isinstance(err, InternalError):
+            raise
+        verdict = "rejected" if isinstance(err, RejectedInput) else "unsupported"
+        return Reported(err.code, err.message, err.loc, verdict)
     (p,) = [q for q in procs if q.name == "k"]
-    if isinstance(p, ProcError):
-        verdict = "rejected" if isinstance(p.error, RejectedInput) else "unsupported"
-        return Reported(p.error.code, p.error.message, p.error.loc, verdict)
     assert isinstance(p, ir.Proc)
     result = verify_proc(p)
     assert result.findings, (result.verdict, "no finding")

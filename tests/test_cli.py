@@ -61,7 +61,18 @@ def test_rejected_exits_2_with_location(capsys: pytest.CaptureFixture[str]) -> N
     assert code == 2
     assert f"{INPUTS / 'static_errors.py'}:7:13: collective[ERR-A21]" in out
     assert "not enough threads available" in out
-    assert "unknown name tt" in out and ":15:31:" in out
+    assert "static_errors.py: k3: REJECTED" in out
+
+
+def test_parse_error_stops_the_file_at_the_bad_proc(capsys: pytest.CaptureFixture[str]) -> None:
+    """@proc raises at decoration time, as upstream does: the file stops there (LOAD-3)."""
+    path = INPUTS / "parse_error_then_good_proc.py"
+    code, out, _ = run(capsys, path)
+    assert code == 2
+    assert f"{path}: k2: REJECTED" in out and f"{path}:8:31: static[ERR-P05]" in out
+    assert "unknown name tt" in out and ": good:" not in out
+    code, out, _ = run(capsys, INPUTS / "bad_blockdim.py")
+    assert code == 2 and "bad_blockdim.py: k3: REJECTED" in out
     assert "blockDim=250 must be a positive multiple of 32" in out
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from verifier.encode import verify_proc
+from verifier.diagnostics import SporkError
 from verifier.lang.load import load_procs
-from verifier.lang.procs import ProcError
 from verifier.results import Verdict
 
 from conftest import case_params, Expectation, expectations, kernel_files, load_one
@@ -18,11 +18,13 @@ CASES = [e for f in kernel_files() for e in expectations(f)]
 @pytest.mark.parametrize("exp", case_params(CASES))
 def test_expected_verdict(exp: Expectation) -> None:
     if exp.verdict == "rejected":
-        procs = {p.name: p for p in load_procs(exp.file)}
-        p = procs[exp.proc]
-        if isinstance(p, ProcError):
-            assert exp.kind is None or p.error.code == exp.kind, p.error.render()
+        try:
+            procs = {p.name: p for p in load_procs(exp.file)}
+        except SporkError as e:  # @proc raises at decoration time (specs/loading.md LOAD-3)
+            assert e.proc == exp.proc, e.render()
+            assert exp.kind is None or e.code == exp.kind, e.render()
             return
+        p = procs[exp.proc]
         result = verify_proc(p)
         assert result.verdict is Verdict.rejected, result
         if exp.kind:

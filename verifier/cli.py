@@ -7,6 +7,8 @@ Exit codes (one mapping, `exit_code`): 0 all proved, 1 any refuted, 2 rejected i
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import math
 import sys
 import time
 import traceback
@@ -15,8 +17,7 @@ from pathlib import Path
 from verifier import __version__
 from verifier.diagnostics import InternalError, RejectedInput, SporkError, Unsupported
 from verifier.lang import ir
-from verifier.lang.load import load_procs
-from verifier.lang.procs import ProcError
+from verifier.lang.load_isolated import DEFAULT_TIMEOUT_S, load_isolated
 from verifier.results import ProcResult, Verdict
 
 
@@ -46,6 +47,16 @@ def parse_sizes(text: str) -> dict[str, int]:
     return sizes
 
 
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="spork-verify",
@@ -61,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run the concrete abstract machine at these sizes instead of proving")
     p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                    help="solver timeout per obligation (default 30)")
+    p.add_argument("--load-timeout", type=positive_seconds, default=DEFAULT_TIMEOUT_S,
+                   metavar="SECONDS", help="time limit for running each file to build its procs "
+                   f"(default {DEFAULT_TIMEOUT_S:g})")
     p.add_argument("--check-cert", metavar="FILE.cu",
                    help="re-validate the certificate in a generated CUDA file against PATH")
     p.add_argument("-v", "--verbose", action="store_true", help="list every obligation")
@@ -97,18 +111,16 @@ def verify_file(path: str, args: argparse.Namespace) -> tuple[list[ProcResult], 
     """Results of every proc in the file, and how many proved procs got no CUDA."""
     from verifier.encode import Options, verify_proc
 
-    try:
-        procs = load_procs(path)
-    except RejectedInput as e:
-        return [_error_result(path, "<file>", e)], 0
+    loaded = load_isolated(path, args.load_timeout)
+    if loaded.error is not None:
+        failed = _error_result(path, loaded.error.proc or "<file>", loaded.error)
+        return [dataclasses.replace(failed, load_output=loaded.output)], 0
+    procs = list(loaded.procs)
     if args.proc:
         procs = [p for p in procs if p.name in args.proc]
     results = []
     not_lowered = 0
     for p in procs:
-        if isinstance(p, ProcError):
-            results.append(_error_result(path, p.name, p.error))
-            continue
         try:
             if args.sizes is not None:
                 results.append(run_concrete(p, args.sizes))
@@ -128,10 +140,10 @@ def verify_file(path: str, args: argparse.Namespace) -> tuple[list[ProcResult], 
                 print(f"spork-verify: no CUDA emitted for {p.name}: {e.render()}",
                       file=sys.stderr)
                 not_lowered += 1
-    return results, not_lowered
+    return [dataclasses.replace(r, load_output=loaded.output) for r in results], not_lowered
 
 
-def check_cert(cu_file: str, paths: list[str]) -> int:
+def check_cert(cu_file: str, paths: list[str], load_timeout: float) -> int:
     from verifier.codegen import read_certificate
     from verifier.lang.printer import ir_hash
 
@@ -140,8 +152,12 @@ def check_cert(cu_file: str, paths: list[str]) -> int:
         print(f"{cu_file}: no spork-verify certificate found", file=sys.stderr)
         return 2
     for path in paths:
-        for p in load_procs(path):
-            if isinstance(p, ir.Proc) and p.name == cert.proc:
+        loaded = load_isolated(path, load_timeout)
+        if loaded.error is not None:
+            print(loaded.error.render(), file=sys.stderr)
+            return 2
+        for p in loaded.procs:
+            if p.name == cert.proc:
                 if ir_hash(p) == cert.ir_hash:
                     print(f"{cu_file}: certificate {cert.digest()[:16]} matches {path}:{p.name}")
                     return 0
@@ -163,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         if args.check_cert:
-            return check_cert(args.check_cert, args.paths)
+            return check_cert(args.check_cert, args.paths, args.load_timeout)
         results: list[ProcResult] = []
         not_lowered = 0
         for path in args.paths:

@@ -35,6 +35,7 @@ class SporkError(Exception):
         self.rule = rule
         self.code = code
         self.variable = variable
+        self.proc: str | None = None  # the @proc being defined when it was raised, if any
 
     def render(self) -> str:
         tag = self.code or self.rule or "error"

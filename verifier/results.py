@@ -92,6 +92,7 @@ class ProcResult:
     loc: SrcLoc | None = None
     certificate: "Certificate | None" = None
     internal_error: bool = False
+    load_output: str = ""  # what the file printed while it was loaded (specs/loading.md)
 
 
 @dataclass(frozen=True)

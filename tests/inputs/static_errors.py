@@ -8,14 +8,8 @@ def k(n: size, x: f32[n] @ CudaGmemLinear):
                 x[256 * blk + t] = 1.0
 
 @proc
-def k2(n: size, x: f32[n] @ CudaGmemLinear):
-    with CudaDeviceFunction(blockDim=256):
-        for blk in cuda_tasks(0, n / 256):
-            for t in cuda_threads(0, 256):
-                x[256 * blk + tt] = 1.0
-
-@proc
 def k3(n: size, x: f32[n] @ CudaGmemLinear):
-    with CudaDeviceFunction(blockDim=250):
-        for blk in cuda_tasks(0, n / 256):
-            pass
+    with CudaDeviceFunction(blockDim=128):
+        for blk in cuda_tasks(0, n / 128):
+            for t in cuda_threads(0, 512):
+                x[128 * blk + t] = 1.0

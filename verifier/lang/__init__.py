@@ -8,7 +8,7 @@ from verifier.lang import memories as _mem
 from verifier.lang import units as _units
 from verifier.lang.config import CudaDeviceFunction, CudaWarpConfig, CudaWarps
 from verifier.lang.instrs import INSTRS as _INSTRS
-from verifier.lang.procs import ProcError, proc, simplify
+from verifier.lang.procs import proc, simplify
 from verifier.lang.timelines import InstrTL, QualTL, SyncTL
 from verifier.lang.units import (
     CollUnit, blockDim, clusterDim, cuda_cluster, cuda_cta_in_cluster,

@@ -1,4 +1,9 @@
-"""Load a user file and collect its module-level procs, in source order.
+"""Run a user file and collect its module-level procs, in source order (specs/loading.md).
+
+This is the in-process loader: the file runs inside the calling interpreter. The CLI never
+calls it directly; it runs it in a child process (`load_child`, `load_isolated`) so that the
+user's code cannot touch the verifier's state, output or exit code. Tests that build IR from a
+file call `load_procs` directly.
 
 The file is compiled with postponed annotations, so proc signatures such as
 `x: f32[n] @ CudaGmemLinear` never run as Python (upstream files that lack
@@ -8,45 +13,128 @@ The file is compiled with postponed annotations, so proc signatures such as
 from __future__ import annotations
 
 import __future__
+import ast
+import linecache
 import sys
+import sysconfig
 import types
 from pathlib import Path
 
-from verifier.diagnostics import RejectedInput, SrcLoc
+from verifier.diagnostics import UNKNOWN_LOC, RejectedInput, SporkError, SrcLoc
 from verifier.lang import ir
-from verifier.lang.procs import ProcError
+
+_LIBRARY_DIRS = tuple(sorted({str(Path(p).resolve()) for p in (
+    Path(__file__).resolve().parent.parent,  # the verifier package itself
+    *(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")))}))
 
 
-def load_procs(path: str | Path) -> list[ir.Proc | ProcError]:
+def read_source(path: str | Path) -> str:
+    """The text of a user file; an unreadable file is ERR-P00 (LOAD-1)."""
     path = Path(path)
     try:
-        source = path.read_text()
+        return path.read_text()
     except OSError as e:
         raise RejectedInput(f"cannot read {path}: {e.strerror}", SrcLoc(str(path), 0, 0),
-                            code="ERR-P00") from None
+                            code="ERR-P00", rule="LOAD-1") from None
+
+
+def is_user_file(filename: str) -> bool:
+    """Whether a frame's file is the user's code (not the verifier, Python or site-packages)."""
+    if filename.startswith("<"):
+        return False
     try:
-        code = compile(source, str(path), "exec",
+        resolved = str(Path(filename).resolve())
+    except (OSError, RuntimeError):
+        return True
+    return not any(resolved == d or resolved.startswith(d + "/") for d in _LIBRARY_DIRS)
+
+
+def user_location(tb: types.TracebackType | None, default: SrcLoc) -> SrcLoc:
+    """The innermost traceback frame in the user's code: where the user's file went wrong,
+    in a sibling module if that is where it happened (LOAD-3)."""
+    found = default
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if is_user_file(filename):
+            found = SrcLoc(filename, tb.tb_lineno, 1)
+        tb = tb.tb_next
+    return found
+
+
+def _compile(path: str, source: str) -> types.CodeType:
+    try:
+        return compile(source, path, "exec",
                        flags=__future__.annotations.compiler_flag, dont_inherit=True)
     except SyntaxError as e:
         raise RejectedInput(f"Python syntax error: {e.msg}",
-                            SrcLoc(str(path), e.lineno or 0, e.offset or 0),
-                            code="ERR-P00") from None
-    module = types.ModuleType(f"spork_user_{abs(hash(str(path.resolve())))}")
-    module.__file__ = str(path)
+                            SrcLoc(e.filename or path, e.lineno or 0, e.offset or 0),
+                            code="ERR-P00", rule="LOAD-1") from None
+
+
+def exit_message(e: BaseException) -> str:
+    """Why loading stopped, for an exception that escaped the user's file."""
+    if isinstance(e, SystemExit):
+        return f"the file called sys.exit({e.code!r}) while loading; a kernel file must not " \
+               "end the process (move the call under `if __name__ == \"__main__\":`)"
+    if not isinstance(e, Exception):
+        return f"the file raised {type(e).__name__} while loading"
+    return f"error while running the file: {type(e).__name__}: {e}"
+
+
+def run_file(path: str | Path, source: str) -> types.ModuleType:
+    """Execute `source` as the module of the file `path`; every failure is a located
+    `SporkError` (LOAD-1..LOAD-3). KeyboardInterrupt from the terminal propagates."""
+    path = str(path)
+    code = _compile(path, source)
+    check_unique_proc_defs(path, source)
+    module = types.ModuleType(f"spork_user_{abs(hash(str(Path(path).resolve())))}")
+    module.__file__ = path
     sys.modules[module.__name__] = module  # inspect.getsource needs the module registered
+    # inspect.getsource reads through linecache: give it the text that runs (also for pipes)
+    linecache.cache[path] = (len(source), None, source.splitlines(True), path)
+    entry = SrcLoc(path, 1, 1)
     try:
         exec(code, module.__dict__)  # noqa: S102 - running the user's own kernel file
-    except RejectedInput:
-        raise
-    except Exception as e:
-        tb = e.__traceback__
-        line = 0
-        while tb is not None:
-            if tb.tb_frame.f_code.co_filename == str(path):
-                line = tb.tb_lineno
-            tb = tb.tb_next
-        raise RejectedInput(f"error while running the file: {type(e).__name__}: {e}",
-                            SrcLoc(str(path), line, 1), code="ERR-P00") from None
-    found = [v for v in module.__dict__.values() if isinstance(v, (ir.Proc, ProcError))]
-    found.sort(key=lambda p: p.loc.line)
-    return found
+    except SporkError as e:
+        if e.loc == UNKNOWN_LOC:
+            e.loc = user_location(e.__traceback__, entry)
+        raise e.with_traceback(None) from None
+    except (Exception, SystemExit) as e:
+        raise RejectedInput(exit_message(e), user_location(e.__traceback__, entry),
+                            code="ERR-P00", rule="LOAD-2") from None
+    return module
+
+
+def _is_proc_decorator(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "proc" or \
+        isinstance(node, ast.Attribute) and node.attr == "proc"
+
+
+def check_unique_proc_defs(path: str, source: str) -> None:
+    """Two top-level `@proc def k` in one file: the second silently replaces the first, which
+    would never be verified, and their CUDA functions would collide (LOAD-4, ERR-P40)."""
+    first: dict[str, int] = {}
+    for node in ast.parse(source, path).body:
+        if isinstance(node, ast.FunctionDef) and any(map(_is_proc_decorator,
+                                                         node.decorator_list)):
+            if node.name in first:
+                raise RejectedInput(
+                    f"a second @proc named {node.name} (the first is at line "
+                    f"{first[node.name]}): it replaces the first, which would not be verified; "
+                    "give each proc its own name", SrcLoc(path, node.lineno, node.col_offset + 1),
+                    code="ERR-P40", rule="LOAD-4", variable=node.name)
+            first[node.name] = node.lineno
+
+
+def module_procs(module: types.ModuleType) -> list[ir.Proc]:
+    """The distinct procs bound at module level, in source order: a proc bound to two names
+    is verified once (LOAD-5); different procs that share a name (a proc and a scheduled copy
+    of it) are each verified."""
+    distinct = {id(v): v for v in vars(module).values() if isinstance(v, ir.Proc)}
+    entry = module.__file__
+    return sorted(distinct.values(), key=lambda p: (p.loc.file != entry, p.loc.file, p.loc.line))
+
+
+def load_procs(path: str | Path) -> list[ir.Proc]:
+    """Run the file in this process and return its procs (tests; the CLI isolates it)."""
+    return module_procs(run_file(path, read_source(path)))

@@ -1,38 +1,32 @@
 """The `@proc` decorator and `simplify` (LANG-2.1, LANG-1.5).
 
-`@proc` never raises for a user's mistake: it returns a `ProcError` carrying the diagnostic, so
-that a file with several procs reports each one. Internal failures are wrapped as InternalError.
+`@proc` raises a located `SporkError` at decoration time, as upstream's `@proc` does, so a bad
+proc stops the file where it is written (never an object that fails later, far away). The error
+names the proc (`error.proc`); the loader turns it into that proc's `rejected` result.
+Internal failures are wrapped as InternalError.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Any, Callable
 
-from verifier.diagnostics import InternalError, SporkError, SrcLoc
+from verifier.diagnostics import InternalError, SporkError
 from verifier.lang import ir
 from verifier.lang.parse import ProcParser
 
 
-@dataclass(frozen=True)
-class ProcError:
-    """A proc whose parse failed; `error` is the diagnostic to report."""
-
-    name: str
-    error: SporkError
-    loc: SrcLoc
-
-
-def proc(fn: Callable[..., Any]) -> ir.Proc | ProcError:
+def proc(fn: Callable[..., Any]) -> ir.Proc:
     try:
         return ProcParser(fn).parse()
     except SporkError as e:
-        return ProcError(fn.__name__, e, e.loc)
+        e.proc = fn.__name__
+        raise
     except Exception as e:  # a bug in the parser: exit 4, never a user-facing traceback
         err = InternalError(f"internal error while parsing {fn.__name__}: "
                             f"{type(e).__name__}: {e}")
-        return ProcError(fn.__name__, err, err.loc)
+        err.proc = fn.__name__
+        raise err from None
 
 
 def _fold(e: ir.Expr) -> ir.Expr:
@@ -84,8 +78,6 @@ def _fold_node(node: Any) -> Any:
     return node
 
 
-def simplify(p: ir.Proc | ProcError) -> ir.Proc | ProcError:
+def simplify(p: ir.Proc) -> ir.Proc:
     """A copy of `p` with constant subexpressions folded (LANG-1.5)."""
-    if isinstance(p, ProcError):
-        return p
     return _fold_node(p)

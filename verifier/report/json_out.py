@@ -41,6 +41,7 @@ def result_dict(r: ProcResult) -> dict[str, Any]:
                          "time_s": round(o.time_s, 4)} for o in r.obligations],
         "findings": [_finding(f) for f in r.findings],
         "certificate": r.certificate.digest() if r.certificate else None,
+        "load_output": r.load_output,
     }
 
 

@@ -46,9 +46,22 @@ def _finding_lines(f: Finding) -> list[str]:
     return lines
 
 
+def _load_output_lines(r: ProcResult, verbose: bool) -> list[str]:
+    """What the file printed while loading: shown under -v, else a one-line note."""
+    lines = r.load_output.splitlines()
+    if not verbose:
+        return [f"{r.file}: note: the file printed {len(lines)} line(s) while loading "
+                "(shown with -v)"]
+    return [f"{r.file}: output while loading:"] + [f"  | {line}" for line in lines]
+
+
 def to_text(results: list[ProcResult], verbose: bool = False) -> str:
     out: list[str] = []
+    shown: set[str] = set()
     for r in results:
+        if r.load_output and r.file not in shown:
+            shown.add(r.file)
+            out.extend(_load_output_lines(r, verbose))
         counts = {s: sum(1 for o in r.obligations if o.status is s) for s in ObligationStatus}
         summary = ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
         out.append(f"{r.file}: {r.proc}: {_MARK[r.verdict]}"

@@ -1,0 +1,279 @@
+"""Isolated loading (specs/loading.md, LOAD-1..LOAD-9): whatever a file does while it loads
+(exit, crash, hang, print, spawn) ends as a located `rejected` result, never as the verifier's
+own exit, a traceback or a corrupted report; the IR that comes back verifies as in-process IR.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from verifier.cli import main
+from verifier.encode import verify_proc
+from verifier.lang.load import load_procs
+from verifier.lang.load_isolated import load_isolated
+from verifier.lang.load_protocol import LoadReply, Stage, encode_reply, read_reply
+from verifier.lang.printer import ir_hash
+from verifier.results import Verdict
+
+from conftest import EXAMPLES
+
+KERNEL = '''
+@proc
+def {name}(n: size, x: f32[n] @ CudaGmemLinear):
+    assert n % 256 == 0
+    with CudaDeviceFunction(blockDim=256):
+        for blk in cuda_tasks(0, n / 256):
+            for t in cuda_threads(0, 256):
+                x[256 * blk + t] = 1.0
+'''
+RACY = '''
+@proc
+def racy(n: size, x: f32[n] @ CudaGmemLinear):
+    assert n % 256 == 0
+    with CudaDeviceFunction(blockDim=256):
+        for blk in cuda_tasks(0, n / 256):
+            for t in cuda_threads(0, 256):
+                x[blk] = 1.0
+'''
+
+
+def write(tmp_path: Path, name: str, body: str) -> Path:
+    path = tmp_path / name
+    path.write_text("from verifier.lang import *\n" + textwrap.dedent(body))
+    return path
+
+
+def line_of(path: Path, text: str) -> int:
+    return next(i for i, s in enumerate(path.read_text().splitlines(), 1) if text in s)
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, dict, str]:
+    code = main(["--format", "json", *map(str, args)])
+    out = capsys.readouterr()
+    return code, json.loads(out.out), out.err
+
+
+@pytest.mark.parametrize("call, said", [
+    ("sys.exit(0)", "sys.exit(0)"), ("sys.exit()", "sys.exit(None)"),
+    ("os._exit(0)", "os._exit(0)"), ("os._exit(3)", "os._exit(3)"),
+    ("raise KeyboardInterrupt", "KeyboardInterrupt"),
+])
+def test_exit_while_loading_is_a_located_rejection(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, call: str, said: str) -> None:
+    path = write(tmp_path, "k.py", KERNEL.format(name="k") + f"""
+import os, sys
+print("about to leave")
+{call}
+""")
+    code, doc, err = run_json(capsys, path)
+    assert code == 2, doc
+    (res,) = doc["results"]
+    assert res["verdict"] == "rejected" and res["proc"] == "<file>"
+    (finding,) = res["findings"]
+    assert said in finding["message"] and finding["code"] == "ERR-P00"
+    assert finding["location"]["file"] == str(path)
+    assert finding["location"]["line"] == line_of(path, call)
+    assert "Traceback" not in err
+
+
+def test_endless_loop_times_out_at_its_line(capsys: pytest.CaptureFixture[str],
+                                            tmp_path: Path) -> None:
+    path = write(tmp_path, "hang.py", KERNEL.format(name="k") + """
+count = 0
+while True:
+    count += 1
+""")
+    start = time.monotonic()
+    code, doc, _ = run_json(capsys, "--load-timeout", "1", path)
+    assert time.monotonic() - start < 10
+    assert code == 2
+    (finding,) = doc["results"][0]["findings"]
+    assert "did not finish within 1 s" in finding["message"]
+    assert "--load-timeout" in finding["message"]
+    assert finding["location"]["line"] in (line_of(path, "while True"),
+                                           line_of(path, "count += 1"))
+
+
+def test_native_crash_is_a_located_rejection(tmp_path: Path) -> None:
+    path = write(tmp_path, "crash.py", "import ctypes\nctypes.string_at(0)\n")
+    loaded = load_isolated(path)
+    assert loaded.error is not None and loaded.error.code == "ERR-P00"
+    assert "SIGSEGV" in loaded.error.message
+    assert loaded.error.loc.line == line_of(path, "string_at")
+
+
+def test_exception_in_entry_file_is_located(tmp_path: Path) -> None:
+    path = write(tmp_path, "boom.py", KERNEL.format(name="k") + "\nvalue = {}['missing']\n")
+    loaded = load_isolated(path)
+    assert loaded.error is not None and "KeyError" in loaded.error.message
+    assert loaded.error.loc == type(loaded.error.loc)(str(path), line_of(path, "missing"), 1)
+
+
+def test_printing_buggy_file_keeps_json_valid_and_exit_code(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Output of the file, even forged JSON on fd 1, stays out of the report (LOAD-8)."""
+    path = write(tmp_path, "noisy.py", RACY + """
+import os, sys
+print('{"tool": "spork-verify", "results": []}')
+sys.__stdout__.write("garbage on the real stdout\\n")
+os.write(1, b"raw bytes on fd 1\\n")
+print("and on stderr", file=sys.stderr)
+""")
+    code, doc, err = run_json(capsys, path)
+    assert code == 1
+    (res,) = doc["results"]
+    assert res["proc"] == "racy" and res["verdict"] == "refuted"
+    assert "garbage on the real stdout" in res["load_output"]
+    assert "raw bytes on fd 1" in res["load_output"] and "and on stderr" in res["load_output"]
+    assert "garbage" not in err
+    code = main([str(path)])
+    out = capsys.readouterr().out
+    assert code == 1 and "garbage" not in out and "printed 4 line(s) while loading" in out
+    main(["-v", str(path)])
+    assert "  | garbage on the real stdout" in capsys.readouterr().out
+
+
+def test_file_cannot_forge_the_reply(capsys: pytest.CaptureFixture[str],
+                                     tmp_path: Path) -> None:
+    """Writing garbage to every inherited descriptor corrupts neither reply nor report."""
+    path = write(tmp_path, "forger.py", KERNEL.format(name="k") + """
+import os
+for fd in range(64):
+    try:
+        os.write(fd, b'SPORKLD1 forged reply ' * 64)
+    except OSError:
+        pass
+""")
+    code, doc, _ = run_json(capsys, path)
+    assert code == 0, doc
+    assert [r["verdict"] for r in doc["results"]] == ["proved"]
+
+
+def test_processes_started_by_the_file_do_not_outlive_loading(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    path = write(tmp_path, "spawner.py", KERNEL.format(name="k") + f"""
+import subprocess
+child = subprocess.Popen(["sleep", "60"])
+open({str(pid_file)!r}, "w").write(str(child.pid))
+""")
+    loaded = load_isolated(path)
+    assert loaded.error is None and [p.name for p in loaded.procs] == ["k"]
+    pid = int(pid_file.read_text())
+    for _ in range(50):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    pytest.fail(f"process {pid} started while loading is still running")
+
+
+def test_one_proc_under_two_names_is_verified_once(capsys: pytest.CaptureFixture[str],
+                                                  tmp_path: Path) -> None:
+    path = write(tmp_path, "alias.py", KERNEL.format(name="k") + "\nalias = k\nagain = alias\n")
+    code, doc, _ = run_json(capsys, path)
+    assert code == 0 and [r["proc"] for r in doc["results"]] == ["k"]
+
+
+def test_two_proc_defs_with_one_name_are_rejected_at_the_second(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = write(tmp_path, "twice.py", KERNEL.format(name="k") + RACY.replace("racy", "k"))
+    code, doc, _ = run_json(capsys, path)
+    assert code == 2
+    (res,) = doc["results"]
+    (finding,) = res["findings"]
+    assert finding["code"] == "ERR-P40" and finding["variable"] == "k"
+    defs = [i for i, s in enumerate(path.read_text().splitlines(), 1) if s.startswith("def k")]
+    assert finding["location"]["line"] == defs[1]
+    assert f"line {defs[0] - 1}" in finding["message"] or f"line {defs[0]}" in finding["message"]
+
+
+def test_a_proc_and_its_scheduled_copy_are_both_verified(tmp_path: Path) -> None:
+    path = write(tmp_path, "copy.py", KERNEL.format(name="k") + "\nk_simple = simplify(k)\n")
+    loaded = load_isolated(path)
+    assert loaded.error is None
+    assert [p.name for p in loaded.procs] == ["k", "k"]
+    assert loaded.procs[0] is not loaded.procs[1]
+
+
+def test_parse_error_raises_at_decoration_time(tmp_path: Path) -> None:
+    """Upstream raises from @proc; the error names the proc and its location (LOAD-3)."""
+    path = write(tmp_path, "caught.py", KERNEL.format(name="k").replace("x[256", "y[256") + """
+""")
+    from verifier.diagnostics import SporkError
+
+    with pytest.raises(SporkError) as info:
+        load_procs(path)
+    assert info.value.proc == "k" and info.value.loc.line == line_of(path, "y[256")
+    loaded = load_isolated(path)
+    assert loaded.error is not None and loaded.error.proc == "k"
+    assert loaded.error.loc == info.value.loc and loaded.error.code == info.value.code
+
+
+def test_user_can_catch_the_decoration_error(tmp_path: Path) -> None:
+    """As in upstream's tests: `try: @proc ... except Exception` keeps the file going."""
+    path = write(tmp_path, "tests_style.py", """
+try:
+    @proc
+    def bad(n: size, x: f32[n] @ CudaGmemLinear):
+        y[0] = 1.0
+except Exception as e:
+    assert "y" in str(e)
+""" + KERNEL.format(name="k"))
+    loaded = load_isolated(path)
+    assert loaded.error is None and [p.name for p in loaded.procs] == ["k"]
+
+
+@pytest.mark.parametrize("name", ["smem_exchange.py", "gemm_sm80.py", "cp_async_stage.py",
+                                  "gemm_sm80_ws.py", "smem_exchange_bug_nofence.py"])
+def test_ir_from_the_child_verifies_like_in_process_ir(name: str) -> None:
+    """Stdlib objects (instrs with callables, memories, units) travel by name (LOAD-9)."""
+    here = load_procs(EXAMPLES / name)
+    loaded = load_isolated(EXAMPLES / name)
+    assert loaded.error is None
+    assert [ir_hash(p) for p in loaded.procs] == [ir_hash(p) for p in here]
+    if name.startswith("smem_exchange"):
+        verdicts = {verify_proc(p).verdict for p in loaded.procs + tuple(here)}
+        assert verdicts == {Verdict.refuted if "bug" in name else Verdict.proved}
+
+
+def test_reply_frame_rejects_truncated_or_foreign_data(tmp_path: Path) -> None:
+    with open(tmp_path / "reply", "w+b") as f:
+        data = encode_reply(LoadReply(Stage.started, startup_s=0.5))
+        f.write(data)
+        f.flush()
+        reply = read_reply(f.fileno())
+        assert reply is not None and reply.stage is Stage.started
+        f.truncate(len(data) - 1)
+        assert read_reply(f.fileno()) is None
+        f.seek(0)
+        f.write(b"x" * len(data))
+        f.flush()
+        assert read_reply(f.fileno()) is None
+
+
+def test_load_timeout_must_be_positive(capsys: pytest.CaptureFixture[str]) -> None:
+    for bad in ("0", "-1", "nan", "inf", "soon"):
+        assert main(["--load-timeout", bad, str(EXAMPLES / "saxpy.py")]) == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_check_cert_uses_isolated_ir(capsys: pytest.CaptureFixture[str],
+                                     tmp_path: Path) -> None:
+    out_dir = tmp_path / "cu"
+    assert main(["--emit-cuda", str(out_dir), str(EXAMPLES / "saxpy.py")]) == 0
+    capsys.readouterr()
+    noisy = tmp_path / "saxpy.py"
+    noisy.write_text((EXAMPLES / "saxpy.py").read_text() + "\nprint('hello')\n")
+    assert main(["--check-cert", str(out_dir / "saxpy.cu"), str(noisy)]) == 0
+    assert "matches" in capsys.readouterr().out
+    exiting = tmp_path / "exiting.py"
+    exiting.write_text((EXAMPLES / "saxpy.py").read_text() + "\nimport sys\nsys.exit(0)\n")
+    assert main(["--check-cert", str(out_dir / "saxpy.cu"), str(exiting)]) == 2
+    assert "sys.exit(0)" in capsys.readouterr().err

@@ -1,0 +1,99 @@
+"""The loading child: `main([REPLY_FD, CRASH_FD])` in a fresh interpreter (specs/loading.md).
+
+Reads a `LoadRequest` from stdin, runs the user's file with the in-process loader, and writes
+a `LoadReply` to REPLY_FD. The user's code owns this process's stdout and stderr (the parent
+captures them); it never sees the reply channel's contents. `os._exit` is wrapped so that the
+parent learns where it was called; faulthandler writes a traceback to CRASH_FD on a fatal
+signal or when the parent asks (SIGUSR1, on a timeout), so a crash or a hang is located too.
+
+Imports only what loading needs (no solver, no encoder), to keep the start-up cost small.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import os
+import pickle
+import signal
+import sys
+import time
+from typing import Callable, NoReturn
+
+from verifier.diagnostics import InternalError, RejectedInput, SporkError, SrcLoc
+from verifier.lang import load
+from verifier.lang.load_protocol import LoadFailure, LoadReply, LoadRequest, Stage, write_reply
+
+
+Exit = Callable[[int], NoReturn]
+
+
+def _wrap_os_exit(reply_fd: int, real_exit: Exit) -> None:
+    def _exit(code: int) -> NoReturn:
+        frame = sys._getframe(1)
+        loc = None
+        while frame is not None:
+            if load.is_user_file(frame.f_code.co_filename):
+                loc = SrcLoc(frame.f_code.co_filename, frame.f_lineno, 1)
+                break
+            frame = frame.f_back  # type: ignore[assignment]
+        try:
+            write_reply(reply_fd, LoadReply(Stage.exiting, exit_code=code, exit_loc=loc))
+        finally:
+            real_exit(code)
+
+    os._exit = _exit  # type: ignore[assignment]
+
+
+def _load(request: LoadRequest, reply_fd: int, real_exit: Exit) -> LoadReply:
+    startup_s = time.monotonic() - request.started_at
+    write_reply(reply_fd, LoadReply(Stage.started, startup_s=startup_s))
+    _wrap_os_exit(reply_fd, real_exit)
+    begin = time.monotonic()
+    try:
+        module = load.run_file(request.path, request.source)
+        procs = tuple(load.module_procs(module))
+        failure = None
+    except SporkError as e:
+        procs, failure = (), LoadFailure.of(e)
+    except BaseException as e:  # KeyboardInterrupt and the like, raised by the user's code
+        procs, failure = (), LoadFailure.of(RejectedInput(
+            load.exit_message(e), load.user_location(e.__traceback__, SrcLoc(request.path, 1, 1)),
+            code="ERR-P00", rule="LOAD-2"))
+    finally:
+        os._exit = real_exit  # the reply is ours to write from here on
+    return LoadReply(Stage.done, procs, failure, startup_s=startup_s,
+                     run_s=time.monotonic() - begin)
+
+
+def main(argv: list[str]) -> None:
+    reply_fd, crash_fd = int(argv[0]), int(argv[1])
+    for fd in (reply_fd, crash_fd):
+        os.set_inheritable(fd, False)  # not passed on to processes the user's file starts
+    request = pickle.load(sys.stdin.buffer)
+    sys.stdin.close()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)  # input() in the user's file sees end of file, never the terminal
+    os.close(devnull)
+    sys.stdin = open(0, closefd=False)
+    crash = open(crash_fd, "w", closefd=False)
+    faulthandler.enable(crash)
+    faulthandler.register(signal.SIGUSR1, crash)
+    real_exit = os._exit
+    reply = _load(request, reply_fd, real_exit)
+    try:
+        write_reply(reply_fd, reply)
+    except (pickle.PicklingError, TypeError, AttributeError) as e:
+        names = ", ".join(p.name for p in reply.procs)
+        write_reply(reply_fd, LoadReply(Stage.done, failure=LoadFailure.of(InternalError(
+            f"the IR of {names} cannot be sent back from the loading process: "
+            f"{type(e).__name__}: {e}", SrcLoc(request.path, 1, 1)))))
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            stream.flush()
+        except Exception:  # noqa: S110 - the user's file may have closed or replaced them
+            pass
+    real_exit(0)  # skip the user's atexit handlers and non-daemon threads
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

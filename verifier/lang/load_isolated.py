@@ -1,0 +1,170 @@
+"""Load a user file in a child process (specs/loading.md, LOAD-6..LOAD-9).
+
+The user's file runs in its own interpreter (`load_child`), under a time limit, with its
+stdout and stderr captured apart from the report; the IR comes back pickled and every verdict
+is computed here from it. Whatever the file does while loading (exit, crash, hang, print, start
+processes) ends as a located `SporkError` in `LoadedFile.error`, never as this process's exit.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+import verifier
+from verifier.diagnostics import InternalError, RejectedInput, SporkError, SrcLoc
+from verifier.lang import ir
+from verifier.lang.load import is_user_file, read_source
+from verifier.lang.load_protocol import LoadReply, LoadRequest, Stage, read_reply
+
+DEFAULT_TIMEOUT_S = 120.0
+OUTPUT_LIMIT = 64 * 1024  # bytes of the file's output kept; the rest is counted, not stored
+_DUMP_WAIT_S = 0.5  # how long a timed-out child gets to write its traceback
+_FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+)')
+
+
+@dataclass(frozen=True)
+class LoadedFile:
+    """What loading one file gave: its procs, or why there are none, and what it printed."""
+
+    path: str
+    procs: tuple[ir.Proc, ...] = ()
+    error: SporkError | None = None
+    output: str = ""  # stdout and stderr of the file while it loaded, interleaved
+    timings: dict[str, float] = field(default_factory=dict)  # total_s, startup_s, run_s
+
+
+class _OutputReader(threading.Thread):
+    """Drains the child's output pipe so the child never blocks; keeps the first bytes."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        super().__init__(daemon=True)
+        self.stream = stream
+        self.kept = bytearray()
+        self.dropped = 0
+
+    def run(self) -> None:
+        while chunk := self.stream.read1(65536):  # type: ignore[attr-defined]
+            room = OUTPUT_LIMIT - len(self.kept)
+            self.kept += chunk[:room]
+            self.dropped += max(0, len(chunk) - room)
+
+    def text(self) -> str:
+        text = self.kept.decode("utf-8", errors="replace")
+        return text + (f"\n[... {self.dropped} more bytes not kept]\n" if self.dropped else "")
+
+
+# The child imports this very verifier package (not another install), then takes its folder
+# off sys.path again, so the user's `import examples` or `import tests` never finds ours.
+_BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
+         "from verifier.lang.load_child import main; del sys.path[0]; main(sys.argv[2:])")
+
+
+def _crash_location(crash: IO[bytes]) -> SrcLoc | None:
+    """The innermost user frame of the faulthandler traceback, if the child wrote one."""
+    crash.seek(0)
+    for line in crash.read().decode("utf-8", errors="replace").splitlines():
+        m = _FRAME.match(line)  # faulthandler lists the most recent call first
+        if m and is_user_file(m["file"]):
+            return SrcLoc(m["file"], int(m["line"]), 1)
+    return None
+
+
+def _kill_group(child: subprocess.Popen[bytes]) -> None:
+    """Kill the child and anything it started (it leads its own process group)."""
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    child.wait()
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _no_reply_error(path: str, reply: LoadReply | None, returncode: int, timed_out: bool,
+                    timeout_s: float, crash_loc: SrcLoc | None, output: str) -> SporkError:
+    where = crash_loc or SrcLoc(path, 1, 1)
+    if timed_out:
+        return RejectedInput(f"loading the file did not finish within {timeout_s:g} s (an "
+                             "endless loop? raise the limit with --load-timeout SECONDS)",
+                             where, code="ERR-P00", rule="LOAD-7")
+    if reply is None:
+        return InternalError("the loading process failed before it ran the file (exit status "
+                             f"{returncode}); its output: {output[-2000:]}", SrcLoc(path, 0, 0))
+    if reply.stage is Stage.exiting:
+        return RejectedInput(f"the file called os._exit({reply.exit_code}) while loading; a "
+                             "kernel file must not end the process", reply.exit_loc or where,
+                             code="ERR-P00", rule="LOAD-2")
+    if returncode < 0:
+        return RejectedInput(f"the loading process died of {_signal_name(-returncode)} while "
+                             "running the file (a crash in native code?)", where,
+                             code="ERR-P00", rule="LOAD-2")
+    return RejectedInput(f"the loading process ended with exit status {returncode} while "
+                         "running the file", where, code="ERR-P00", rule="LOAD-2")
+
+
+def load_isolated(path: str | Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> LoadedFile:
+    """Run the file in a child interpreter and return its procs (or why loading failed)."""
+    path = str(path)
+    start = time.monotonic()
+    try:
+        source = read_source(path)
+    except SporkError as e:
+        return LoadedFile(path, error=e)
+    with tempfile.TemporaryFile() as reply_file, tempfile.TemporaryFile() as crash_file:
+        fds = (reply_file.fileno(), crash_file.fileno())
+        child = subprocess.Popen(
+            [sys.executable, "-P", "-u", "-c", _BOOT,
+             str(Path(verifier.__file__).resolve().parent.parent), *map(str, fds)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            pass_fds=fds, start_new_session=True)
+        reader = _OutputReader(child.stdout)  # type: ignore[arg-type]
+        reader.start()
+        timed_out = False
+        try:
+            try:
+                assert child.stdin is not None
+                child.stdin.write(pickle.dumps(LoadRequest(path, source, start)))
+                child.stdin.close()
+            except BrokenPipeError:
+                pass  # the child died at start; its status says why
+            try:
+                child.wait(timeout=max(0.0, timeout_s - (time.monotonic() - start)))
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                os.kill(child.pid, signal.SIGUSR1)  # faulthandler: where is it stuck?
+                time.sleep(_DUMP_WAIT_S)
+        finally:
+            _kill_group(child)  # also on Ctrl-C; and processes the file left running
+        reader.join(timeout=1.0)
+        output = reader.text()
+        try:
+            reply = read_reply(fds[0])
+        except Exception as e:  # IR holding a value of a class only the child could import
+            return LoadedFile(path, (), InternalError(
+                f"the procs of {path} cannot be read back from the loading process: "
+                f"{type(e).__name__}: {e}", SrcLoc(path, 0, 0)), reader.text())
+        crash_loc = _crash_location(crash_file)
+    total_s = time.monotonic() - start
+    if reply is not None and reply.stage is Stage.done:
+        timings = {"total_s": total_s, "startup_s": reply.startup_s, "run_s": reply.run_s}
+        error = reply.failure.error() if reply.failure else None
+        return LoadedFile(path, reply.procs, error, output, timings)
+    error = _no_reply_error(path, reply, child.returncode, timed_out, timeout_s, crash_loc,
+                            output)
+    return LoadedFile(path, (), error, output, {"total_s": total_s})

@@ -1,0 +1,139 @@
+"""What the loading child and the verifier exchange (specs/loading.md, "Isolated loading").
+
+The request (file path and text) goes to the child's stdin; the reply comes back through a
+file of its own, never through the child's stdout, which belongs to the user's code. A reply is
+one frame: magic, length, SHA-256, pickle. The child rewrites the whole file for each frame, so
+the last frame written wins and a partial or foreign write is detected, never unpickled.
+
+Stdlib objects travel by name: an object bound at module level in a `verifier.*` module (an
+instr, a memory, a unit) is sent as a reference to that binding and resolved to the parent's
+own object, so IR that holds stdlib values with callables (instr shapes) still travels.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import io
+import os
+import pickle
+import struct
+import sys
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from verifier.diagnostics import InternalError, RejectedInput, SporkError, SrcLoc, Unsupported
+from verifier.lang import ir
+
+MAGIC = b"SPORKLD1"
+_HEADER = struct.Struct(">8sQ32s")
+_ERROR_KINDS: dict[str, type[SporkError]] = {
+    "rejected": RejectedInput, "unsupported": Unsupported, "internal": InternalError}
+
+
+@dataclass(frozen=True)
+class LoadRequest:
+    path: str
+    source: str
+    started_at: float  # time.monotonic() in the parent when the child was spawned
+
+
+@dataclass(frozen=True)
+class LoadFailure:
+    """A SporkError as plain data (exceptions lose their fields when pickled)."""
+
+    kind: str  # a key of _ERROR_KINDS
+    message: str
+    loc: SrcLoc
+    rule: str
+    code: str
+    variable: str | None
+    proc: str | None
+
+    @staticmethod
+    def of(e: SporkError) -> "LoadFailure":
+        kind = "rejected" if isinstance(e, RejectedInput) else \
+            "unsupported" if isinstance(e, Unsupported) else "internal"
+        return LoadFailure(kind, e.message, e.loc, e.rule, e.code, e.variable, e.proc)
+
+    def error(self) -> SporkError:
+        e = _ERROR_KINDS[self.kind](self.message, self.loc, self.rule, self.code, self.variable)
+        e.proc = self.proc
+        return e
+
+
+class Stage(Enum):
+    started = "started"  # the child is ready and runs the user's file now
+    exiting = "exiting"  # the user's file called os._exit
+    done = "done"
+
+
+@dataclass(frozen=True)
+class LoadReply:
+    stage: Stage
+    procs: tuple[ir.Proc, ...] = ()
+    failure: LoadFailure | None = None
+    exit_code: int | None = None  # for Stage.exiting
+    exit_loc: SrcLoc | None = None
+    startup_s: float = 0.0  # spawn until the user's file starts (interpreter + our imports)
+    run_s: float = 0.0  # running the user's file
+
+
+def _stdlib_bindings() -> dict[int, tuple[str, str]]:
+    """id(object) -> (module, name) for the stdlib values worth sending by name."""
+    out: dict[int, tuple[str, str]] = {}
+    modules = sorted((name for name in sys.modules if name.startswith("verifier.")),
+                     key=lambda name: (name != "verifier.lang", name))
+    for mod_name in modules:
+        module = sys.modules[mod_name]
+        for attr, value in list(vars(module).items()):
+            kind = type(value)
+            if kind.__module__.startswith("verifier.lang") and kind.__module__ != ir.__name__ \
+                    and not isinstance(value, (type, Enum)) and id(value) not in out:
+                out[id(value)] = (mod_name, attr)
+    return out
+
+
+class _ReplyPickler(pickle.Pickler):
+    def __init__(self, file: io.BytesIO) -> None:
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.bindings = _stdlib_bindings()
+
+    def persistent_id(self, obj: Any) -> tuple[str, str] | None:
+        return self.bindings.get(id(obj))
+
+
+class _ReplyUnpickler(pickle.Unpickler):
+    def persistent_load(self, pid: Any) -> Any:
+        mod_name, attr = pid
+        return getattr(importlib.import_module(mod_name), attr)
+
+
+def encode_reply(reply: LoadReply) -> bytes:
+    buf = io.BytesIO()
+    _ReplyPickler(buf).dump(reply)
+    payload = buf.getvalue()
+    return _HEADER.pack(MAGIC, len(payload), hashlib.sha256(payload).digest()) + payload
+
+
+def write_reply(fd: int, reply: LoadReply) -> None:
+    data = encode_reply(reply)
+    os.ftruncate(fd, 0)
+    written = 0
+    while written < len(data):
+        written += os.pwrite(fd, data[written:], written)
+
+
+def read_reply(fd: int) -> LoadReply | None:
+    """The child's last reply, or None when it wrote none (or not a whole one)."""
+    size = os.fstat(fd).st_size
+    data = os.pread(fd, size, 0) if size else b""
+    if len(data) < _HEADER.size:
+        return None
+    magic, length, digest = _HEADER.unpack_from(data)
+    payload = data[_HEADER.size:_HEADER.size + length]
+    if magic != MAGIC or len(payload) != length or hashlib.sha256(payload).digest() != digest:
+        return None
+    reply = _ReplyUnpickler(io.BytesIO(payload)).load()
+    return reply if isinstance(reply, LoadReply) else None
