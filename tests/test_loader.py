@@ -32,6 +32,7 @@ def {name}(n: size, x: f32[n] @ CudaGmemLinear):
             for t in cuda_threads(0, 256):
                 x[256 * blk + t] = 1.0
 '''
+SIBLING_HEAD = "from __future__ import annotations\nfrom verifier.lang import *\n"
 RACY = '''
 @proc
 def racy(n: size, x: f32[n] @ CudaGmemLinear):
@@ -106,6 +107,18 @@ def test_native_crash_is_a_located_rejection(tmp_path: Path) -> None:
     assert loaded.error is not None and loaded.error.code == "ERR-P00"
     assert "SIGSEGV" in loaded.error.message
     assert loaded.error.loc.line == line_of(path, "string_at")
+
+
+def test_file_sees_a_script_like_process(tmp_path: Path) -> None:
+    """argv is the file, stdin is at end of file, the working directory is not on sys.path."""
+    path = write(tmp_path, "env.py", KERNEL.format(name="k") + """
+import os, sys
+assert sys.argv == [__file__], sys.argv
+assert sys.stdin.read() == ""
+assert "" not in sys.path and sys.path[0] == os.path.dirname(__file__)
+""")
+    loaded = load_isolated(path)
+    assert loaded.error is None, loaded.error.render()
 
 
 def test_exception_in_entry_file_is_located(tmp_path: Path) -> None:
@@ -277,3 +290,32 @@ def test_check_cert_uses_isolated_ir(capsys: pytest.CaptureFixture[str],
     exiting.write_text((EXAMPLES / "saxpy.py").read_text() + "\nimport sys\nsys.exit(0)\n")
     assert main(["--check-cert", str(out_dir / "saxpy.cu"), str(exiting)]) == 2
     assert "sys.exit(0)" in capsys.readouterr().err
+
+
+def test_error_in_a_sibling_module_is_reported_there(tmp_path: Path) -> None:
+    """LOAD-3: the sibling's file and line, not the entry file's `import` line."""
+    (tmp_path / "helpers.py").write_text("SIZE = 256\n\n\ndef tile():\n    return SIZE // 0\n")
+    (tmp_path / "config_mod.py").write_text("from helpers import tile\n\nTILE = tile()\n")
+    path = write(tmp_path, "entry.py", "from config_mod import TILE\n" + KERNEL.format(name="k"))
+    loaded = load_isolated(path)
+    assert loaded.error is not None and "ZeroDivisionError" in loaded.error.message
+    assert loaded.error.loc.file == str(tmp_path / "helpers.py")
+    assert loaded.error.loc.line == 5
+
+
+def test_proc_error_in_a_sibling_module_names_the_proc_there(tmp_path: Path) -> None:
+    (tmp_path / "kernels.py").write_text(SIBLING_HEAD +
+                                         KERNEL.format(name="lib_k").replace("x[256", "z[256"))
+    path = write(tmp_path, "entry.py", "from kernels import lib_k\n")
+    loaded = load_isolated(path)
+    assert loaded.error is not None and loaded.error.proc == "lib_k"
+    assert loaded.error.loc.file == str(tmp_path / "kernels.py")
+    assert loaded.error.loc.line == line_of(tmp_path / "kernels.py", "z[256")
+
+
+def test_sibling_procs_are_verified_with_the_entry_file(tmp_path: Path) -> None:
+    (tmp_path / "kernels.py").write_text(SIBLING_HEAD +
+                                         KERNEL.format(name="lib_k"))
+    path = write(tmp_path, "entry.py", "from kernels import lib_k\n" + KERNEL.format(name="k"))
+    loaded = load_isolated(path)
+    assert loaded.error is None and [p.name for p in loaded.procs] == ["k", "lib_k"]

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import __future__
 import ast
+import contextlib
 import linecache
 import sys
 import sysconfig
 import types
 from pathlib import Path
+from typing import Iterator
 
 from verifier.diagnostics import UNKNOWN_LOC, RejectedInput, SporkError, SrcLoc
 from verifier.lang import ir
@@ -81,6 +83,19 @@ def exit_message(e: BaseException) -> str:
     return f"error while running the file: {type(e).__name__}: {e}"
 
 
+@contextlib.contextmanager
+def script_path(path: str) -> Iterator[None]:
+    """The file's folder first on sys.path while it runs, as when Python runs a script, so
+    sibling modules import (the in-process loader takes it off again)."""
+    folder = str(Path(path).resolve().parent)
+    sys.path.insert(0, folder)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(folder)
+
+
 def run_file(path: str | Path, source: str) -> types.ModuleType:
     """Execute `source` as the module of the file `path`; every failure is a located
     `SporkError` (LOAD-1..LOAD-3). KeyboardInterrupt from the terminal propagates."""
@@ -94,7 +109,8 @@ def run_file(path: str | Path, source: str) -> types.ModuleType:
     linecache.cache[path] = (len(source), None, source.splitlines(True), path)
     entry = SrcLoc(path, 1, 1)
     try:
-        exec(code, module.__dict__)  # noqa: S102 - running the user's own kernel file
+        with script_path(path):
+            exec(code, module.__dict__)  # noqa: S102 - running the user's own kernel file
     except SporkError as e:
         if e.loc == UNKNOWN_LOC:
             e.loc = user_location(e.__traceback__, entry)

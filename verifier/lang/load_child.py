@@ -70,6 +70,7 @@ def main(argv: list[str]) -> None:
     for fd in (reply_fd, crash_fd):
         os.set_inheritable(fd, False)  # not passed on to processes the user's file starts
     request = pickle.load(sys.stdin.buffer)
+    sys.argv = [request.path]  # as `python FILE` would set it, not our descriptors
     sys.stdin.close()
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)  # input() in the user's file sees end of file, never the terminal
