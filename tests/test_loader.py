@@ -319,3 +319,30 @@ def test_sibling_procs_are_verified_with_the_entry_file(tmp_path: Path) -> None:
     path = write(tmp_path, "entry.py", "from kernels import lib_k\n" + KERNEL.format(name="k"))
     loaded = load_isolated(path)
     assert loaded.error is None and [p.name for p in loaded.procs] == ["k", "lib_k"]
+
+
+def test_ctrl_c_while_loading_kills_the_child(tmp_path: Path) -> None:
+    """SIGINT to the verifier ends it promptly and takes the loading child with it (LOAD-6)."""
+    import signal
+    import subprocess
+    import sys
+
+    pid_file = tmp_path / "pid"
+    path = write(tmp_path, "slow.py", f"""
+import os, time
+open({str(pid_file)!r}, "w").write(str(os.getpid()))
+time.sleep(60)
+""")
+    root = Path(__file__).resolve().parent.parent
+    cli = subprocess.Popen([sys.executable, "-m", "verifier.cli", str(path)], cwd=root,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    for _ in range(200):
+        if pid_file.exists() and pid_file.read_text():
+            break
+        time.sleep(0.05)
+    child_pid = int(pid_file.read_text())
+    cli.send_signal(signal.SIGINT)
+    cli.communicate(timeout=10)
+    assert cli.returncode != 0
+    with pytest.raises(ProcessLookupError):
+        os.kill(child_pid, 0)

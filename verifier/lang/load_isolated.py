@@ -8,6 +8,7 @@ processes) ends as a located `SporkError` in `LoadedFile.error`, never as this p
 
 from __future__ import annotations
 
+import linecache
 import os
 import pickle
 import re
@@ -126,6 +127,8 @@ def load_isolated(path: str | Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> Loa
         source = read_source(path)
     except SporkError as e:
         return LoadedFile(path, error=e)
+    # the report quotes the text that was verified, also for a pipe or a file edited meanwhile
+    linecache.cache[path] = (len(source), None, source.splitlines(True), path)
     with tempfile.TemporaryFile() as reply_file, tempfile.TemporaryFile() as crash_file:
         fds = (reply_file.fileno(), crash_file.fileno())
         child = subprocess.Popen(
