@@ -346,3 +346,23 @@ time.sleep(60)
     assert cli.returncode != 0
     with pytest.raises(ProcessLookupError):
         os.kill(child_pid, 0)
+
+
+def test_every_stdlib_export_survives_the_reply() -> None:
+    """LOAD-9: each name `from verifier.lang import *` gives travels to the parent: frozen
+    stdlib objects as the parent's own object, everything else by value."""
+    import io
+
+    import verifier.lang as lang
+    from verifier.lang.load_protocol import _ReplyPickler, _ReplyUnpickler
+
+    values = {name: getattr(lang, name) for name in lang.__all__
+              if not isinstance(getattr(lang, name), type(os))}  # not the submodules
+    buf = io.BytesIO()
+    _ReplyPickler(buf).dump(values)
+    back = _ReplyUnpickler(io.BytesIO(buf.getvalue())).load()
+    for name, value in values.items():
+        if getattr(type(value), "__dataclass_params__", None) is not None:
+            assert back[name] is value or back[name] == value, name
+    instrs = [name for name, v in values.items() if type(v).__name__ == "Instr"]
+    assert instrs and all(back[name] is values[name] for name in instrs)

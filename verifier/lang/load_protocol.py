@@ -5,8 +5,8 @@ file of its own, never through the child's stdout, which belongs to the user's c
 one frame: magic, length, SHA-256, pickle. The child rewrites the whole file for each frame, so
 the last frame written wins and a partial or foreign write is detected, never unpickled.
 
-Stdlib objects travel by name: an object bound at module level in a `verifier.*` module (an
-instr, a memory, a unit) is sent as a reference to that binding and resolved to the parent's
+Stdlib objects travel by name: a frozen object bound at module level in a `verifier.*` module
+(an instr, a memory, a unit) is sent as a reference to that binding and resolved to the parent's
 own object, so IR that holds stdlib values with callables (instr shapes) still travels.
 """
 
@@ -80,8 +80,14 @@ class LoadReply:
     run_s: float = 0.0  # running the user's file
 
 
+def _immutable(value: object) -> bool:
+    params = getattr(type(value), "__dataclass_params__", None)
+    return params is not None and params.frozen
+
+
 def _stdlib_bindings() -> dict[int, tuple[str, str]]:
-    """id(object) -> (module, name) for the stdlib values worth sending by name."""
+    """id(object) -> (module, name) for the stdlib values sent by name: frozen dataclasses
+    only, so the parent's object is exactly the child's (a mutable one travels by value)."""
     out: dict[int, tuple[str, str]] = {}
     modules = sorted((name for name in sys.modules if name.startswith("verifier.")),
                      key=lambda name: (name != "verifier.lang", name))
@@ -90,7 +96,7 @@ def _stdlib_bindings() -> dict[int, tuple[str, str]]:
         for attr, value in list(vars(module).items()):
             kind = type(value)
             if kind.__module__.startswith("verifier.lang") and kind.__module__ != ir.__name__ \
-                    and not isinstance(value, (type, Enum)) and id(value) not in out:
+                    and _immutable(value) and id(value) not in out:
                 out[id(value)] = (mod_name, attr)
     return out
 
