@@ -137,6 +137,7 @@ print('{"tool": "spork-verify", "results": []}')
 sys.__stdout__.write("garbage on the real stdout\\n")
 os.write(1, b"raw bytes on fd 1\\n")
 print("and on stderr", file=sys.stderr)
+print("\\x1b[2Jclear screen")
 """)
     code, doc, err = run_json(capsys, path)
     assert code == 1
@@ -147,9 +148,11 @@ print("and on stderr", file=sys.stderr)
     assert "garbage" not in err
     code = main([str(path)])
     out = capsys.readouterr().out
-    assert code == 1 and "garbage" not in out and "printed 4 line(s) while loading" in out
+    assert code == 1 and "garbage" not in out and "printed 5 line(s) while loading" in out
     main(["-v", str(path)])
-    assert "  | garbage on the real stdout" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "  | garbage on the real stdout" in out
+    assert "  | \\x1b[2Jclear screen" in out and "\x1b" not in out
 
 
 def test_file_cannot_forge_the_reply(capsys: pytest.CaptureFixture[str],

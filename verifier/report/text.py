@@ -52,7 +52,12 @@ def _load_output_lines(r: ProcResult, verbose: bool) -> list[str]:
     if not verbose:
         return [f"{r.file}: note: the file printed {len(lines)} line(s) while loading "
                 "(shown with -v)"]
-    return [f"{r.file}: output while loading:"] + [f"  | {line}" for line in lines]
+    return [f"{r.file}: output while loading:"] + [f"  | {_printable(line)}" for line in lines]
+
+
+def _printable(line: str) -> str:
+    """The file's own text with control characters (terminal escapes) shown, not obeyed."""
+    return "".join(c if c.isprintable() or c == "\t" else f"\\x{ord(c):02x}" for c in line)
 
 
 def to_text(results: list[ProcResult], verbose: bool = False) -> str:
