@@ -8,6 +8,7 @@ processes) ends as a located `SporkError` in `LoadedFile.error`, never as this p
 
 from __future__ import annotations
 
+import contextlib
 import linecache
 import os
 import pickle
@@ -150,18 +151,21 @@ def load_isolated(path: str | Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> Loa
                 child.wait(timeout=max(0.0, timeout_s - (time.monotonic() - start)))
             except subprocess.TimeoutExpired:
                 timed_out = True
-                os.kill(child.pid, signal.SIGUSR1)  # faulthandler: where is it stuck?
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(child.pid, signal.SIGUSR1)  # faulthandler: where is it stuck?
                 time.sleep(_DUMP_WAIT_S)
         finally:
             _kill_group(child)  # also on Ctrl-C; and processes the file left running
-        reader.join(timeout=1.0)
+        reader.join(timeout=1.0)  # a process that left our group may still hold the pipe
+        if not reader.is_alive():
+            child.stdout.close()  # type: ignore[union-attr]
         output = reader.text()
         try:
             reply = read_reply(fds[0])
         except Exception as e:  # IR holding a value of a class only the child could import
             return LoadedFile(path, (), InternalError(
                 f"the procs of {path} cannot be read back from the loading process: "
-                f"{type(e).__name__}: {e}", SrcLoc(path, 0, 0)), reader.text())
+                f"{type(e).__name__}: {e}", SrcLoc(path, 0, 0)), output)
         crash_loc = _crash_location(crash_file)
     total_s = time.monotonic() - start
     if reply is not None and reply.stage is Stage.done:
