@@ -18,6 +18,7 @@ from verifier import __version__
 from verifier.diagnostics import InternalError, RejectedInput, SporkError, Unsupported
 from verifier.lang import ir
 from verifier.lang.load_isolated import DEFAULT_TIMEOUT_S, load_isolated
+from verifier.report import FORMATS
 from verifier.results import ProcResult, Verdict
 
 
@@ -64,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", metavar="PATH", help="Python files with @proc functions")
     p.add_argument("--proc", action="append", default=[], metavar="NAME",
                    help="verify only this proc (repeatable)")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--format", choices=FORMATS, default="text")
     p.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
     p.add_argument("--emit-cuda", metavar="DIR",
                    help="write certified CUDA for every proved proc into DIR")
@@ -186,9 +187,9 @@ def main(argv: list[str] | None = None) -> int:
             file_results, failures = verify_file(path, args)
             results.extend(file_results)
             not_lowered += failures
-        from verifier.report import to_json, to_text
+        from verifier.report import render
 
-        text = to_json(results) if args.format == "json" else to_text(results, args.verbose)
+        text = render(args.format, results, args.verbose)
         if args.output:
             Path(args.output).write_text(text)
         else:

@@ -1,6 +1,23 @@
-"""Renderers of verdicts: text for people, JSON for CI (architecture.md §4). Never decide."""
+"""Renderers of verdicts: text for people, JSON/SARIF/JUnit for tools (architecture.md §4).
+Never decide."""
+
+from __future__ import annotations
 
 from verifier.report.json_out import to_json
+from verifier.report.sarif import to_sarif
 from verifier.report.text import to_text
+from verifier.results import ProcResult
 
-__all__ = ["to_json", "to_text"]
+FORMATS = ("text", "json", "sarif")
+
+
+def render(fmt: str, results: list[ProcResult], verbose: bool = False) -> str:
+    """The report in format `fmt` (one of FORMATS)."""
+    if fmt == "json":
+        return to_json(results)
+    if fmt == "sarif":
+        return to_sarif(results)
+    return to_text(results, verbose)
+
+
+__all__ = ["FORMATS", "render", "to_json", "to_sarif", "to_text"]

@@ -1,0 +1,37 @@
+"""Read a JSON report (the contract of docs/json-contract.md) back into `ProcResult`s, so a
+saved report can be rendered in another format and the contract is checked to round-trip."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from verifier.diagnostics import SrcLoc
+from verifier.results import (Counterexample, Finding, FindingKind, ObligationResult,
+                              ObligationStatus, ProcResult, Related, Verdict)
+
+
+def _loc(d: dict[str, Any]) -> SrcLoc:
+    return SrcLoc(d["file"], d["line"], d["col"])
+
+
+def _finding(d: dict[str, Any]) -> Finding:
+    c = d.get("counterexample")
+    cex = None if c is None else Counterexample(dict(c["sizes"]), dict(c["iterators"]),
+                                                list(c["threads"]), list(c["index"]),
+                                                c["replayed"])
+    related = tuple(Related(_loc(r), r["role"]) for r in d["related"])
+    return Finding(FindingKind(d["kind"]), d["message"], d["variable"], _loc(d["location"]),
+                   related, cex, d.get("rule", ""), d.get("code", ""), d.get("hint", ""))
+
+
+def results_from_json(text: str) -> list[ProcResult]:
+    doc = json.loads(text)
+    out = []
+    for r in doc["results"]:
+        obligations = tuple(ObligationResult(o["id"], o["rule"], o["kind"],
+                                             ObligationStatus(o["status"]), o.get("time_s", 0.0))
+                            for o in r["obligations"])
+        out.append(ProcResult(r["file"], r["proc"], Verdict(r["verdict"]), r.get("time_s", 0.0),
+                              obligations, tuple(_finding(f) for f in r["findings"])))
+    return out
