@@ -16,7 +16,7 @@ def _source(file: str, line: int) -> str:
     return f"    {line:4d} | {text}" if text else ""
 
 
-def _finding_lines(f: Finding) -> list[str]:
+def finding_lines(f: Finding) -> list[str]:
     tag = f.code or f.rule
     lines = [f"{f.loc}: {f.kind.value}{f'[{tag}]' if tag else ''}: {f.message}"]
     src = _source(f.loc.file, f.loc.line)
@@ -76,5 +76,5 @@ def to_text(results: list[ProcResult], verbose: bool = False) -> str:
             for o in r.obligations:
                 out.append(f"  [{o.status.value:>8}] {o.rule:<8} {o.id}  ({o.time_s:.3f}s)")
         for f in r.findings:
-            out.extend(_finding_lines(f))
+            out.extend(finding_lines(f))
     return "\n".join(out) + "\n"
