@@ -79,6 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--check-cert", metavar="FILE.cu",
                    help="re-validate the certificate in a generated CUDA file against PATH")
     p.add_argument("-v", "--verbose", action="store_true", help="list every obligation")
+    p.add_argument("--explain", metavar="CODE",
+                   help="print the rule, an example and the fix of an error code (e.g. ERR-V01)")
     p.add_argument("--version", action="version", version=f"spork-verify {__version__}")
     return p
 
@@ -168,12 +170,26 @@ def check_cert(cu_file: str, paths: list[str], load_timeout: float) -> int:
     return 2
 
 
+def explain_code(code: str) -> int:
+    from verifier.report.catalog import catalog, explain
+
+    text = explain(code)
+    if text is None:
+        print(f"spork-verify: unknown error code {code!r} (codes look like ERR-V01; "
+              f"{len(catalog())} are listed in docs/error-codes.md)", file=sys.stderr)
+        return 2
+    sys.stdout.write(text)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:
         return int(e.code or 0) if e.code in (0, None) else 2
+    if args.explain:
+        return explain_code(args.explain)
     if not args.paths:
         parser.print_usage(sys.stderr)
         print("spork-verify: error: give at least one PATH", file=sys.stderr)
