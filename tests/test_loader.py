@@ -369,3 +369,22 @@ def test_every_stdlib_export_survives_the_reply() -> None:
             assert back[name] is value or back[name] == value, name
     instrs = [name for name, v in values.items() if type(v).__name__ == "Instr"]
     assert instrs and all(back[name] is values[name] for name in instrs)
+
+
+def test_load_output_in_junit_and_json_round_trip(capsys: pytest.CaptureFixture[str],
+                                                  tmp_path: Path) -> None:
+    """LOAD-8 in the other formats: JUnit `<system-out>` (valid against the XSD), and a saved
+    JSON report reads back with the output."""
+    import xmlschema
+
+    from verifier.report.json_in import results_from_json
+
+    path = write(tmp_path, "noisy.py", KERNEL.format(name="k") + "\nprint('hello\\x01')\n")
+    assert main(["--format", "junit", str(path)]) == 0
+    xml = capsys.readouterr().out
+    xsd = xmlschema.XMLSchema10(Path(__file__).parent / "data" / "junit-10.xsd")
+    xsd.validate(xml)
+    assert "<system-out>hello\\x01\n</system-out>" in xml
+    assert main(["--format", "json", str(path)]) == 0
+    (back,) = results_from_json(capsys.readouterr().out)
+    assert back.load_output == "hello\x01\n"

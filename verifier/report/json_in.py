@@ -33,5 +33,6 @@ def results_from_json(text: str) -> list[ProcResult]:
                                              ObligationStatus(o["status"]), o.get("time_s", 0.0))
                             for o in r["obligations"])
         out.append(ProcResult(r["file"], r["proc"], Verdict(r["verdict"]), r.get("time_s", 0.0),
-                              obligations, tuple(_finding(f) for f in r["findings"])))
+                              obligations, tuple(_finding(f) for f in r["findings"]),
+                              load_output=r.get("load_output", "")))
     return out

@@ -36,6 +36,8 @@ def _details(r: ProcResult) -> tuple[str, str]:
 def _testcase(r: ProcResult) -> TestCase:
     case = TestCase(_xml_text(r.proc), classname=_xml_text(r.file), time=round(r.time_s, 3))
     message, text = _details(r)
+    if r.load_output:  # what the file printed while loading (specs/loading.md LOAD-8)
+        case.system_out = _xml_text(r.load_output)
     if r.internal_error:
         outcome = Error(f"internal error: {message}", "internal-error")
     elif r.verdict is Verdict.refuted:
