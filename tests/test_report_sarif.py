@@ -74,6 +74,9 @@ def test_cli_sarif_end_to_end(capsys: pytest.CaptureFixture[str]) -> None:
     assert res["ruleId"] == "ERR-V01" and res["properties"]["variable"] == exp.variable
     assert res["locations"][0]["physicalLocation"]["region"]["startLine"] == exp.line
     assert len(res["codeFlows"][0]["threadFlows"]) == 2
+    (missing,) = [r for r in res["relatedLocations"] if r["message"]["text"] == "missing sync"]
+    assert missing["physicalLocation"]["region"]["startLine"] == 14
+    assert "between lines 13 and 14" in res["message"]["text"]
     assert doc["runs"][0]["invocations"][0]["executionSuccessful"] is True
 
 

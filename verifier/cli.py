@@ -113,6 +113,7 @@ def run_concrete(p: ir.Proc, sizes: dict[str, int]) -> ProcResult:
 def verify_file(path: str, args: argparse.Namespace) -> tuple[list[ProcResult], int]:
     """Results of every proc in the file, and how many proved procs got no CUDA."""
     from verifier.encode import Options, verify_proc
+    from verifier.encode.hints import add_sync_hints
 
     loaded = load_isolated(path, args.load_timeout)
     if loaded.error is not None:
@@ -128,7 +129,8 @@ def verify_file(path: str, args: argparse.Namespace) -> tuple[list[ProcResult], 
             if args.sizes is not None:
                 results.append(run_concrete(p, args.sizes))
             else:
-                results.append(verify_proc(p, Options(timeout_s=args.timeout)))
+                results.append(add_sync_hints(p, verify_proc(p, Options(timeout_s=args.timeout)),
+                                              args.timeout))
         except SporkError as e:
             results.append(_error_result(path, p.name, e))
         if args.emit_cuda and results[-1].verdict is Verdict.proved and \

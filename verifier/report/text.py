@@ -42,7 +42,7 @@ def finding_lines(f: Finding) -> list[str]:
             its = ", ".join(f"{k}={v}" for k, v in sorted(c.iterators.items()))
             lines.append(f"    iterators: {its}")
     if f.hint:
-        lines.append(f"  missing sync: {f.hint}")
+        lines.append(f"  fix: {f.hint}")
     return lines
 
 

@@ -1,0 +1,211 @@
+"""Where the missing synchronization of a refuted race goes, checked where cheap.
+
+For a race between two statements the smallest candidate is one CTA-level
+`Fence(cuda_in_order, cuda_in_order)` placed right after the statement (of their innermost
+common block) that holds the earlier access: between that statement's last line and the next
+line. An earlier access by an asynchronous instruction needs an Arrive/Await pair instead, and
+threads of different tasks cannot be ordered by a Fence; those hints are advice only. A Fence hint
+is "checked" only when the proc, rewritten with the Fence inserted into its IR, is verified again
+and the obligation of that race is then proved.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+
+from verifier.diagnostics import SporkError, SrcLoc
+from verifier.lang import ir
+from verifier.lang.timelines import InstrTL, SyncTL
+from verifier.results import (Finding, FindingKind, ObligationStatus, ProcResult, Related,
+                              Verdict)
+
+RACES = (FindingKind.RAW, FindingKind.WAR, FindingKind.WAW)
+CHEAP_S = 5.0  # re-verify only procs whose proof took at most this long
+MAX_CHECKS = 3  # and at most this many findings per proc
+_BLOCKS = ("body", "orelse")
+_THREAD = re.compile(r"task (\d+), thread (\d+)$")
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Insert at `index` of the block `path` (a chain of (block field, statement index))."""
+
+    path: tuple[tuple[str | None, int], ...]
+    index: int
+    after_line: int  # last line of the statement holding the earlier access
+    before_line: int | None  # first line of the next statement, None at the end of a block
+    col: int  # indentation column of the block
+    earlier_stmt: ir.Stmt
+    enclosing: tuple[ir.Stmt, ...]  # the statements whose blocks hold the insertion point
+
+    def scope(self) -> str:
+        """Which collective runs the inserted statement, in words."""
+        threads = [s for s in self.enclosing
+                   if isinstance(s, ir.For) and isinstance(s.mode, ir.CudaThreads)]
+        if threads:
+            return f"inside the cuda_threads loop of line {threads[-1].loc.line}"
+        if any(isinstance(s, ir.For) and isinstance(s.mode, ir.CudaTasks)
+               for s in self.enclosing):
+            return "at task level (CTA scope: every thread of the CTA runs it)"
+        return "at the level of the enclosing block"
+
+
+def _locs(node: object) -> list[SrcLoc]:
+    """Every source position in a statement's subtree."""
+    found: list[SrcLoc] = []
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, SrcLoc):
+            found.append(item)
+        elif isinstance(item, tuple):
+            stack.extend(item)
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            stack.extend(getattr(item, f.name) for f in dataclasses.fields(item))
+    return found
+
+
+@dataclass(frozen=True)
+class _Step:
+    index: int
+    stmt: ir.Stmt
+    into: str | None  # the block field of `stmt` holding the next step; None at the leaf
+
+
+def _path_to(body: tuple[ir.Stmt, ...], loc: SrcLoc) -> list[_Step] | None:
+    """The statements from the proc body down to the innermost one holding `loc`."""
+    for i, s in enumerate(body):
+        if loc not in _locs(s):
+            continue
+        for field in _BLOCKS:
+            inner = getattr(s, field, None)
+            if isinstance(inner, tuple):
+                rest = _path_to(inner, loc)
+                if rest is not None:
+                    return [_Step(i, s, field), *rest]
+        return [_Step(i, s, None)]
+    return None
+
+
+def place(proc: ir.Proc, earlier: SrcLoc, later: SrcLoc) -> Placement | None:
+    """Right after the earlier access's statement in the innermost block holding both, or
+    None when one access is inside the other's statement or they are in different branches."""
+    pe, pl = _path_to(proc.body, earlier), _path_to(proc.body, later)
+    if pe is None or pl is None:
+        return None
+    k = 0
+    while k < min(len(pe), len(pl)) - 1 and pe[k].index == pl[k].index and \
+            pe[k].into == pl[k].into:
+        k += 1
+    if pe[k].index == pl[k].index:
+        return None
+    block = proc.body
+    for step in pe[:k]:
+        block = getattr(block[step.index], step.into)
+    index = pe[k].index + 1
+    return Placement(tuple((step.into, step.index) for step in pe[:k]), index,
+                     max(loc.line for loc in _locs(pe[k].stmt)),
+                     block[index].loc.line if index < len(block) else None,
+                     pe[k].stmt.loc.col, pe[-1].stmt, tuple(step.stmt for step in pe[:k]))
+
+
+def insert_fence(proc: ir.Proc, at: Placement) -> ir.Proc:
+    """The proc with `Fence(cuda_in_order, cuda_in_order)` inserted at `at`."""
+    loc = SrcLoc(proc.loc.file, at.after_line, at.col)
+    fence = ir.Fence(SyncTL.cuda_in_order, SyncTL.cuda_in_order, loc)
+
+    def rebuild(block: tuple[ir.Stmt, ...], path: tuple[tuple[str, int], ...]) \
+            -> tuple[ir.Stmt, ...]:
+        if not path:
+            return block[:at.index] + (fence,) + block[at.index:]
+        (field, i), rest = path[0], path[1:]
+        inner = rebuild(getattr(block[i], field), rest)
+        return block[:i] + (dataclasses.replace(block[i], **{field: inner}),) + block[i + 1:]
+
+    return dataclasses.replace(proc, body=rebuild(proc.body, at.path))
+
+
+def _threads(f: Finding) -> dict[str, tuple[int, int]]:
+    """role -> (task, thread) from the counterexample's thread list, where a single thread."""
+    out: dict[str, tuple[int, int]] = {}
+    for text in f.counterexample.threads if f.counterexample else ():
+        role, _, who = text.partition(":")
+        m = _THREAD.search(who.strip())
+        if m:
+            out[role.strip()] = (int(m[1]), int(m[2]))
+    return out
+
+
+def _obligation_id(f: Finding, earlier: SrcLoc) -> str:
+    return f"{f.kind.value}:{f.variable}@{earlier.line}:{earlier.col}->{f.loc.line}:{f.loc.col}"
+
+
+def _is_async(stmt: ir.Stmt) -> bool:
+    instr_tl = getattr(getattr(stmt, "callee", None), "instr_tl", None)
+    return isinstance(stmt, ir.Call) and instr_tl not in (None, InstrTL.cuda_in_order_instr)
+
+
+def _proves(proc: ir.Proc, at: Placement, ob_id: str, timeout_s: float) -> bool:
+    from verifier.encode.verify import Options, verify_proc
+
+    try:
+        again = verify_proc(insert_fence(proc, at), Options(timeout_s=timeout_s))
+    except SporkError:  # the rewritten program is rejected or unsupported: unchecked
+        return False
+    return any(o.id == ob_id and o.status is ObligationStatus.proved for o in again.obligations)
+
+
+def _hint(proc: ir.Proc, result: ProcResult, f: Finding, can_check: bool,
+          timeout_s: float) -> tuple[Finding, bool]:
+    """The finding with a placed hint, and whether a re-verification was spent on it."""
+    earlier = next((r.loc for r in f.related if r.role == "earlier access"), None)
+    if f.kind not in RACES or earlier is None or "free(" in f.message:
+        return f, False
+    threads = _threads(f)
+    if {"earlier", "later"} <= set(threads) and threads["earlier"][0] != threads["later"][0]:
+        hint = (f"the two threads are in different tasks ({threads['earlier'][0]} and "
+                f"{threads['later'][0]}): no Fence orders them; use distinct elements per task, "
+                "a cluster-scope Arrive/Await, or separate kernels")
+        return dataclasses.replace(f, hint=hint), False
+    at = place(proc, earlier, f.loc)
+    if at is None:
+        return f, False
+    where = (f"between lines {at.after_line} and {at.before_line}" if at.before_line else
+             f"after line {at.after_line} (at the end of its block)")
+    missing = Related(SrcLoc(f.loc.file, at.before_line or at.after_line, at.col),
+                      "missing sync")
+    if _is_async(at.earlier_stmt):
+        hint = (f"the earlier access is asynchronous: add an Arrive on its timeline "
+                f"(e.g. Arrive(Sm80_cp_async, 1) >> cg) and a matching Await(cg, cuda_in_order, 0) "
+                f"{where}")
+        return dataclasses.replace(f, hint=hint, related=(*f.related, missing)), False
+    hint = f"insert Fence(cuda_in_order, cuda_in_order) {where}, {at.scope()}"
+    ob_id = _obligation_id(f, earlier)
+    refuted = any(o.id == ob_id and o.status is ObligationStatus.refuted
+                  for o in result.obligations)
+    if can_check and refuted:
+        if _proves(proc, at, ob_id, timeout_s):
+            hint += " (checked: with it inserted, this obligation is proved)"
+        else:
+            hint = (f"a Fence(cuda_in_order, cuda_in_order) {where}, {at.scope()}, does not "
+                    "remove it (checked): the sync must be executed by a collective holding both "
+                    "threads" + (", e.g. split that cuda_threads loop there and put the Fence "
+                                 "between the two loops" if "cuda_threads" in at.scope() else ""))
+        return dataclasses.replace(f, hint=hint, related=(*f.related, missing)), True
+    return dataclasses.replace(f, hint=hint + " (not checked)", related=(*f.related, missing)), \
+        False
+
+
+def add_sync_hints(proc: ir.Proc, result: ProcResult, timeout_s: float = 30.0) -> ProcResult:
+    """`result` with every refuted race's hint naming the sync and where it goes."""
+    if result.verdict is not Verdict.refuted:
+        return result
+    checks = MAX_CHECKS if result.time_s <= CHEAP_S else 0
+    findings = []
+    for f in result.findings:
+        placed, spent = _hint(proc, result, f, checks > 0, timeout_s)
+        checks -= spent
+        findings.append(placed)
+    return dataclasses.replace(result, findings=tuple(findings))
