@@ -388,3 +388,31 @@ def test_load_output_in_junit_and_json_round_trip(capsys: pytest.CaptureFixture[
     assert main(["--format", "json", str(path)]) == 0
     (back,) = results_from_json(capsys.readouterr().out)
     assert back.load_output == "hello\x01\n"
+
+
+def test_a_value_of_the_users_own_class_in_the_ir_is_refused_not_imported(
+        tmp_path: Path) -> None:
+    """LOAD-9: the parent unpickles only spork-verify's classes; a foreign class in the reply
+    is an internal error naming it, and its module is never imported here."""
+    import pickle
+    import sys
+
+    from verifier.lang.load_protocol import MAGIC, _HEADER
+
+    (tmp_path / "foreign_mod_for_reply.py").write_text("class Foreign:\n    pass\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import foreign_mod_for_reply
+
+        payload = pickle.dumps(LoadReply(Stage.done, (foreign_mod_for_reply.Foreign(),)))  # type: ignore[arg-type]
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("foreign_mod_for_reply", None)
+    import hashlib
+
+    with open(tmp_path / "reply", "w+b") as f:
+        f.write(_HEADER.pack(MAGIC, len(payload), hashlib.sha256(payload).digest()) + payload)
+        f.flush()
+        with pytest.raises(pickle.UnpicklingError, match="foreign_mod_for_reply.Foreign"):
+            read_reply(f.fileno())
+    assert "foreign_mod_for_reply" not in sys.modules

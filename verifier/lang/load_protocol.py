@@ -110,9 +110,27 @@ class _ReplyPickler(pickle.Pickler):
         return self.bindings.get(id(obj))
 
 
+# Modules a reply may name. Anything else (a class of the user's file, an `exo.*` alias the
+# child served, a package only the child imported) is refused, never imported here: the
+# verifier's process runs none of the user's code and never loads the real `exo` package.
+_REPLY_MODULES = ("builtins", "copyreg", "fractions", "verifier.")
+
+
+def _allowed(module: str) -> bool:
+    return any(module == m or m.endswith(".") and module.startswith(m) for m in _REPLY_MODULES)
+
+
 class _ReplyUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if not _allowed(module):
+            raise pickle.UnpicklingError(f"the reply names {module}.{name}, which is not part "
+                                         "of spork-verify's IR or stdlib")
+        return super().find_class(module, name)
+
     def persistent_load(self, pid: Any) -> Any:
         mod_name, attr = pid
+        if not _allowed(mod_name):
+            raise pickle.UnpicklingError(f"the reply names {mod_name}.{attr}")
         return getattr(importlib.import_module(mod_name), attr)
 
 
