@@ -80,7 +80,7 @@ def xtask(n: size, x: f32[n, 256] @ CudaGmemLinear, y: f32[256] @ CudaGmemLinear
 
 def test_expensive_procs_are_not_rechecked(capsys: pytest.CaptureFixture[str],
                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(hints, "CHEAP_S", 0.0)
+    monkeypatch.setattr(hints, "MAX_OBLIGATIONS", 5)
     (f,) = findings(capsys, EXAMPLES / "smem_exchange_bug_nofence.py")
     assert f["hint"].endswith("between lines 13 and 14, at task level (CTA scope: every thread "
                               "of the CTA runs it) (not checked)")

@@ -79,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--check-cert", metavar="FILE.cu",
                    help="re-validate the certificate in a generated CUDA file against PATH")
     p.add_argument("-v", "--verbose", action="store_true", help="list every obligation")
+    p.add_argument("--cex-table", action="store_true",
+                   help="show each refuted race as a per-thread table (also with -v)")
+    p.add_argument("--cex-svg", metavar="DIR",
+                   help="write one SVG picture per refuted race into DIR")
     p.add_argument("--explain", metavar="CODE",
                    help="print the rule, an example and the fix of an error code (e.g. ERR-V01)")
     p.add_argument("--version", action="version", version=f"spork-verify {__version__}")
@@ -172,6 +176,24 @@ def check_cert(cu_file: str, paths: list[str], load_timeout: float) -> int:
     return 2
 
 
+def write_pictures(results: list[ProcResult] | None, folder: str) -> bool:
+    """Create `folder` (before any proof, results None) or fill it; False with a message if it
+    cannot be written."""
+    from verifier.report.cex_svg import write_cex_svgs
+
+    try:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        if results is None:
+            return True
+        written = write_cex_svgs(results, folder)
+    except OSError as e:
+        print(f"spork-verify: error: --cex-svg {folder}: cannot write there ({e.strerror})",
+              file=sys.stderr)
+        return False
+    print(f"spork-verify: {len(written)} counterexample picture(s) in {folder}", file=sys.stderr)
+    return True
+
+
 def explain_code(code: str) -> int:
     from verifier.report.catalog import catalog, explain
 
@@ -199,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.check_cert:
             return check_cert(args.check_cert, args.paths, args.load_timeout)
+        if args.cex_svg and not write_pictures(None, args.cex_svg):
+            return 2
         results: list[ProcResult] = []
         not_lowered = 0
         for path in args.paths:
@@ -207,7 +231,9 @@ def main(argv: list[str] | None = None) -> int:
             not_lowered += failures
         from verifier.report import render
 
-        text = render(args.format, results, args.verbose)
+        text = render(args.format, results, args.verbose, args.cex_table)
+        if args.cex_svg and not write_pictures(results, args.cex_svg):
+            return 2
         if args.output:
             Path(args.output).write_text(text)
         else:

@@ -22,8 +22,8 @@ from verifier.results import (Finding, FindingKind, ObligationStatus, ProcResult
                               Verdict)
 
 RACES = (FindingKind.RAW, FindingKind.WAR, FindingKind.WAW)
-CHEAP_S = 5.0  # re-verify only procs whose proof took at most this long
-MAX_CHECKS = 3  # and at most this many findings per proc
+MAX_OBLIGATIONS = 64  # re-verify only fence-only procs this small (cheap, and deterministic:
+MAX_CHECKS = 3  # the report must not depend on the machine's speed); at most this many per proc
 _BLOCKS = ("body", "orelse")
 _THREAD = re.compile(r"task (\d+), thread (\d+)$")
 
@@ -39,6 +39,7 @@ class Placement:
     col: int  # indentation column of the block
     earlier_stmt: ir.Stmt
     enclosing: tuple[ir.Stmt, ...]  # the statements whose blocks hold the insertion point
+    between: tuple[SrcLoc, ...]  # sync statements run between the two accesses (trace order)
 
     def scope(self) -> str:
         """Which collective runs the inserted statement, in words."""
@@ -105,10 +106,33 @@ def place(proc: ir.Proc, earlier: SrcLoc, later: SrcLoc) -> Placement | None:
     for step in pe[:k]:
         block = getattr(block[step.index], step.into)
     index = pe[k].index + 1
+    lo, hi = pe[k].index, pl[k].index
+    middle = block[lo + 1:hi] if lo < hi else block[lo + 1:] + block[:hi]  # loop-carried
     return Placement(tuple((step.into, step.index) for step in pe[:k]), index,
                      max(loc.line for loc in _locs(pe[k].stmt)),
                      block[index].loc.line if index < len(block) else None,
-                     pe[k].stmt.loc.col, pe[-1].stmt, tuple(step.stmt for step in pe[:k]))
+                     pe[k].stmt.loc.col, pe[-1].stmt, tuple(step.stmt for step in pe[:k]),
+                     tuple(_syncs(middle)))
+
+
+def _has_barriers(block: tuple[ir.Stmt, ...]) -> bool:
+    """Whether a block uses Arrive/Await (their proofs, hence re-checks, are the costly ones)."""
+    return any(isinstance(s, (ir.Arrive, ir.Await)) or
+               any(_has_barriers(getattr(s, f)) for f in _BLOCKS
+                   if isinstance(getattr(s, f, None), tuple)) for s in block)
+
+
+def _syncs(block: tuple[ir.Stmt, ...]) -> list[SrcLoc]:
+    """Positions of the Fence/Arrive/Await statements of a block, in textual order."""
+    out: list[SrcLoc] = []
+    for s in block:
+        if isinstance(s, (ir.Fence, ir.Arrive, ir.Await)):
+            out.append(s.loc)
+        for field in _BLOCKS:
+            inner = getattr(s, field, None)
+            if isinstance(inner, tuple):
+                out += _syncs(inner)
+    return out
 
 
 def insert_fence(proc: ir.Proc, at: Placement) -> ir.Proc:
@@ -138,6 +162,12 @@ def _threads(f: Finding) -> dict[str, tuple[int, int]]:
     return out
 
 
+def _in_trace_order(related: tuple[Related, ...], missing: Related) -> tuple[Related, ...]:
+    """`missing` goes right after the earlier access, so before the syncs that ran between."""
+    syncs = tuple(r for r in related if r.role == "sync between")
+    return (*(r for r in related if r.role != "sync between"), missing, *syncs)
+
+
 def _obligation_id(f: Finding, earlier: SrcLoc) -> str:
     return f"{f.kind.value}:{f.variable}@{earlier.line}:{earlier.col}->{f.loc.line}:{f.loc.col}"
 
@@ -163,13 +193,16 @@ def _hint(proc: ir.Proc, result: ProcResult, f: Finding, can_check: bool,
     earlier = next((r.loc for r in f.related if r.role == "earlier access"), None)
     if f.kind not in RACES or earlier is None or "free(" in f.message:
         return f, False
+    at = place(proc, earlier, f.loc)
+    if at is not None:  # the sync statements that ran between and did not order the two
+        f = dataclasses.replace(f, related=(*f.related, *(Related(loc, "sync between")
+                                                           for loc in at.between)))
     threads = _threads(f)
     if {"earlier", "later"} <= set(threads) and threads["earlier"][0] != threads["later"][0]:
         hint = (f"the two threads are in different tasks ({threads['earlier'][0]} and "
                 f"{threads['later'][0]}): no Fence orders them; use distinct elements per task, "
                 "a cluster-scope Arrive/Await, or separate kernels")
         return dataclasses.replace(f, hint=hint), False
-    at = place(proc, earlier, f.loc)
     if at is None:
         return f, False
     where = (f"between lines {at.after_line} and {at.before_line}" if at.before_line else
@@ -180,7 +213,7 @@ def _hint(proc: ir.Proc, result: ProcResult, f: Finding, can_check: bool,
         hint = (f"the earlier access is asynchronous: add an Arrive on its timeline "
                 f"(e.g. Arrive(Sm80_cp_async, 1) >> cg) and a matching Await(cg, cuda_in_order, 0) "
                 f"{where}")
-        return dataclasses.replace(f, hint=hint, related=(*f.related, missing)), False
+        return dataclasses.replace(f, hint=hint, related=_in_trace_order(f.related, missing)), False
     hint = f"insert Fence(cuda_in_order, cuda_in_order) {where}, {at.scope()}"
     ob_id = _obligation_id(f, earlier)
     refuted = any(o.id == ob_id and o.status is ObligationStatus.refuted
@@ -193,8 +226,8 @@ def _hint(proc: ir.Proc, result: ProcResult, f: Finding, can_check: bool,
                     "remove it (checked): the sync must be executed by a collective holding both "
                     "threads" + (", e.g. split that cuda_threads loop there and put the Fence "
                                  "between the two loops" if "cuda_threads" in at.scope() else ""))
-        return dataclasses.replace(f, hint=hint, related=(*f.related, missing)), True
-    return dataclasses.replace(f, hint=hint + " (not checked)", related=(*f.related, missing)), \
+        return dataclasses.replace(f, hint=hint, related=_in_trace_order(f.related, missing)), True
+    return dataclasses.replace(f, hint=hint + " (not checked)", related=_in_trace_order(f.related, missing)), \
         False
 
 
@@ -202,7 +235,8 @@ def add_sync_hints(proc: ir.Proc, result: ProcResult, timeout_s: float = 30.0) -
     """`result` with every refuted race's hint naming the sync and where it goes."""
     if result.verdict is not Verdict.refuted:
         return result
-    checks = MAX_CHECKS if result.time_s <= CHEAP_S else 0
+    cheap = len(result.obligations) <= MAX_OBLIGATIONS and not _has_barriers(proc.body)
+    checks = MAX_CHECKS if cheap else 0
     findings = []
     for f in result.findings:
         placed, spent = _hint(proc, result, f, checks > 0, timeout_s)

@@ -12,7 +12,8 @@ from verifier.results import ProcResult
 FORMATS = ("text", "json", "sarif", "junit")
 
 
-def render(fmt: str, results: list[ProcResult], verbose: bool = False) -> str:
+def render(fmt: str, results: list[ProcResult], verbose: bool = False,
+           cex_table: bool = False) -> str:
     """The report in format `fmt` (one of FORMATS)."""
     if fmt == "json":
         return to_json(results)
@@ -20,7 +21,7 @@ def render(fmt: str, results: list[ProcResult], verbose: bool = False) -> str:
         return to_sarif(results)
     if fmt == "junit":
         return to_junit(results)
-    return to_text(results, verbose)
+    return to_text(results, verbose, cex_table)
 
 
 __all__ = ["FORMATS", "render", "to_json", "to_junit", "to_sarif", "to_text"]

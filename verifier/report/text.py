@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import linecache
 
+from verifier.report.cex_view import table_lines
 from verifier.results import Finding, ObligationStatus, ProcResult, Verdict
 
 _MARK = {Verdict.proved: "PROVED", Verdict.refuted: "REFUTED", Verdict.rejected: "REJECTED",
@@ -60,7 +61,8 @@ def _printable(line: str) -> str:
     return "".join(c if c.isprintable() or c == "\t" else f"\\x{ord(c):02x}" for c in line)
 
 
-def to_text(results: list[ProcResult], verbose: bool = False) -> str:
+def to_text(results: list[ProcResult], verbose: bool = False, cex_table: bool = False) -> str:
+    """The report; `cex_table` (implied by `verbose`) adds each race's per-thread table."""
     out: list[str] = []
     shown: set[str] = set()
     for r in results:
@@ -77,4 +79,6 @@ def to_text(results: list[ProcResult], verbose: bool = False) -> str:
                 out.append(f"  [{o.status.value:>8}] {o.rule:<8} {o.id}  ({o.time_s:.3f}s)")
         for f in r.findings:
             out.extend(finding_lines(f))
+            if verbose or cex_table:
+                out.extend(table_lines(f))
     return "\n".join(out) + "\n"

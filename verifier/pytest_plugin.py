@@ -1,0 +1,114 @@
+"""pytest plugin: kernel files become test items, one per `@proc` (entry point `pytest11`).
+
+Opt-in, so it never takes over a test run by being installed: `pytest --spork-verify` or
+`spork_verify = true` in the ini file. Then every collected `.py` file that defines an `@proc`
+and imports `verifier.lang` (optionally only those matching the ini glob `spork_verify_files`)
+yields one item per proc. An item passes only when its proc is proved; any other verdict fails
+and shows the finding as the text report prints it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from verifier.results import ProcResult, Verdict
+
+# verifier.cli and the verifier's packages are imported only when a kernel file is collected,
+# so an installed-but-unused plugin costs a pytest run nothing
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("spork-verify")
+    group.addoption("--spork-verify", action="store_true", default=False,
+                    help="collect Exo-GPU kernel files and verify each @proc as a test item")
+    group.addoption("--spork-verify-args", default="", metavar="ARGS",
+                    help="extra spork-verify options for every item, e.g. '--timeout 60'")
+    parser.addini("spork_verify", type="bool", default=False,
+                  help="collect kernel files as spork-verify items (same as --spork-verify)")
+    parser.addini("spork_verify_files", type="args", default=[],
+                  help="glob patterns (relative to rootdir) of the kernel files to verify")
+
+
+def _enabled(config: pytest.Config) -> bool:
+    return bool(config.getoption("--spork-verify") or config.getini("spork_verify"))
+
+
+def _is_kernel_file(config: pytest.Config, path: Path) -> bool:
+    patterns = config.getini("spork_verify_files")
+    if patterns:
+        rel = path.relative_to(config.rootpath).as_posix() if path.is_relative_to(
+            config.rootpath) else path.as_posix()
+        return any(fnmatch.fnmatch(rel, pattern) for pattern in patterns)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return "@proc" in text and "verifier.lang" in text
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.suffix == ".py" and _enabled(parent.config) and \
+            _is_kernel_file(parent.config, file_path):
+        return KernelFile.from_parent(parent, path=file_path)
+    return None
+
+
+class KernelFile(pytest.File):
+    """A kernel file: one item per proc (or one item for a file that does not load)."""
+
+    def collect(self) -> Any:
+        from verifier.lang.load_isolated import load_isolated
+
+        loaded = load_isolated(self.path, self._args([]).load_timeout)
+        if loaded.error is not None or not loaded.procs:
+            yield ProcItem.from_parent(self, name="<file>", proc=None)
+            return
+        for proc in loaded.procs:
+            yield ProcItem.from_parent(self, name=proc.name, proc=proc.name)
+
+    def _args(self, extra: list[str]) -> Any:
+        from verifier.cli import build_parser
+
+        options = self.config.getoption("--spork-verify-args").split()
+        return build_parser().parse_args([*options, *extra, str(self.path)])
+
+
+class SporkVerifyFailure(Exception):
+    """A proc that is not proved; carries its results for the failure report."""
+
+    def __init__(self, results: list[ProcResult]) -> None:
+        from verifier.report.text import to_text
+
+        super().__init__(to_text(results))
+        self.results = results
+
+
+class ProcItem(pytest.Item):
+    def __init__(self, *, proc: str | None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.proc = proc
+
+    def runtest(self) -> None:
+        from verifier.cli import verify_file
+
+        assert isinstance(self.parent, KernelFile)
+        args = self.parent._args(["--proc", self.proc] if self.proc else [])
+        results, _ = verify_file(str(self.path), args)
+        if not results or any(r.verdict is not Verdict.proved or r.internal_error
+                              for r in results):
+            raise SporkVerifyFailure(results)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> str:
+        if isinstance(excinfo.value, SporkVerifyFailure):
+            if not excinfo.value.results:
+                return f"spork-verify: no @proc found in {self.path}"
+            return str(excinfo.value).rstrip()
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"spork-verify {self.name}"
