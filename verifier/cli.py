@@ -1,7 +1,7 @@
 """`spork-verify PATH... [options]`: verify every module-level proc of each file.
 
-Exit codes (one mapping, `exit_code`): 0 all proved, 1 any refuted, 2 rejected input or usage,
-3 unknown/unsupported (none refuted), 4 internal error.
+Exit codes (one mapping, `exit_code`; specs/cli.md): 0 all proved, 1 any refuted, 2 rejected
+input or usage, 3 unknown/unsupported (none refuted), 4 internal error, 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -15,10 +15,14 @@ import traceback
 from pathlib import Path
 
 from verifier import __version__
+from verifier.cli_io import (
+    ReportSink, UsageError, check_emit_dir, check_output_file, ignore_further_interrupts,
+    interruptible_solvers, read_text_file, stop_if_interrupted)
 from verifier.diagnostics import InternalError, RejectedInput, SporkError, Unsupported
 from verifier.lang import ir
 from verifier.lang.load_isolated import DEFAULT_TIMEOUT_S, load_isolated
 from verifier.report import FORMATS
+from verifier.report.progress import Progress, colour_verdicts, use_colour
 from verifier.results import ProcResult, Verdict
 
 
@@ -71,13 +75,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write certified CUDA for every proved proc into DIR")
     p.add_argument("--sizes", type=parse_sizes, metavar="NAME=VALUE,...",
                    help="run the concrete abstract machine at these sizes instead of proving")
-    p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+    p.add_argument("--timeout", type=positive_seconds, default=30.0, metavar="SECONDS",
                    help="solver timeout per obligation (default 30)")
     p.add_argument("--load-timeout", type=positive_seconds, default=DEFAULT_TIMEOUT_S,
                    metavar="SECONDS", help="time limit for running each file to build its procs "
                    f"(default {DEFAULT_TIMEOUT_S:g})")
     p.add_argument("--check-cert", metavar="FILE.cu",
                    help="re-validate the certificate in a generated CUDA file against PATH")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress line on stderr (it shows only on a terminal, after 1 s)")
+    p.add_argument("--color", "--colour", choices=("auto", "always", "never"), default="auto",
+                   help="colour the verdicts (auto: on a terminal, unless NO_COLOR is set)")
     p.add_argument("-v", "--verbose", action="store_true", help="list every obligation")
     p.add_argument("--cex-table", action="store_true",
                    help="show each refuted race as a per-thread table (also with -v)")
@@ -114,7 +122,8 @@ def run_concrete(p: ir.Proc, sizes: dict[str, int]) -> ProcResult:
                       p.loc)
 
 
-def verify_file(path: str, args: argparse.Namespace) -> tuple[list[ProcResult], int]:
+def verify_file(path: str, args: argparse.Namespace, progress: Progress | None = None
+                ) -> tuple[list[ProcResult], int]:
     """Results of every proc in the file, and how many proved procs got no CUDA."""
     from verifier.encode import Options, verify_proc
     from verifier.encode.hints import add_sync_hints
@@ -133,8 +142,15 @@ def verify_file(path: str, args: argparse.Namespace) -> tuple[list[ProcResult], 
             if args.sizes is not None:
                 results.append(run_concrete(p, args.sizes))
             else:
-                results.append(add_sync_hints(p, verify_proc(p, Options(timeout_s=args.timeout)),
-                                              args.timeout))
+                def tick(done: int, known: int, name: str = p.name) -> None:
+                    stop_if_interrupted()
+                    if progress is not None:
+                        progress.obligations(name, done, known)
+
+                result = add_sync_hints(p, verify_proc(p, Options(timeout_s=args.timeout), tick),
+                                        args.timeout)
+                stop_if_interrupted()  # checks cancelled by Ctrl-C must not make a verdict
+                results.append(result)
         except SporkError as e:
             results.append(_error_result(path, p.name, e))
         if args.emit_cuda and results[-1].verdict is Verdict.proved and \
@@ -142,12 +158,16 @@ def verify_file(path: str, args: argparse.Namespace) -> tuple[list[ProcResult], 
             from verifier.codegen import emit_cuda
 
             out = Path(args.emit_cuda)
-            out.mkdir(parents=True, exist_ok=True)
             try:
+                out.mkdir(parents=True, exist_ok=True)
                 (out / f"{p.name}.cu").write_text(emit_cuda(p, results[-1].certificate))
             except (Unsupported, RejectedInput) as e:  # proved, but not lowered: say why
                 print(f"spork-verify: no CUDA emitted for {p.name}: {e.render()}",
                       file=sys.stderr)
+                not_lowered += 1
+            except OSError as e:  # checked writable before the proofs; the disk may be full
+                print(f"spork-verify: error: --emit-cuda {out}: cannot write {p.name}.cu: "
+                      f"{e.strerror}", file=sys.stderr)
                 not_lowered += 1
     return [dataclasses.replace(r, load_output=loaded.output) for r in results], not_lowered
 
@@ -156,7 +176,7 @@ def check_cert(cu_file: str, paths: list[str], load_timeout: float) -> int:
     from verifier.codegen import read_certificate
     from verifier.lang.printer import ir_hash
 
-    cert = read_certificate(Path(cu_file).read_text())
+    cert = read_certificate(read_text_file("--check-cert", cu_file))
     if cert is None:
         print(f"{cu_file}: no spork-verify certificate found", file=sys.stderr)
         return 2
@@ -219,30 +239,15 @@ def main(argv: list[str] | None = None) -> int:
         print("spork-verify: error: give at least one PATH", file=sys.stderr)
         return 2
     try:
+        _check_destinations(args)
         if args.check_cert:
             return check_cert(args.check_cert, args.paths, args.load_timeout)
         if args.cex_svg and not write_pictures(None, args.cex_svg):
             return 2
-        results: list[ProcResult] = []
-        not_lowered = 0
-        for path in args.paths:
-            file_results, failures = verify_file(path, args)
-            results.extend(file_results)
-            not_lowered += failures
-        from verifier.report import render
-
-        text = render(args.format, results, args.verbose, args.cex_table)
-        if args.cex_svg and not write_pictures(results, args.cex_svg):
-            return 2
-        if args.output:
-            Path(args.output).write_text(text)
-        else:
-            sys.stdout.write(text)
-        if not results:
-            print("spork-verify: no @proc found", file=sys.stderr)
-            return 2
-        code = exit_code(results)
-        return 3 if not_lowered and code == 0 else code
+        return _verify_all(args)
+    except UsageError as e:
+        print(f"spork-verify: error: {e}", file=sys.stderr)
+        return 2
     except RejectedInput as e:
         print(e.render(), file=sys.stderr)
         return 2
@@ -252,6 +257,60 @@ def main(argv: list[str] | None = None) -> int:
         traceback.print_exc()
         return 4
 
+
+def _check_destinations(args: argparse.Namespace) -> None:
+    """Where results will go is checked before any proof, never after it (CLI-2)."""
+    if args.output:
+        check_output_file(args.output)
+    if args.emit_cuda:
+        check_emit_dir(args.emit_cuda)
+
+
+def _verify_all(args: argparse.Namespace) -> int:
+    """Verify each PATH, writing each file's results as it finishes (CLI-3); Ctrl-C stops a
+    running check, writes what finished and exits 130 (CLI-4)."""
+    from verifier.report import render
+    from verifier.encode.solver import stop_checks_on_interrupt
+
+    progress = Progress(not args.no_progress)
+    colour = args.format == "text" and not args.output and use_colour(args.color, sys.stdout)
+
+    def text_of(results: list[ProcResult]) -> str:
+        text = render(args.format, results, args.verbose, args.cex_table)
+        return colour_verdicts(text) if colour else text
+
+    sink = ReportSink(text_of, args.format == "text", args.output, progress.clear)
+    not_lowered = 0
+    interrupted = False
+    try:
+        with interruptible_solvers(stop_checks_on_interrupt()):
+            for index, path in enumerate(args.paths, 1):
+                progress.file(path, index, len(args.paths))
+                file_results, failures = verify_file(path, args, progress)
+                stop_if_interrupted()
+                not_lowered += failures
+                sink.add_file(file_results)
+    except KeyboardInterrupt:
+        interrupted = True
+        ignore_further_interrupts()
+    finally:
+        progress.clear()
+        sink.finish()  # also on an internal error: the document holds what finished
+    results = sink.results
+    if args.cex_svg and not write_pictures(results, args.cex_svg):
+        return 2
+    if interrupted:
+        print(f"spork-verify: interrupted; the report holds the {len(results)} result(s) that "
+              "finished", file=sys.stderr)
+        return 130
+    if not results:
+        print("spork-verify: no @proc found" + (f" named {', '.join(args.proc)}" if args.proc
+              else " (a kernel file defines `@proc def name(...)` at module level)"),
+              file=sys.stderr)
+        return 2
+    code = exit_code(results)
+    code = 3 if not_lowered and code == 0 else code
+    return 2 if sink.write_error and code in (0, 3) else code
 
 
 if __name__ == "__main__":

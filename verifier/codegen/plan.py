@@ -36,15 +36,13 @@ from verifier.diagnostics import (
     Unsupported,
 )
 from verifier.lang import ir
-from verifier.lang.config import CudaDeviceFunction
+from verifier.lang.config import MAX_BLOCK_DIM, MAX_CLUSTER_DIM, CudaDeviceFunction
 from verifier.lang.memories import BarrierMechanism, CudaMbarrier, Memory
 from verifier.lang.printer import expr_text
 from verifier.lang.timelines import SyncTL
 
 SMEM_ALIGN = 128
 SMEM_LIMIT = 227 * 1024
-MAX_BLOCK_DIM = 1024
-MAX_CLUSTER_DIM = 16
 
 
 @dataclass(slots=True)

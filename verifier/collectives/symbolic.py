@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import weakref
+
 import z3
 
 from verifier.collectives.arith import Arith, check_divisor
@@ -69,9 +71,27 @@ class Z3Arith(Arith):
         return z3.Xor(lhs, rhs)
 
 
+_LIVE: "weakref.WeakSet[z3.Context]" = weakref.WeakSet()
+
+
+def new_context() -> z3.Context:
+    """A fresh z3 context that `interrupt_all` can reach: every context the verifier makes
+    comes from here, so Ctrl-C can stop a check in progress (specs/cli.md, CLI-4)."""
+    ctx = z3.Context()
+    _LIVE.add(ctx)
+    return ctx
+
+
+def interrupt_all() -> None:
+    """Ask every live context to abandon its running check (z3 allows it from any thread):
+    z3 holds the interpreter in a native call until a check returns."""
+    for ctx in list(_LIVE):
+        ctx.interrupt()
+
+
 def new_arith() -> Z3Arith:
     """A `Z3Arith` over a fresh context (one per query family; never the global one)."""
-    return Z3Arith(z3.Context())
+    return Z3Arith(new_context())
 
 
 def find_model(arith: Z3Arith, build: Callable[[Z3Arith, dict[str, z3.ArithRef]], z3.BoolRef],

@@ -7,10 +7,13 @@ the same `Budget`; results are cached by the SMT-LIB2 text of the query plus the
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
 import z3
+
+from verifier.collectives.symbolic import interrupt_all, new_context
 
 
 class Status(Enum):
@@ -24,7 +27,7 @@ class Budget:
     timeout_ms: int = 30_000
     rlimit: int = 0
     seed: int = 0
-    ctx: z3.Context = field(default_factory=z3.Context)
+    ctx: z3.Context = field(default_factory=new_context)
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,13 @@ SOLVER_NAME = f"z3-{z3.get_version_string()}"
 SMALL_ENOUGH = 64  # sizes a replay handles quickly: no search for a smaller model
 ABSTRACTION_TIMEOUT_MS = 2_000  # the linear abstraction is a quick first try, not the verdict
 _CACHE: dict[str, Outcome] = {}
+
+
+def stop_checks_on_interrupt() -> Callable[[], None]:
+    """Leave SIGINT to Python (z3's own handler would swallow it and end the check as
+    `unknown`) and return the function that stops every running check (CLI-4)."""
+    z3.set_param("ctrl_c", False)
+    return interrupt_all
 
 
 def _solver(budget: Budget) -> z3.Solver:

@@ -8,6 +8,7 @@ machine does not reproduce makes the obligation `unknown`, never `refuted` or `p
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import z3
@@ -105,7 +106,10 @@ def _replay(proc: ir.Proc, sizes: dict[str, int],
 QUANTIFIED_TIMEOUT_MS = 5_000  # a quantified level that gives up falls back to anchored witnesses
 
 
-def verify_proc(proc: ir.Proc, opts: Options | None = None) -> ProcResult:
+def verify_proc(proc: ir.Proc, opts: Options | None = None,
+                progress: Callable[[int, int], None] | None = None) -> ProcResult:
+    """`progress(done, known)` is called after each obligation (the count of known ones grows
+    as premises are added); it must not raise except to stop the run."""
     opts = opts or Options()
     start = time.perf_counter()
     file = proc.loc.file
@@ -164,6 +168,8 @@ def verify_proc(proc: ir.Proc, opts: Options | None = None) -> ProcResult:
         if finding is not None:
             findings.append(finding)
         pending += builder.premises(premises_seen)  # facts the counters just relied on
+        if progress is not None:
+            progress(len(results), len(results) + len(pending))
     statuses = {r.status for r in results}
     if ObligationStatus.refuted in statuses or any(
             f.counterexample is not None and f.counterexample.replayed for f in findings):

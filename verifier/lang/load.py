@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import __future__
 import ast
+import codecs
 import contextlib
 import linecache
 import sys
@@ -31,13 +32,43 @@ _LIBRARY_DIRS = tuple(sorted({str(Path(p).resolve()) for p in (
 
 
 def read_source(path: str | Path) -> str:
-    """The text of a user file; an unreadable file is ERR-P00 (LOAD-1)."""
+    """The text of a user file; an unreadable file, or one that is not UTF-8 text, is ERR-P00
+    (LOAD-1). A UTF-16/32 file (byte-order mark) is rejected rather than guessed: Python would
+    not run it either."""
     path = Path(path)
     try:
-        return path.read_text()
+        data = path.read_bytes()
     except OSError as e:
         raise RejectedInput(f"cannot read {path}: {e.strerror}", SrcLoc(str(path), 0, 0),
                             code="ERR-P00", rule="LOAD-1") from None
+    return decode_source(str(path), data)
+
+
+_WIDE_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
+              (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16"))
+
+
+def decode_source(path: str, data: bytes) -> str:
+    """`data` as UTF-8 text (a UTF-8 byte-order mark is dropped), else a located ERR-P00."""
+    for bom, name in _WIDE_BOMS:
+        if data.startswith(bom):
+            raise RejectedInput(f"the file is {name}-encoded (byte-order mark); save it as "
+                                "UTF-8", SrcLoc(path, 1, 1), code="ERR-P00", rule="LOAD-1")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise RejectedInput(f"the file is not UTF-8 text (byte 0x{data[e.start]:02x} at offset "
+                            f"{e.start}; a binary file?): save it as UTF-8",
+                            SrcLoc(path, line, col), code="ERR-P00", rule="LOAD-1") from None
+    if "\0" in text:
+        at = text.index("\0")
+        line = text.count("\n", 0, at) + 1
+        raise RejectedInput("the file contains a NUL character (a binary file?); a kernel file "
+                            "is Python source text", SrcLoc(path, line, at - text.rfind(
+                                "\n", 0, at)), code="ERR-P00", rule="LOAD-1")
+    return text
 
 
 def is_user_file(filename: str) -> bool:

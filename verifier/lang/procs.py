@@ -9,14 +9,20 @@ Internal failures are wrapped as InternalError.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from typing import Any, Callable
 
-from verifier.diagnostics import InternalError, SporkError
+from verifier.diagnostics import InternalError, RejectedInput, SporkError
 from verifier.lang import ir
 from verifier.lang.parse import ProcParser
 
 
 def proc(fn: Callable[..., Any]) -> ir.Proc:
+    if not inspect.isfunction(fn):  # a class, a lambda's result, a builtin: nothing to parse
+        err = RejectedInput(f"@proc decorates a `def` function, not {_what(fn)}; write the "
+                            "kernel as `@proc def name(...):`", code="ERR-P00", rule="LANG-2.1")
+        err.proc = getattr(fn, "__name__", None) or "<proc>"
+        raise err
     try:
         return ProcParser(fn).parse()
     except SporkError as e:
@@ -27,6 +33,12 @@ def proc(fn: Callable[..., Any]) -> ir.Proc:
                             f"{type(e).__name__}: {e}")
         err.proc = fn.__name__
         raise err from None
+
+
+def _what(obj: object) -> str:
+    if inspect.isclass(obj):
+        return f"the class {obj.__name__}"
+    return f"a {type(obj).__name__}"
 
 
 def _fold(e: ir.Expr) -> ir.Expr:

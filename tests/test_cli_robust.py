@@ -1,0 +1,201 @@
+"""The CLI never crashes and never lies (specs/cli.md, CLI-1..CLI-5): every misuse exits 2
+with a message saying what to change, destinations are checked before any proof, results are
+written as each file finishes, and Ctrl-C stops a z3 check in progress with exit 130."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from verifier.cli import main
+
+from conftest import EXAMPLES, ROOT
+
+SAXPY = EXAMPLES / "saxpy.py"
+SAXPY_TEXT = SAXPY.read_text()
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    out = capsys.readouterr()
+    assert "Traceback" not in out.out + out.err
+    return code, out.out, out.err
+
+
+def _write(tmp: Path, name: str, data: bytes | str) -> Path:
+    path = tmp / name
+    path.write_bytes(data if isinstance(data, bytes) else data.encode())
+    return path
+
+
+# (name, file contents, words the message must contain, location "file:line:col" suffix)
+BAD_FILES = [
+    ("binary", b"\x7fELF\x02\x01\x01\x00\x00\xff\xd8", "not UTF-8", ":1:10:"),
+    ("latin1", "# caf\xe9\nx = 1\n".encode("latin-1"), "not UTF-8", ":1:6:"),
+    ("utf16", SAXPY_TEXT.encode("utf-16"), "UTF-16", ":1:1:"),
+    ("nul", b"x = 1\n\x00\n", "NUL", ":2:1:"),
+    ("huge_blockdim", SAXPY_TEXT.replace("blockDim=256", "blockDim=10**12"), "exceeds 1024",
+     ":9:"),
+    ("huge_cluster", SAXPY_TEXT.replace("blockDim=256", "blockDim=256, clusterDim=2**40"),
+     "exceeds 16", ":9:"),
+    ("class_proc", "from verifier.lang import *\n\n@proc\nclass K:\n    pass\n",
+     "not the class K", ":3:1:"),
+    ("duplicate", SAXPY_TEXT + SAXPY_TEXT.split("\n\n\n", 1)[1], "second @proc named saxpy",
+     ":"),
+    ("recursion", "def f():\n    return f()\nf()\n", "RecursionError", ":2:"),
+    ("deep_expr", "x = " + "(" * 200 + "1" + ")" * 200 + "\n", "", ""),
+    ("truncated", SAXPY_TEXT.rsplit("a * xv", 1)[0], "syntax error", ":14:"),
+]
+
+
+@pytest.mark.parametrize("name,data,words,where", BAD_FILES, ids=[b[0] for b in BAD_FILES])
+def test_bad_file_is_rejected_with_location(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                            name: str, data: bytes | str, words: str,
+                                            where: str) -> None:
+    path = _write(tmp_path, f"{name}.py", data)
+    code, out, err = run(capsys, path)
+    assert code in (2, 3), out + err
+    assert words in out + err
+    if where:
+        assert f"{path}{where}" in out + err
+
+
+def test_empty_file_says_no_proc(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run(capsys, _write(tmp_path, "empty.py", ""))
+    assert code == 2 and "no @proc found" in err and "@proc def" in err
+
+
+def test_proc_filter_naming_no_proc(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, SAXPY, "--proc", "nothere")
+    assert code == 2 and "no @proc found named nothere" in err
+
+
+# (argv after PATH, words of the message); each must be refused before any proof
+def _misuse(tmp: Path) -> list[tuple[list[object], str]]:
+    a_dir = tmp / "adir"
+    a_dir.mkdir()
+    binary = _write(tmp, "bin.cu", b"\xff\x00\xfe")
+    return [
+        (["--timeout", "nan"], "positive number of seconds"),
+        (["--timeout", "inf"], "positive number of seconds"),
+        (["--timeout", "-1"], "positive number of seconds"),
+        (["--timeout", "0"], "positive number of seconds"),
+        (["--load-timeout", "nan"], "positive number of seconds"),
+        (["--output", tmp / "missing" / "r.json"], "does not exist"),
+        (["--output", a_dir], "is a directory"),
+        (["--emit-cuda", SAXPY], "is not a folder"),
+        (["--check-cert", tmp / "missing.cu"], "cannot read"),
+        (["--check-cert", binary], "not UTF-8"),
+        (["--check-cert", a_dir], "cannot read"),
+        (["--sizes", "n=abc"], "NAME=VALUE"),
+        (["--format", "yaml"], "invalid choice"),
+        (["--color", "sometimes"], "invalid choice"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(14))
+def test_cli_misuse_exits_2_before_any_proof(capsys: pytest.CaptureFixture[str],
+                                             tmp_path: Path, case: int,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    argv, words = _misuse(tmp_path)[case]
+    import verifier.cli
+
+    def no_proof(*_: object) -> None:
+        raise AssertionError("a proof ran before the options were checked")
+
+    monkeypatch.setattr(verifier.cli, "verify_file", no_proof)
+    code, out, err = run(capsys, SAXPY, *argv)
+    assert code == 2
+    assert words in err
+
+
+@pytest.mark.parametrize("path", ["missing.py", "adir"])
+def test_bad_path_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path, path: str) -> None:
+    (tmp_path / "adir").mkdir()
+    code, out, err = run(capsys, tmp_path / path)
+    assert code == 2 and f"{tmp_path / path}:" in out + err
+
+
+def test_piped_stdin_is_verified() -> None:
+    done = subprocess.run([sys.executable, "-m", "verifier.cli", "/dev/stdin"], cwd=ROOT,
+                          input=SAXPY_TEXT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "/dev/stdin: saxpy: PROVED" in done.stdout and "Traceback" not in done.stderr
+
+
+def test_output_file_is_written_and_valid(capsys: pytest.CaptureFixture[str],
+                                          tmp_path: Path) -> None:
+    target = tmp_path / "r.json"
+    code, out, _ = run(capsys, SAXPY, "--format", "json", "--output", target)
+    assert code == 0 and out == ""
+    assert json.loads(target.read_text())["results"][0]["verdict"] == "proved"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # no temporary left behind
+
+
+def test_text_is_streamed_file_by_file(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first file's verdict is on stdout before the second file is loaded (CLI-3)."""
+    import verifier.cli
+
+    real = verifier.cli.verify_file
+    seen: list[str] = []
+
+    def spy(path: str, *rest: object) -> object:
+        seen.append(capsys.readouterr().out)
+        return real(path, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(verifier.cli, "verify_file", spy)
+    code = main([str(SAXPY), str(EXAMPLES / "smem_exchange.py")])
+    assert code == 0
+    assert seen[0] == "" and "saxpy: PROVED" in seen[1]
+
+
+def test_internal_error_still_ends_a_valid_json_document(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import verifier.cli
+
+    real = verifier.cli.verify_file
+    calls = []
+
+    def failing_second(path: str, *rest: object) -> object:
+        calls.append(path)
+        if len(calls) == 2:
+            raise ValueError("boom")
+        return real(path, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(verifier.cli, "verify_file", failing_second)
+    code = main(["--format", "json", str(SAXPY), str(SAXPY)])
+    out = capsys.readouterr()
+    assert code == 4 and "internal error" in out.err
+    assert [p["proc"] for p in json.loads(out.out)["results"]] == ["saxpy"]
+
+
+def _interrupt(args: list[str], after_s: float) -> tuple[subprocess.CompletedProcess[str], float]:
+    child = subprocess.Popen([sys.executable, "-m", "verifier.cli", *args], cwd=ROOT,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "NO_COLOR": "1"},
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(after_s)
+    sent = time.monotonic()
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=60)
+    return subprocess.CompletedProcess(child.args, child.returncode, out, err), \
+        time.monotonic() - sent
+
+
+def test_ctrl_c_mid_proof_stops_fast_and_keeps_finished_results() -> None:
+    """SIGINT while z3 works on gemm_sm80 (the slow example) after saxpy finished: exit 130
+    within 2 s, saxpy's result in the JSON document, no traceback (CLI-4)."""
+    args = ["--format", "json", str(SAXPY), str(EXAMPLES / "gemm_sm80.py")]
+    done, took = _interrupt(args, after_s=6.0)
+    assert done.returncode == 130, done.stderr
+    assert took < 2.0
+    assert "Traceback" not in done.stderr and "interrupted" in done.stderr
+    assert [p["proc"] for p in json.loads(done.stdout)["results"]] == ["saxpy"]

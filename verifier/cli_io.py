@@ -1,0 +1,202 @@
+"""The CLI's dealings with the outside world: destinations checked before any proof, a report
+written as each file finishes and left valid on failure or Ctrl-C, and Ctrl-C that stops a z3
+check in progress (specs/cli.md, CLI-2..CLI-4). Decides no verdict.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import types
+from pathlib import Path
+from typing import Callable, Iterator
+
+from verifier.results import ProcResult
+
+
+class UsageError(Exception):
+    """A bad option value or destination: exit 2 with this message, before any proof."""
+
+
+def _nearest_existing(path: Path) -> Path:
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def check_output_file(name: str) -> None:
+    """`--output FILE` must name a file we can create or replace (CLI-2)."""
+    path = Path(name)
+    if path.is_dir():
+        raise UsageError(f"--output {name}: is a directory; name a file, e.g. {name}/report")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise UsageError(f"--output {name}: the folder {folder} does not exist; create it first")
+    if path.exists() and not os.access(path, os.W_OK) or not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"--output {name}: not writable (permission denied); choose another "
+                         "path")
+
+
+def check_emit_dir(name: str) -> None:
+    """`--emit-cuda DIR` must be a folder, or creatable as one (CLI-2)."""
+    path = Path(name)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--emit-cuda {name}: exists and is not a folder; name a folder for "
+                         "the .cu files")
+    base = _nearest_existing(path)
+    if not base.is_dir():
+        raise UsageError(f"--emit-cuda {name}: {base} is not a folder")
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise UsageError(f"--emit-cuda {name}: {base} is not writable (permission denied)")
+
+
+def read_text_file(option: str, name: str) -> str:
+    """The UTF-8 text of a file named by an option (e.g. `--check-cert`), or a UsageError."""
+    try:
+        data = Path(name).read_bytes()
+    except OSError as e:
+        raise UsageError(f"{option} {name}: cannot read it: {e.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UsageError(f"{option} {name}: not UTF-8 text (byte 0x{data[e.start]:02x} at offset "
+                         f"{e.start}); expected a .cu file written by --emit-cuda") from None
+
+
+Render = Callable[[list[ProcResult]], str]
+
+
+class ReportSink:
+    """Where the report goes. Text is written file by file as each finishes; a structured
+    format (JSON, SARIF, JUnit) is one document, written whole by `finish` — also after a
+    failure or Ctrl-C, with what finished. `--output FILE` is replaced atomically."""
+
+    def __init__(self, render: Render, streaming: bool, output: str | None,
+                 before_write: Callable[[], None] = lambda: None) -> None:
+        self.render = render
+        self.streaming = streaming
+        self.output = output
+        self.before_write = before_write
+        self.results: list[ProcResult] = []
+        self.streamed: list[str] = []
+        self.write_error: str | None = None
+
+    def add_file(self, results: list[ProcResult]) -> None:
+        self.results.extend(results)
+        if self.streaming and results:
+            text = self.render(results)
+            self.streamed.append(text)
+            if self.output is None:
+                self._to_stdout(text)
+            else:
+                self._to_output("".join(self.streamed))
+
+    def finish(self) -> None:
+        if not self.streaming:
+            text = self.render(self.results)
+            if self.output is None:
+                self._to_stdout(text)
+            else:
+                self._to_output(text)
+
+    def _to_stdout(self, text: str) -> None:
+        self.before_write()
+        with contextlib.suppress(BrokenPipeError):  # `| head`: the reader has enough
+            sys.stdout.write(text)
+            sys.stdout.flush()
+
+    def _to_output(self, text: str) -> None:
+        """Write the whole report so far to a temporary file beside FILE, then rename: FILE
+        always holds a complete report. On failure (disk full) say so and print it instead."""
+        assert self.output is not None
+        target = Path(self.output)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write(text)
+                os.replace(tmp, target)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+        except OSError as e:
+            if self.write_error is None:
+                self.write_error = f"--output {self.output}: cannot write the report: " \
+                                   f"{e.strerror}; it follows on stdout instead"
+                self.before_write()
+                print(f"spork-verify: error: {self.write_error}", file=sys.stderr)
+            self.output = None
+            self.streamed = []
+            self._to_stdout(text)
+
+
+_STOP = threading.Event()  # Ctrl-C was pressed: stop at the next safe point
+_REPEAT_S = 0.05  # how often the watchdog re-interrupts checks that start after Ctrl-C
+
+
+def stop_if_interrupted() -> None:
+    """A safe point: raise KeyboardInterrupt once Ctrl-C was pressed. Called between
+    obligations, procs and files, so a result built from cancelled checks is never kept."""
+    if _STOP.is_set():
+        raise KeyboardInterrupt
+
+
+def _on_sigint(signum: int, frame: types.FrameType | None) -> None:
+    _STOP.set()
+    if frame is not None and frame.f_code.co_name == "__del__":
+        return  # Python would print and drop it there; the next safe point raises instead
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def interruptible_solvers(interrupt: Callable[[], None]) -> Iterator[None]:
+    """While active, SIGINT sets the stop flag, raises KeyboardInterrupt, and a watchdog thread
+    calls `interrupt()` (again every 50 ms, for checks that start later), so a z3 check in
+    progress returns at once (CLI-4). z3's own Ctrl-C handler must be off
+    (`stop_checks_on_interrupt`): it swallows the signal and ends the check as `unknown`."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield  # tests calling main() from a thread, or SIGINT ignored: nothing to watch
+        return
+    _STOP.clear()
+    reader, writer = socket.socketpair()
+    writer.setblocking(False)
+    previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    signal.signal(signal.SIGINT, _on_sigint)
+    finished = threading.Event()
+
+    def watch() -> None:
+        with contextlib.suppress(OSError):
+            while data := reader.recv(64):
+                if signal.SIGINT in data:
+                    _STOP.set()
+                    while not finished.is_set():
+                        interrupt()
+                        finished.wait(_REPEAT_S)
+                    return
+
+    watcher = threading.Thread(target=watch, name="spork-verify-sigint", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        finished.set()
+        signal.set_wakeup_fd(previous)
+        if signal.getsignal(signal.SIGINT) is _on_sigint:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        writer.close()
+        with contextlib.suppress(OSError):
+            reader.shutdown(socket.SHUT_RDWR)
+        reader.close()
+
+
+def ignore_further_interrupts() -> None:
+    """Once stopping, a second Ctrl-C must not cut the report being written."""
+    with contextlib.suppress(ValueError):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
