@@ -34,8 +34,8 @@ class CudaWarpConfig:
         return self.setmaxnreg_dec if self.setmaxnreg_dec is not None else self.setmaxnreg_inc
 
 
-MAX_BLOCK_DIM = 1024  # CUDA: threads per CTA (LANG-4.4a)
-MAX_CLUSTER_DIM = 16  # CUDA: CTAs per cluster, non-portable maximum (LANG-4.4a)
+MAX_BLOCK_DIM = 1024  # CUDA: threads per CTA (LANG-4.4)
+MAX_CLUSTER_DIM = 16  # CUDA: CTAs per cluster, non-portable maximum (LANG-4.4)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,11 +76,11 @@ class CudaDeviceFunction:
         if block > MAX_BLOCK_DIM:  # also bounds every per-thread table the checks build
             raise RejectedInput(f"blockDim={block} exceeds {MAX_BLOCK_DIM}, the most threads a "
                                 "CUDA CTA can have; use at most 1024 threads (32 warps)",
-                                code="ERR-O01", rule="LANG-4.4a")
+                                code="ERR-O01", rule="LANG-4.4")
         if clusterDim > MAX_CLUSTER_DIM:
             raise RejectedInput(f"clusterDim={clusterDim} exceeds {MAX_CLUSTER_DIM}, the largest "
                                 "CUDA cluster; use at most 16 CTAs", code="ERR-O02",
-                                rule="LANG-4.4a")
+                                rule="LANG-4.4")
         object.__setattr__(self, "blockDim", block)
         object.__setattr__(self, "clusterDim", clusterDim)
         object.__setattr__(self, "blocks_per_sm", blocks_per_sm)

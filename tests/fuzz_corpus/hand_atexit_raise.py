@@ -1,0 +1,2 @@
+import atexit
+atexit.register(lambda: 1 / 0)

@@ -1,0 +1,3 @@
+from verifier.lang import *
+
+k = proc(print)

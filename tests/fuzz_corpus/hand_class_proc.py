@@ -1,0 +1,6 @@
+from verifier.lang import *
+
+@proc
+class K:
+    def f(self):
+        pass

@@ -1,0 +1,3 @@
+import sys, os
+sys.stdout.close()
+os.close(2)

@@ -1,0 +1,5 @@
+from verifier.lang import *
+
+@proc
+def k(n: size):
+    pass

@@ -1,0 +1,9 @@
+from verifier.lang import *
+
+@proc
+def k(n: size):
+    pass
+
+@proc
+def k(n: size):
+    pass

@@ -1,0 +1,1 @@
+import hand_import_self

@@ -1,0 +1,3 @@
+@proc
+def k(n: size):
+    pass

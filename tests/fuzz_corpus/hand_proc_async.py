@@ -1,0 +1,5 @@
+from verifier.lang import *
+
+@proc
+async def k(n: size):
+    pass

@@ -1,0 +1,5 @@
+from verifier.lang import *
+
+@proc
+def k(*args, **kwargs):
+    pass

@@ -1,0 +1,6 @@
+from verifier.lang import *
+
+@proc
+def k(n: size):
+    while True:
+        pass

@@ -1,0 +1,8 @@
+from verifier.lang import *
+
+@proc
+def k(n: size, x: f32[n] @ CudaGmemLinear):
+    with CudaDeviceFunction(blockDim=32):
+        for b in cuda_tasks(n, 0):
+            for t in cuda_threads(0, 32):
+                x[t] = 0.0

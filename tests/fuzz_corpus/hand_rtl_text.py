@@ -1,0 +1,6 @@
+# ‮ gnp.exe
+from verifier.lang import *
+
+@proc
+def k(n: size):
+    pass

@@ -1,0 +1,6 @@
+from verifier.lang import *
+
+proc = 3
+@proc
+def k(n: size):
+    pass

@@ -1,0 +1,6 @@
+from verifier.lang import *
+
+size = None
+@proc
+def k(n: size):
+    pass

@@ -1,0 +1,5 @@
+from verifier.lang import *
+
+@proc
+def κ(ñ: size):
+    pass
