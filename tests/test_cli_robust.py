@@ -4,6 +4,7 @@ written as each file finishes, and Ctrl-C stops a z3 check in progress with exit
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from verifier.cli import main
+from verifier.report.progress import Progress, colour_verdicts, use_colour
 
 from conftest import EXAMPLES, ROOT
 
@@ -95,12 +97,13 @@ def _misuse(tmp: Path) -> list[tuple[list[object], str]]:
         (["--check-cert", binary], "not UTF-8"),
         (["--check-cert", a_dir], "cannot read"),
         (["--sizes", "n=abc"], "NAME=VALUE"),
+        (["--sizes", "n=1000000000000"], "at most 1,048,576"),
         (["--format", "yaml"], "invalid choice"),
         (["--color", "sometimes"], "invalid choice"),
     ]
 
 
-@pytest.mark.parametrize("case", range(14))
+@pytest.mark.parametrize("case", range(15))
 def test_cli_misuse_exits_2_before_any_proof(capsys: pytest.CaptureFixture[str],
                                              tmp_path: Path, case: int,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
@@ -199,3 +202,47 @@ def test_ctrl_c_mid_proof_stops_fast_and_keeps_finished_results() -> None:
     assert took < 2.0
     assert "Traceback" not in done.stderr and "interrupted" in done.stderr
     assert [p["proc"] for p in json.loads(done.stdout)["results"]] == ["saxpy"]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_line_only_on_a_terminal_after_a_second(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    term = _Terminal()
+    progress = Progress(True, term)
+    progress.file("dir/gemm_sm80.py", 1, 1)
+    assert term.getvalue() == ""  # the first second stays quiet
+    progress.start -= 2.0
+    progress.obligations("gemm_sm80", 12, 56)
+    assert term.getvalue().endswith("gemm_sm80.py: gemm_sm80 12/56 obligations")
+    progress.clear()
+    assert term.getvalue().endswith("\r\x1b[K")
+    for enabled, stream, no_colour in ((False, _Terminal(), ""), (True, io.StringIO(), ""),
+                                       (True, _Terminal(), "1")):
+        monkeypatch.setenv("NO_COLOR", no_colour) if no_colour else \
+            monkeypatch.delenv("NO_COLOR", raising=False)
+        quiet = Progress(enabled, stream)
+        quiet.start -= 2.0
+        quiet.obligations("k", 1, 2)
+        assert stream.getvalue() == ""
+
+
+def test_verdict_colour_follows_the_flag_and_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
+    line = "a.py: k: REFUTED (3 obligations; 0.10s)\na.py: j: PROVED (1 obligations; 0.1s)\n"
+    coloured = colour_verdicts(line)
+    assert "\x1b[1;31mREFUTED\x1b[0m" in coloured and "\x1b[32mPROVED\x1b[0m" in coloured
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert use_colour("auto", _Terminal()) and not use_colour("auto", io.StringIO())
+    assert use_colour("always", io.StringIO()) and not use_colour("never", _Terminal())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not use_colour("auto", _Terminal())
+
+
+def test_piped_run_has_no_progress_and_no_colour(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, SAXPY)
+    assert code == 0 and "\x1b[" not in out + err
+    code, out, _ = run(capsys, SAXPY, "--color", "always")
+    assert "\x1b[32mPROVED\x1b[0m" in out

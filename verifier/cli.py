@@ -39,6 +39,9 @@ def exit_code(results: list[ProcResult]) -> int:
     return 0
 
 
+MAX_CONCRETE_SIZE = 1 << 20  # --sizes beyond this would not finish in the concrete machine
+
+
 def parse_sizes(text: str) -> dict[str, int]:
     sizes: dict[str, int] = {}
     for part in text.split(","):
@@ -48,6 +51,10 @@ def parse_sizes(text: str) -> dict[str, int]:
         name, sep, value = part.partition("=")
         if not sep or not name.strip() or not value.strip().lstrip("-").isdigit():
             raise argparse.ArgumentTypeError(f"expected NAME=VALUE[,NAME=VALUE...], got {part!r}")
+        if abs(int(value)) > MAX_CONCRETE_SIZE:
+            raise argparse.ArgumentTypeError(
+                f"{part}: the concrete machine runs every thread and iteration, so sizes are at "
+                f"most {MAX_CONCRETE_SIZE:,} (CLI-2); drop --sizes to prove all sizes at once")
         sizes[name.strip()] = int(value)
     return sizes
 
