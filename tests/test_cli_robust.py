@@ -53,6 +53,10 @@ BAD_FILES = [
      ":"),
     ("recursion", "def f():\n    return f()\nf()\n", "RecursionError", ":2:"),
     ("deep_expr", "x = " + "(" * 200 + "1" + ")" * 200 + "\n", "", ""),
+    ("deep_expr_in_proc", SAXPY_TEXT.replace("x[256 * blk + t]", "x[256 * blk + t" + " + 0" * 400 + "]"),
+     "more than 100 levels deep", ":13:"),
+    ("deep_assert_in_proc", SAXPY_TEXT.replace("n % 256 == 0", "n % 256 == 0" + " and n > 0" * 400),
+     "more than 100 levels deep", ":8:"),
     ("truncated", SAXPY_TEXT.rsplit("a * xv", 1)[0], "syntax error", ":14:"),
 ]
 
@@ -92,6 +96,7 @@ def _misuse(tmp: Path) -> list[tuple[list[object], str]]:
         (["--load-timeout", "nan"], "positive number of seconds"),
         (["--output", tmp / "missing" / "r.json"], "does not exist"),
         (["--output", a_dir], "is a directory"),
+        (["--output", SAXPY], "is the input"),
         (["--emit-cuda", SAXPY], "is not a folder"),
         (["--check-cert", tmp / "missing.cu"], "cannot read"),
         (["--check-cert", binary], "not UTF-8"),
@@ -103,7 +108,7 @@ def _misuse(tmp: Path) -> list[tuple[list[object], str]]:
     ]
 
 
-@pytest.mark.parametrize("case", range(15))
+@pytest.mark.parametrize("case", range(16))
 def test_cli_misuse_exits_2_before_any_proof(capsys: pytest.CaptureFixture[str],
                                              tmp_path: Path, case: int,
                                              monkeypatch: pytest.MonkeyPatch) -> None:

@@ -268,7 +268,8 @@ def main(argv: list[str] | None = None) -> int:
 def _check_destinations(args: argparse.Namespace) -> None:
     """Where results will go is checked before any proof, never after it (CLI-2)."""
     if args.output:
-        check_output_file(args.output)
+        check_output_file(args.output, args.paths + ([args.check_cert] if args.check_cert
+                                                     else []))
     if args.emit_cuda:
         check_emit_dir(args.emit_cuda)
 

@@ -29,9 +29,15 @@ def _nearest_existing(path: Path) -> Path:
     return path
 
 
-def check_output_file(name: str) -> None:
-    """`--output FILE` must name a file we can create or replace (CLI-2)."""
+def check_output_file(name: str, inputs: list[str]) -> None:
+    """`--output FILE` must name a file we can create or replace, and none of the inputs
+    (CLI-2): replacing the kernel file by its own report would destroy it."""
     path = Path(name)
+    for given in inputs:
+        with contextlib.suppress(OSError):
+            if path.exists() and path.samefile(given):
+                raise UsageError(f"--output {name}: is the input {given}; the report would "
+                                 "replace it. Name another file")
     if path.is_dir():
         raise UsageError(f"--output {name}: is a directory; name a file, e.g. {name}/report")
     folder = path.parent if str(path.parent) else Path(".")

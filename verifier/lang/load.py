@@ -31,16 +31,24 @@ _LIBRARY_DIRS = tuple(sorted({str(Path(p).resolve()) for p in (
     *(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")))}))
 
 
+MAX_SOURCE_BYTES = 16 << 20
+
+
 def read_source(path: str | Path) -> str:
     """The text of a user file; an unreadable file, or one that is not UTF-8 text, is ERR-P00
     (LOAD-1). A UTF-16/32 file (byte-order mark) is rejected rather than guessed: Python would
     not run it either."""
     path = Path(path)
     try:
-        data = path.read_bytes()
+        with path.open("rb") as f:
+            data = f.read(MAX_SOURCE_BYTES + 1)
     except OSError as e:
         raise RejectedInput(f"cannot read {path}: {e.strerror}", SrcLoc(str(path), 0, 0),
                             code="ERR-P00", rule="LOAD-1") from None
+    if len(data) > MAX_SOURCE_BYTES:  # also /dev/zero and other endless streams
+        raise RejectedInput(f"{path} is larger than {MAX_SOURCE_BYTES >> 20} MiB; a kernel file "
+                            "is Python source of a few kilobytes", SrcLoc(str(path), 0, 0),
+                            code="ERR-P00", rule="LOAD-1")
     return decode_source(str(path), data)
 
 

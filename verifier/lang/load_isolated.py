@@ -126,7 +126,8 @@ def load_isolated(path: str | Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> Loa
     start = time.monotonic()
     try:
         source = read_source(path)
-    except SporkError as e:
+    except SporkError as e:  # the report must not read it again (/dev/zero, /dev/urandom)
+        linecache.cache[path] = (0, None, [], path)
         return LoadedFile(path, error=e)
     # the report quotes the text that was verified, also for a pipe or a file edited meanwhile
     linecache.cache[path] = (len(source), None, source.splitlines(True), path)

@@ -12,7 +12,7 @@ import dataclasses
 import inspect
 from typing import Any, Callable
 
-from verifier.diagnostics import InternalError, RejectedInput, SporkError
+from verifier.diagnostics import InternalError, RejectedInput, SporkError, SrcLoc
 from verifier.lang import ir
 from verifier.lang.parse import ProcParser
 
@@ -24,15 +24,49 @@ def proc(fn: Callable[..., Any]) -> ir.Proc:
         err.proc = getattr(fn, "__name__", None) or "<proc>"
         raise err
     try:
-        return ProcParser(fn).parse()
+        parsed = ProcParser(fn).parse()
+        check_nesting(parsed)
+        return parsed
     except SporkError as e:
         e.proc = fn.__name__
         raise
+    except RecursionError:  # before check_nesting could see it: the parser's own recursion
+        err = RejectedInput(_TOO_DEEP, code="ERR-P00", rule="LANG-2.1")
+        err.proc = fn.__name__
+        raise err from None
     except Exception as e:  # a bug in the parser: exit 4, never a user-facing traceback
         err = InternalError(f"internal error while parsing {fn.__name__}: "
                             f"{type(e).__name__}: {e}")
         err.proc = fn.__name__
         raise err from None
+
+
+MAX_NESTING = 100  # IR nodes inside one another; every pass over the IR recurses this deep
+_TOO_DEEP = (f"the proc nests expressions or statements more than {MAX_NESTING} levels deep; "
+             "split the expression into local variables or the body into smaller loops")
+
+
+def check_nesting(p: ir.Proc) -> None:
+    """Reject IR nested deeper than MAX_NESTING (LANG-2.1, specs/cli.md CLI-2), so no later
+    pass (pickling, printing, encoding) hits Python's recursion limit. Iterative."""
+    stack: list[tuple[object, int, SrcLoc | None]] = [(p, 0, p.loc)]
+    seen: set[int] = set()
+    while stack:
+        node, depth, where = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, (tuple, list)):
+            stack.extend((x, depth, where) for x in node)
+            continue
+        if not dataclasses.is_dataclass(node) or isinstance(node, type):
+            continue
+        where = getattr(node, "loc", where) if isinstance(getattr(node, "loc", None),
+                                                           SrcLoc) else where
+        if depth > MAX_NESTING:
+            raise RejectedInput(_TOO_DEEP, where, code="ERR-P00", rule="LANG-2.1")
+        stack.extend((getattr(node, f.name), depth + 1, where)
+                     for f in dataclasses.fields(node))
 
 
 def _what(obj: object) -> str:
