@@ -17,7 +17,7 @@ from pathlib import Path
 from verifier import __version__
 from verifier.cli_io import (
     ReportSink, UsageError, check_emit_dir, check_output_file, ignore_further_interrupts,
-    interruptible_solvers, read_text_file, stop_if_interrupted)
+    interrupt_requested, interruptible_solvers, read_text_file, stop_if_interrupted)
 from verifier.diagnostics import InternalError, RejectedInput, SporkError, Unsupported
 from verifier.lang import ir
 from verifier.lang.load_isolated import DEFAULT_TIMEOUT_S, load_isolated
@@ -234,6 +234,16 @@ def explain_code(code: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; Ctrl-C at any moment (even while modules load) exits 130 quietly."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        ignore_further_interrupts()
+        print("spork-verify: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -300,6 +310,11 @@ def _verify_all(args: argparse.Namespace) -> int:
                 sink.add_file(file_results)
     except KeyboardInterrupt:
         interrupted = True
+        ignore_further_interrupts()
+    except Exception:
+        if not interrupt_requested():
+            raise  # a bug: main() reports it as an internal error, after the report below
+        interrupted = True  # z3 calls other than check() end in an exception once interrupted
         ignore_further_interrupts()
     finally:
         progress.clear()

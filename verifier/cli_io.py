@@ -143,6 +143,7 @@ class ReportSink:
 
 
 _STOP = threading.Event()  # Ctrl-C was pressed: stop at the next safe point
+_RAISED = threading.Event()  # the KeyboardInterrupt was raised: the report is being written
 _REPEAT_S = 0.05  # how often the watchdog re-interrupts checks that start after Ctrl-C
 
 
@@ -150,13 +151,33 @@ def stop_if_interrupted() -> None:
     """A safe point: raise KeyboardInterrupt once Ctrl-C was pressed. Called between
     obligations, procs and files, so a result built from cancelled checks is never kept."""
     if _STOP.is_set():
+        _RAISED.set()
         raise KeyboardInterrupt
 
 
+def interrupt_requested() -> bool:
+    return _STOP.is_set()
+
+
+def _unsafe_to_raise(frame: types.FrameType | None) -> bool:
+    """In a finalizer Python would print the KeyboardInterrupt and drop it; in a z3 object's
+    `__init__` it would leave a half-built object whose finalizer fails noisily."""
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "__del__" or code.co_name == "__init__" and \
+                f"{os.sep}z3{os.sep}" in code.co_filename:
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _on_sigint(signum: int, frame: types.FrameType | None) -> None:
+    """Raise KeyboardInterrupt once; where that is unsafe, wait for the watchdog's next
+    SIGINT (every 50 ms) or the next safe point."""
     _STOP.set()
-    if frame is not None and frame.f_code.co_name == "__del__":
-        return  # Python would print and drop it there; the next safe point raises instead
+    if _RAISED.is_set() or _unsafe_to_raise(frame):
+        return
+    _RAISED.set()
     raise KeyboardInterrupt
 
 
@@ -171,6 +192,7 @@ def interruptible_solvers(interrupt: Callable[[], None]) -> Iterator[None]:
         yield  # tests calling main() from a thread, or SIGINT ignored: nothing to watch
         return
     _STOP.clear()
+    _RAISED.clear()
     reader, writer = socket.socketpair()
     writer.setblocking(False)
     previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
@@ -183,7 +205,10 @@ def interruptible_solvers(interrupt: Callable[[], None]) -> Iterator[None]:
                 if signal.SIGINT in data:
                     _STOP.set()
                     while not finished.is_set():
-                        interrupt()
+                        with contextlib.suppress(Exception):  # the watchdog must not die
+                            interrupt()
+                            if not _RAISED.is_set():  # the handler declined: ask again
+                                os.kill(os.getpid(), signal.SIGINT)
                         finished.wait(_REPEAT_S)
                     return
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-import weakref
-
 import z3
 
 from verifier.collectives.arith import Arith, check_divisor
@@ -71,27 +69,32 @@ class Z3Arith(Arith):
         return z3.Xor(lhs, rhs)
 
 
-_LIVE: "weakref.WeakSet[z3.Context]" = weakref.WeakSet()
+_CHECKING: list[z3.Solver] = []  # solvers inside check() right now (the main thread's)
 
 
-def new_context() -> z3.Context:
-    """A fresh z3 context that `interrupt_all` can reach: every context the verifier makes
-    comes from here, so Ctrl-C can stop a check in progress (specs/cli.md, CLI-4)."""
-    ctx = z3.Context()
-    _LIVE.add(ctx)
-    return ctx
+def run_check(solver: z3.Solver) -> z3.CheckSatResult:
+    """`solver.check()`, stoppable by `interrupt_all` while it runs: every check of the
+    verifier goes through here, so Ctrl-C can end one in progress (specs/cli.md, CLI-4)."""
+    _CHECKING.append(solver)
+    try:
+        return solver.check()
+    finally:
+        _CHECKING.pop()
 
 
 def interrupt_all() -> None:
-    """Ask every live context to abandon its running check (z3 allows it from any thread):
-    z3 holds the interpreter in a native call until a check returns."""
-    for ctx in list(_LIVE):
-        ctx.interrupt()
+    """Ask the running checks to stop (z3 allows it from another thread). The list copy holds
+    each solver, so none is freed while it is interrupted."""
+    for solver in list(_CHECKING):
+        try:
+            solver.interrupt()
+        except Exception:  # noqa: S110 - a check that just ended: nothing to stop
+            pass
 
 
 def new_arith() -> Z3Arith:
     """A `Z3Arith` over a fresh context (one per query family; never the global one)."""
-    return Z3Arith(new_context())
+    return Z3Arith(z3.Context())
 
 
 def find_model(arith: Z3Arith, build: Callable[[Z3Arith, dict[str, z3.ArithRef]], z3.BoolRef],
@@ -105,7 +108,7 @@ def find_model(arith: Z3Arith, build: Callable[[Z3Arith, dict[str, z3.ArithRef]]
     solver = z3.Solver(ctx=arith.ctx)
     solver.set(timeout=_TIMEOUT_MS, random_seed=0)
     solver.add(build(arith, variables))
-    result = solver.check()
+    result = run_check(solver)
     if result == z3.unsat:
         return None
     if result == z3.sat:

@@ -13,7 +13,7 @@ from enum import Enum
 
 import z3
 
-from verifier.collectives.symbolic import interrupt_all, new_context
+from verifier.collectives.symbolic import interrupt_all, run_check
 
 
 class Status(Enum):
@@ -27,7 +27,7 @@ class Budget:
     timeout_ms: int = 30_000
     rlimit: int = 0
     seed: int = 0
-    ctx: z3.Context = field(default_factory=new_context)
+    ctx: z3.Context = field(default_factory=z3.Context)
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def check(constraints: list[z3.BoolRef], names: dict[str, z3.ArithRef], budget: 
         s = _solver(budget)
         s.set(timeout=min(budget.timeout_ms, ABSTRACTION_TIMEOUT_MS))
         s.add(*abstract)
-        result = s.check()
+        result = run_check(s)
         if result == z3.unsat:
             out = Outcome(Status.proved, None, "", digest)
             _CACHE[digest] = out
@@ -96,7 +96,7 @@ def check(constraints: list[z3.BoolRef], names: dict[str, z3.ArithRef], budget: 
     if timeout_ms is not None:
         s.set(timeout=min(budget.timeout_ms, timeout_ms))
     s.add(*constraints)
-    result = s.check()
+    result = run_check(s)
     if result == z3.unsat:
         out = Outcome(Status.proved, None, "", digest)
     elif result == z3.unknown:
@@ -112,7 +112,7 @@ def check(constraints: list[z3.BoolRef], names: dict[str, z3.ArithRef], budget: 
                 small = _solver(budget)
                 small.set(timeout=min(budget.timeout_ms, timeout_ms or budget.timeout_ms))
                 small.add(*constraints, *[z3.And(v >= 0, v <= bound) for v in small_bounds])
-                if small.check() == z3.sat:
+                if run_check(small) == z3.sat:
                     model = small.model()
                     break
         values = {}
