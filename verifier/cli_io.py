@@ -122,6 +122,10 @@ class ReportSink:
         assert self.output is not None
         target = Path(self.output)
         try:
+            if target.exists() and not target.is_file():  # /dev/null, /dev/full, a pipe
+                with target.open("w", encoding="utf-8") as f:
+                    f.write(text)
+                return
             fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as f:
