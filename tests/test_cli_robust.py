@@ -93,6 +93,7 @@ def _misuse(tmp: Path) -> list[tuple[list[object], str]]:
         (["--timeout", "inf"], "positive number of seconds"),
         (["--timeout", "-1"], "positive number of seconds"),
         (["--timeout", "0"], "positive number of seconds"),
+        (["--timeout", "1e-9"], "at least 0.001"),
         (["--load-timeout", "nan"], "positive number of seconds"),
         (["--output", tmp / "missing" / "r.json"], "does not exist"),
         (["--output", a_dir], "is a directory"),
@@ -108,7 +109,7 @@ def _misuse(tmp: Path) -> list[tuple[list[object], str]]:
     ]
 
 
-@pytest.mark.parametrize("case", range(16))
+@pytest.mark.parametrize("case", range(17))
 def test_cli_misuse_exits_2_before_any_proof(capsys: pytest.CaptureFixture[str],
                                              tmp_path: Path, case: int,
                                              monkeypatch: pytest.MonkeyPatch) -> None:

@@ -66,6 +66,9 @@ def positive_seconds(text: str) -> float:
         value = math.nan
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    if value < 0.001:  # z3 counts whole milliseconds, and 0 ms would mean no limit at all
+        raise argparse.ArgumentTypeError(f"{text} s is below the 1 ms resolution of the limits; "
+                                         "give at least 0.001")
     return value
 
 
