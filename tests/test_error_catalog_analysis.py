@@ -158,20 +158,41 @@ def test_missing_qual_tl_is_err_a12() -> None:
 @pytest.mark.rule("LANG-8.2")
 def test_codegen_legality_is_err_l06(tmp_path: Path) -> None:
     """ERR-L06 comes from code generation only (LANG-8.7): here a CTA larger than CUDA can
-    launch, located at the device function."""
+    launch, located at the device function. `CudaDeviceFunction` itself refuses such a
+    blockDim (LANG-4.4, below), so the config is widened behind its back: codegen must still
+    refuse on its own."""
+    import copy
+    import dataclasses
+
     from verifier.codegen.plan import plan_device_function
 
     path = tmp_path / "big.py"
-    path.write_text(Case("ERR-L06", "", ["    with CudaDeviceFunction(blockDim=2048):  #!",
+    path.write_text(Case("ERR-L06", "", ["    with CudaDeviceFunction(blockDim=1024):  #!",
                                          "        for task in cuda_tasks(0, n):",
                                          "            pass"], kernel=False).source())
     (p,) = load_procs(path)
     assert isinstance(p, ir.Proc)
     (dev,) = [s for s in p.body if isinstance(s, ir.DeviceFunction)]
+    wide = copy.copy(dev.cfg)
+    object.__setattr__(wide, "blockDim", 2048)
     with pytest.raises(RejectedInput) as exc:
-        plan_device_function(dev, 0)
+        plan_device_function(dataclasses.replace(dev, cfg=wide), 0)
     assert exc.value.code == "ERR-L06" and "cannot launch blockDim=2048" in exc.value.message
     assert (exc.value.loc.file, exc.value.loc.line, exc.value.loc.col) == (str(path), 6, 5)
+
+
+@pytest.mark.rule("LANG-4.4")
+def test_blockdim_over_1024_is_refused_where_written(tmp_path: Path) -> None:
+    """A blockDim CUDA cannot launch is ERR-O01 at its `with` line, before any analysis sizes
+    per-thread tables by it (blockDim=10**12 once ended in MemoryError)."""
+    path = tmp_path / "huge.py"
+    path.write_text(Case("ERR-O01", "", ["    with CudaDeviceFunction(blockDim=10**12):  #!",
+                                         "        for task in cuda_tasks(0, n):",
+                                         "            pass"], kernel=False).source())
+    with pytest.raises(RejectedInput) as exc:
+        load_procs(path)
+    assert exc.value.code == "ERR-O01" and "exceeds 1024" in exc.value.message
+    assert (exc.value.loc.file, exc.value.loc.line) == (str(path), 6)
 
 
 @pytest.mark.rule("LANG-8.2")
