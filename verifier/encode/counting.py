@@ -91,6 +91,12 @@ def count_before(enc: Encoder, site_ctx: Context, site_index: tuple[ir.Expr, ...
             count = count + before
             prefix_ok = z3.And(prefix_ok, v == x)
             env[lp.sym] = v
+        elif lp.sym not in tight:
+            # Unnarrowed range: while prefix_ok holds, env agrees with the point's own
+            # iterators, so lo <= x < hi already holds there and x - lo is exact (and a
+            # much lighter term for the solver than the clamped form below).
+            count = count + z3.If(prefix_ok, (x - enc.value(lp.lo, env)) * size_inside(k), 0)
+            env[lp.sym] = x
         else:
             lo, hi = bounds(lp)
             upto = z3.If(x < hi, x, hi)  # iterations of the narrowed range before x
@@ -105,7 +111,7 @@ def count_before(enc: Encoder, site_ctx: Context, site_index: tuple[ir.Expr, ...
         for lp in site_ctx.loops[depth:]:
             inner = inner * extent(lp)
         count = count + z3.If(prefix_ok, inner, 0)
-    return z3.If(present, count, 0)
+    return count if present is None else z3.If(present, count, 0)
 
 
 def _isolate(lhs: ir.Expr, rhs: ir.Expr, summed: set[ir.Sym]) -> tuple[ir.Expr, ir.Expr]:
@@ -131,7 +137,7 @@ _MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 def _conditions(enc: Encoder, ctx: Context, summed: set[ir.Sym],
                 known: Mapping[ir.Sym, z3.ArithRef], loc: object
                 ) -> tuple[dict[ir.Sym, tuple[list[z3.ArithRef], list[z3.ArithRef]]],
-                           z3.BoolRef]:
+                           z3.BoolRef | None]:
     """The `if`s around a barrier site as exact loop-range narrowing: a comparison of one
     counted iterator with an expression free of counted iterators moves that loop's lo or hi;
     a condition free of counted iterators decides whether the site has instances at all.
@@ -170,7 +176,7 @@ def _conditions(enc: Encoder, ctx: Context, summed: set[ir.Sym],
         if op in ("<", "<=", "=="):
             highs.append(e + 1 if op in ("<=", "==") else e)
     else:
-        return tight, z3.And(*present) if present else z3.BoolVal(True, enc.zctx)
+        return tight, z3.And(*present) if present else None
     raise Unsupported("not supported by spork-verify: a barrier Arrive/Await under an `if` "
                       "that is not a bound on one loop iterator (its counter has no closed "
                       "form here)", loc, code="ERR-V11", rule="SEM-6.4")
