@@ -84,3 +84,14 @@ def test_expensive_procs_are_not_rechecked(capsys: pytest.CaptureFixture[str],
     (f,) = findings(capsys, EXAMPLES / "smem_exchange_bug_nofence.py")
     assert f["hint"].endswith("between lines 13 and 14, at task level (CTA scope: every thread "
                               "of the CTA runs it) (not checked)")
+
+
+def test_barrier_programs_get_unchecked_advice_naming_the_syncs_between(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    (f,) = findings(capsys, EXAMPLES / "ws_ring_bug_consumer_lag.py")
+    assert f["hint"].startswith("the sync statements at lines 22, 24 run between the two "
+                                "accesses but do not order them")
+    assert f["hint"].endswith("(not checked)")
+    roles = [(r["role"], r["line"]) for r in f["related"]]
+    assert roles == [("earlier access", 21), ("later access", 26), ("sync between", 22),
+                     ("missing sync", 23), ("sync between", 24)]

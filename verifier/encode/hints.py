@@ -40,13 +40,16 @@ class Placement:
     earlier_stmt: ir.Stmt
     enclosing: tuple[ir.Stmt, ...]  # the statements whose blocks hold the insertion point
     between: tuple[SrcLoc, ...]  # sync statements run between the two accesses (trace order)
+    syncs_before: int  # how many of them come before the insertion point
 
     def scope(self) -> str:
         """Which collective runs the inserted statement, in words."""
-        threads = [s for s in self.enclosing
-                   if isinstance(s, ir.For) and isinstance(s.mode, ir.CudaThreads)]
-        if threads:
-            return f"inside the cuda_threads loop of line {threads[-1].loc.line}"
+        narrowing = [s for s in self.enclosing if isinstance(s, ir.Warps) or
+                     isinstance(s, ir.For) and isinstance(s.mode, ir.CudaThreads)]
+        if narrowing and isinstance(narrowing[-1], ir.Warps):
+            return f"inside the CudaWarps block of line {narrowing[-1].loc.line}"
+        if narrowing:
+            return f"inside the cuda_threads loop of line {narrowing[-1].loc.line}"
         if any(isinstance(s, ir.For) and isinstance(s.mode, ir.CudaTasks)
                for s in self.enclosing):
             return "at task level (CTA scope: every thread of the CTA runs it)"
@@ -108,11 +111,18 @@ def place(proc: ir.Proc, earlier: SrcLoc, later: SrcLoc) -> Placement | None:
     index = pe[k].index + 1
     lo, hi = pe[k].index, pl[k].index
     middle = block[lo + 1:hi] if lo < hi else block[lo + 1:] + block[:hi]  # loop-carried
+    # trace order: what follows the earlier access inside its statements (innermost first),
+    # the statements between, then what precedes the later access inside its statements
+    after = [_syncs(getattr(pe[j - 1].stmt, pe[j - 1].into)[pe[j].index + 1:])
+             for j in range(len(pe) - 1, k, -1)]
+    before = [_syncs(getattr(pl[j - 1].stmt, pl[j - 1].into)[:pl[j].index])
+              for j in range(k + 1, len(pl))]
+    between = [loc for group in (*after, _syncs(middle), *before) for loc in group]
     return Placement(tuple((step.into, step.index) for step in pe[:k]), index,
                      max(loc.line for loc in _locs(pe[k].stmt)),
                      block[index].loc.line if index < len(block) else None,
                      pe[k].stmt.loc.col, pe[-1].stmt, tuple(step.stmt for step in pe[:k]),
-                     tuple(_syncs(middle)))
+                     tuple(between), sum(map(len, after)))
 
 
 def _has_barriers(block: tuple[ir.Stmt, ...]) -> bool:
@@ -162,10 +172,12 @@ def _threads(f: Finding) -> dict[str, tuple[int, int]]:
     return out
 
 
-def _in_trace_order(related: tuple[Related, ...], missing: Related) -> tuple[Related, ...]:
-    """`missing` goes right after the earlier access, so before the syncs that ran between."""
+def _in_trace_order(related: tuple[Related, ...], missing: Related,
+                    at: Placement) -> tuple[Related, ...]:
+    """`missing` among the syncs between, at the insertion point (trace order)."""
     syncs = tuple(r for r in related if r.role == "sync between")
-    return (*(r for r in related if r.role != "sync between"), missing, *syncs)
+    return (*(r for r in related if r.role != "sync between"), *syncs[:at.syncs_before],
+            missing, *syncs[at.syncs_before:])
 
 
 def _obligation_id(f: Finding, earlier: SrcLoc) -> str:
@@ -187,7 +199,7 @@ def _proves(proc: ir.Proc, at: Placement, ob_id: str, timeout_s: float) -> bool:
     return any(o.id == ob_id and o.status is ObligationStatus.proved for o in again.obligations)
 
 
-def _hint(proc: ir.Proc, result: ProcResult, f: Finding, can_check: bool,
+def _hint(proc: ir.Proc, result: ProcResult, f: Finding, can_check: bool, barriers: bool,
           timeout_s: float) -> tuple[Finding, bool]:
     """The finding with a placed hint, and whether a re-verification was spent on it."""
     earlier = next((r.loc for r in f.related if r.role == "earlier access"), None)
@@ -207,39 +219,54 @@ def _hint(proc: ir.Proc, result: ProcResult, f: Finding, can_check: bool,
         return f, False
     where = (f"between lines {at.after_line} and {at.before_line}" if at.before_line else
              f"after line {at.after_line} (at the end of its block)")
-    missing = Related(SrcLoc(f.loc.file, at.before_line or at.after_line, at.col),
-                      "missing sync")
-    if _is_async(at.earlier_stmt):
-        hint = (f"the earlier access is asynchronous: add an Arrive on its timeline "
-                f"(e.g. Arrive(Sm80_cp_async, 1) >> cg) and a matching Await(cg, cuda_in_order, 0) "
-                f"{where}")
-        return dataclasses.replace(f, hint=hint, related=_in_trace_order(f.related, missing)), False
+    placed = dataclasses.replace(f, related=_in_trace_order(f.related, Related(
+        SrcLoc(f.loc.file, at.before_line or at.after_line, at.col), "missing sync"), at))
+    if _is_async(at.earlier_stmt) or barriers:
+        return dataclasses.replace(placed, hint=_barrier_advice(at, f, where)), False
     hint = f"insert Fence(cuda_in_order, cuda_in_order) {where}, {at.scope()}"
     ob_id = _obligation_id(f, earlier)
-    refuted = any(o.id == ob_id and o.status is ObligationStatus.refuted
-                  for o in result.obligations)
-    if can_check and refuted:
-        if _proves(proc, at, ob_id, timeout_s):
-            hint += " (checked: with it inserted, this obligation is proved)"
-        else:
-            hint = (f"a Fence(cuda_in_order, cuda_in_order) {where}, {at.scope()}, does not "
-                    "remove it (checked): the sync must be executed by a collective holding both "
-                    "threads" + (", e.g. split that cuda_threads loop there and put the Fence "
-                                 "between the two loops" if "cuda_threads" in at.scope() else ""))
-        return dataclasses.replace(f, hint=hint, related=_in_trace_order(f.related, missing)), True
-    return dataclasses.replace(f, hint=hint + " (not checked)", related=_in_trace_order(f.related, missing)), \
-        False
+    if not can_check or not any(o.id == ob_id and o.status is ObligationStatus.refuted
+                                for o in result.obligations):
+        return dataclasses.replace(placed, hint=hint + " (not checked)"), False
+    if _proves(proc, at, ob_id, timeout_s):
+        hint += " (checked: with it inserted, this obligation is proved)"
+    else:
+        hint = (f"a Fence(cuda_in_order, cuda_in_order) {where}, {at.scope()}, does not "
+                "remove it (checked): the sync must be executed by a collective holding both "
+                "threads" + (", e.g. split that cuda_threads loop there and put the Fence "
+                             "between the two loops" if "cuda_threads" in at.scope() else ""))
+    return dataclasses.replace(placed, hint=hint), True
+
+
+def _barrier_advice(at: Placement, f: Finding, where: str) -> str:
+    """Advice (never checked) where the order must come from an Arrive/Await pair."""
+    instr_tl = getattr(getattr(at.earlier_stmt, "callee", None), "instr_tl", None)
+    if _is_async(at.earlier_stmt):
+        tl = instr_tl.value.removesuffix("_instr")
+        return (f"the earlier access is asynchronous ({tl}): an Arrive({tl}, 1) >> bar after "
+                f"it ({where}) must be awaited, Await(bar, cuda_in_order, N), before line "
+                f"{f.loc.line}; check that Await's N (how many recent arrives it may skip) and "
+                "the barrier index it names (not checked)")
+    pairs = [loc.line for loc in at.between]
+    if pairs:
+        return (f"the sync statements at line{'s' if len(pairs) > 1 else ''} "
+                f"{', '.join(map(str, pairs))} run between the two accesses but do not order "
+                "them: check the Await's N (lag), the barrier index it names, and that its "
+                "Arrive follows the earlier access (not checked)")
+    return (f"this proc orders its threads with Arrive/Await, but none runs between the two "
+            f"accesses: an Arrive {where} must be awaited before line {f.loc.line} "
+            "(not checked)")
 
 
 def add_sync_hints(proc: ir.Proc, result: ProcResult, timeout_s: float = 30.0) -> ProcResult:
     """`result` with every refuted race's hint naming the sync and where it goes."""
     if result.verdict is not Verdict.refuted:
         return result
-    cheap = len(result.obligations) <= MAX_OBLIGATIONS and not _has_barriers(proc.body)
-    checks = MAX_CHECKS if cheap else 0
+    barriers = _has_barriers(proc.body)
+    checks = MAX_CHECKS if len(result.obligations) <= MAX_OBLIGATIONS and not barriers else 0
     findings = []
     for f in result.findings:
-        placed, spent = _hint(proc, result, f, checks > 0, timeout_s)
+        placed, spent = _hint(proc, result, f, checks > 0, barriers, timeout_s)
         checks -= spent
         findings.append(placed)
     return dataclasses.replace(result, findings=tuple(findings))

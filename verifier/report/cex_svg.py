@@ -85,8 +85,9 @@ def svg(v: CexView) -> str:
         out.append(f'<path d="M {x1 + 7} {y1 + 7} C {x1 + 90} {y1 + 70}, {x2 - 90} {y2 - 70}, '
                    f'{x2 - 8} {y2 - 8}" fill="none" stroke="{_RED}" stroke-width="2.5" '
                    'stroke-dasharray="8 5" marker-end="url(#arrow)"/>')
-        out.append(_text((x1 + x2) / 2, (y1 + y2) / 2 + 26, "missing happens-before edge", 11,
-                         "middle", _RED, "bold"))
+        # between the earlier access and the next event, so no bar crosses the label
+        out.append(_text((xs[0] + xs[1]) / 2, (y1 + y2) / 2 + 26, "missing happens-before edge",
+                         11, "middle", _RED, "bold"))
     out.append("</svg>")
     return "\n".join(out) + "\n"
 

@@ -58,9 +58,8 @@ def view(f: Finding) -> CexView | None:
     first, second = _OPS[f.kind]
     events = [Event(0, "access", earlier, f"{first} {element}")]
     events += [Event(None, "missing", r.loc, "missing sync: insert before this line")
-               for r in f.related if r.role == "missing sync"]
-    events += [Event(None, "sync", r.loc, source_text(r.loc, 40))
-               for r in f.related if r.role == "sync between"]
+               if r.role == "missing sync" else Event(None, "sync", r.loc, source_text(r.loc, 40))
+               for r in f.related if r.role in ("missing sync", "sync between")]  # trace order
     events.append(Event(1, "access", f.loc, f"{second} {element}"))
     sizes = ", ".join(f"{k}={v}" for k, v in sorted(c.sizes.items())) or "none"
     title = f"{f.kind.value} on {element} at {f.loc}"
