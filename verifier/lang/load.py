@@ -25,6 +25,7 @@ from typing import Iterator
 
 from verifier.diagnostics import UNKNOWN_LOC, RejectedInput, SporkError, SrcLoc
 from verifier.lang import ir
+from verifier.lang.upstream_modules import upstream_aliases
 
 _LIBRARY_DIRS = tuple(sorted({str(Path(p).resolve()) for p in (
     Path(__file__).resolve().parent.parent,  # the verifier package itself
@@ -125,14 +126,21 @@ def exit_message(e: BaseException) -> str:
 @contextlib.contextmanager
 def script_path(path: str) -> Iterator[None]:
     """The file's folder first on sys.path while it runs, as when Python runs a script, so
-    sibling modules import (the in-process loader takes it off again)."""
+    sibling modules import (LOAD-6). Afterwards the folder leaves sys.path and the user's
+    modules imported meanwhile leave sys.modules, so loading a second file never sees them."""
     folder = str(Path(path).resolve().parent)
+    before = set(sys.modules)
     sys.path.insert(0, folder)
     try:
         yield
     finally:
         with contextlib.suppress(ValueError):
             sys.path.remove(folder)
+        for name in set(sys.modules) - before:
+            filename = getattr(sys.modules[name], "__file__", None)
+            if isinstance(filename, str) and is_user_file(filename) and \
+                    not name.startswith("spork_user_"):
+                del sys.modules[name]
 
 
 def run_file(path: str | Path, source: str) -> types.ModuleType:
@@ -148,7 +156,7 @@ def run_file(path: str | Path, source: str) -> types.ModuleType:
     linecache.cache[path] = (len(source), None, source.splitlines(True), path)
     entry = SrcLoc(path, 1, 1)
     try:
-        with script_path(path):
+        with script_path(path), upstream_aliases():
             exec(code, module.__dict__)  # noqa: S102 - running the user's own kernel file
     except SporkError as e:
         if e.loc == UNKNOWN_LOC:

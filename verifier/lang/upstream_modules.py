@@ -1,0 +1,81 @@
+"""Upstream's module names resolve to spork-verify's stdlib while a user file loads (LOAD-6).
+
+A kernel written for Exo-GPU imports `exo`, `exo.platforms.cuda`, `exo.stdlib.scheduling`, ...
+`upstream_aliases()` puts modules under those names in `sys.modules` for the duration of one
+load, each exposing the `verifier.lang` namespace, and restores whatever was there before
+(the real exo-lang package, if installed, is never shadowed outside loading).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import types
+from typing import Any, Iterator
+
+# Every module name upstream kernels and tests import from (exo-lang, camspork_jit branch).
+UPSTREAM_MODULES = (
+    "exo", "exo.API", "exo.core", "exo.core.memory", "exo.libs", "exo.libs.memories",
+    "exo.libs.externs", "exo.scalars", "exo.platforms", "exo.platforms.cuda",
+    "exo.platforms.Sm80", "exo.platforms.Sm90", "exo.stdlib", "exo.stdlib.scheduling",
+    "exo.stdlib.stdlib", "exo.spork",
+)
+
+# Imported by upstream files but meaningless without a GPU: importing works, using fails.
+GPU_ONLY_MODULES = {
+    "exo.spork.excut": "exo.spork.excut (traces of a kernel run on a GPU)",
+}
+
+
+def _missing(module: str, what: str | None = None) -> Any:
+    def __getattr__(name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        thing = what or f"{module}.{name}"
+        raise ImportError(f"{thing} is not part of spork-verify's stdlib (the names "
+                          f"spork-verify supports are listed by `from verifier.lang import *`)")
+    return __getattr__
+
+
+def _build() -> dict[str, types.ModuleType]:
+    import verifier.lang as lang  # deferred: verifier.lang imports the loader's neighbours
+
+    exported = {name: getattr(lang, name) for name in lang.__all__}
+    modules: dict[str, types.ModuleType] = {}
+    for name in UPSTREAM_MODULES:
+        module = types.ModuleType(name, f"spork-verify's stand-in for upstream's {name}")
+        module.__dict__.update(exported)
+        module.__all__ = list(exported)
+        module.__getattr__ = _missing(name)  # type: ignore[attr-defined]
+        module.__path__ = []  # a package, so `import exo.platforms.cuda` walks through it
+        modules[name] = module
+    for name, what in GPU_ONLY_MODULES.items():
+        module = types.ModuleType(name, f"spork-verify's stand-in for upstream's {name}")
+        module.__all__ = []
+        module.__getattr__ = _missing(name, what)  # type: ignore[attr-defined]
+        modules[name] = module
+    for name, module in modules.items():  # `import exo` then `exo.platforms.cuda` works
+        parent, _, child = name.rpartition(".")
+        if parent:
+            setattr(modules[parent], child, module)
+    return modules
+
+
+def _is_exo(name: str) -> bool:
+    return name == "exo" or name.startswith("exo.")
+
+
+@contextlib.contextmanager
+def upstream_aliases() -> Iterator[None]:
+    """`exo` and its submodules name spork-verify's stdlib inside the block; on leaving,
+    `sys.modules` holds exactly the `exo*` entries it held before."""
+    saved = {k: v for k, v in sys.modules.items() if _is_exo(k)}
+    for name in saved:
+        del sys.modules[name]
+    sys.modules.update(_build())
+    try:
+        yield
+    finally:
+        for name in [k for k in sys.modules if _is_exo(k)]:
+            del sys.modules[name]
+        sys.modules.update(saved)
