@@ -6,7 +6,6 @@ the same `Budget`; results are cached by the SMT-LIB2 text of the query plus the
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -14,6 +13,7 @@ from enum import Enum
 import z3
 
 from verifier.collectives.symbolic import interrupt_all, run_check
+from verifier.encode.smtlib import query_text, text_hash
 
 
 class Status(Enum):
@@ -60,10 +60,7 @@ def _solver(budget: Budget) -> z3.Solver:
 
 
 def query_hash(constraints: list[z3.BoolRef], budget: Budget) -> str:
-    s = _solver(budget)
-    s.add(*constraints)
-    text = s.to_smt2()
-    return hashlib.sha256((SOLVER_NAME + "\n" + text).encode()).hexdigest()[:16]
+    return text_hash(query_text(constraints), SOLVER_NAME)
 
 
 def check(constraints: list[z3.BoolRef], names: dict[str, z3.ArithRef], budget: Budget,

@@ -1,0 +1,36 @@
+"""The SMT-LIB2 text of a query (verifier.encode.smtlib): deterministic, the text the query hash
+is taken of, and a faithful copy of the query (re-parsed, it is decided the same way)."""
+
+import z3
+
+from verifier.encode.smtlib import query_text, text_hash
+from verifier.encode.solver import SOLVER_NAME, Budget, query_hash
+
+
+def _query(ctx: z3.Context, bound: int) -> list[z3.BoolRef]:
+    n, i = z3.Ints("n i", ctx)
+    # an out-of-bounds question for `for i in seq(0, n): x[i]` with x of size n
+    return [n >= 1, i >= 0, i < n, i >= bound]
+
+
+def _decide(text: str) -> z3.CheckSatResult:
+    s = z3.Solver()
+    s.from_string(text)
+    return s.check()
+
+
+def test_text_is_deterministic_and_hashed():
+    a, b = query_text(_query(z3.Context(), 0)), query_text(_query(z3.Context(), 0))
+    assert a == b and "(check-sat)" in a and "declare-fun n" in a
+    budget = Budget(timeout_ms=500, seed=7)
+    assert query_hash(_query(budget.ctx, 0), budget) == text_hash(a, SOLVER_NAME)
+    assert text_hash(a, SOLVER_NAME) != text_hash(query_text(_query(z3.Context(), 1)), SOLVER_NAME)
+    assert text_hash(a, SOLVER_NAME) != text_hash(a, "z3-0.0.0")  # bound to the solver version
+
+
+def test_text_is_decided_like_the_query():
+    sat_text = query_text(_query(z3.Context(), 0))  # i = 0 < n: an access exists
+    n, i = z3.Ints("n i")
+    unsat_text = query_text([n >= 1, i >= 0, i < n, i >= n])  # i >= n: no out-of-bounds index
+    assert _decide(sat_text) == z3.sat
+    assert _decide(unsat_text) == z3.unsat
