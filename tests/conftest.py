@@ -10,6 +10,9 @@ import pytest
 
 from verifier.lang import ir
 from verifier.lang.load import load_procs
+from verifier.semantics import sync_check as _sync_check
+
+_sync_check.install()  # `p.sync_check(...)` in files loaded in-process (API-3)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

@@ -61,3 +61,86 @@ def test_missing_upstream_name_is_a_located_rejection(tmp_path: Path) -> None:
     assert loaded.error is not None and loaded.error.loc.line == 1
     assert "exo.platforms.cuda.no_such_thing is not part of spork-verify" in \
         loaded.error.message
+
+
+def _walk(node):  # type: ignore[no-untyped-def]
+    import dataclasses
+    yield node
+    if isinstance(node, tuple):
+        for x in node:
+            yield from _walk(x)
+    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+        for f in dataclasses.fields(node):
+            yield from _walk(getattr(node, f.name))
+
+
+@pytest.mark.rule("API-1")
+def test_factory_proc_is_scheduled_as_upstream_schedules_it() -> None:
+    from verifier.lang import ir
+    procs = {p.name: p for p in load_procs(UPSTREAM_STYLE / "exchange_factory.py")}
+    p = procs["exchange_fenced_t128"]
+    assert p.name() == "exchange_fenced_t128" and isinstance(p.name(), str)
+    allocs = {s.name.name: s for s in _walk(p.body) if isinstance(s, ir.Alloc)}
+    assert "unused" not in allocs  # delete_buffer
+    assert allocs["tile"].typ.base == "f16"  # set_precision
+    assert not any(isinstance(s, ir.If) for s in _walk(p.body))  # Python ifs and `if True:`
+    fences = [s for s in _walk(p.body) if isinstance(s, ir.Fence)]
+    assert len(fences) == 2 and \
+        len([s for s in _walk(procs["exchange_unfenced_t128"].body)
+             if isinstance(s, ir.Fence)]) == 1
+
+
+UPSTREAM_HEAD = """from __future__ import annotations
+from exo import *
+from exo.platforms.cuda import *
+from exo.stdlib.scheduling import *
+
+@proc
+def k(n: size, x: f32[n] @ CudaGmemLinear):
+    assert n % 256 == 0
+    with CudaDeviceFunction(blockDim=256):
+        for blk in cuda_tasks(0, n / 256):
+            tile: f32[256] @ CudaSmemLinear
+            for t in cuda_threads(0, 256):
+                tile[t] = x[256 * blk + t]
+            for t in cuda_threads(0, 256):
+                x[256 * blk + t] = tile[255 - t]
+            Fence(cuda_in_order, cuda_in_order)
+"""
+
+
+def _load_tail(tmp_path: Path, tail: str):  # type: ignore[no-untyped-def]
+    path = tmp_path / "k.py"
+    path.write_text(UPSTREAM_HEAD + tail)
+    return load_isolated(path), len(UPSTREAM_HEAD.splitlines()) + 1
+
+
+@pytest.mark.rule("API-3")
+def test_sync_check_raises_with_the_machine_finding(tmp_path: Path) -> None:
+    loaded, _ = _load_tail(tmp_path, "k.sync_check(n=512)\n")
+    err = loaded.error
+    assert err is not None and err.rule == "API-3" and err.proc == "k"
+    assert "RAW" in err.message and "n=512" in err.message and err.variable == "tile"
+    assert err.loc.line == 15  # the racy read, where the machine found it
+    loaded, _ = _load_tail(tmp_path, "k.sync_check(n=100)\n")
+    assert loaded.error is not None and "violate the proc's asserts" in loaded.error.message
+
+
+@pytest.mark.rule("API-1")
+def test_delete_buffer_refuses_a_used_buffer(tmp_path: Path) -> None:
+    loaded, line = _load_tail(tmp_path, "k = delete_buffer(k, k.find_alloc_or_arg('tile'))\n")
+    assert loaded.error is not None and loaded.error.loc.line == line
+    assert "tile is still used" in loaded.error.message
+
+
+@pytest.mark.rule("API-2")
+@pytest.mark.parametrize("call, name", [
+    ("k = divide_loop(k, 'blk', 4, ['a', 'b'])", "scheduling operation divide_loop"),
+    ("k.find_loop('blk')", "Procedure.find_loop"),
+])
+def test_unreproduced_rewrite_is_unsupported_naming_it(tmp_path: Path, call: str,
+                                                       name: str) -> None:
+    from verifier.diagnostics import Unsupported
+    loaded, line = _load_tail(tmp_path, call + "\n")
+    assert isinstance(loaded.error, Unsupported) and name in loaded.error.message
+    assert loaded.error.loc.line == line

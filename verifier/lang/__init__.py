@@ -9,6 +9,8 @@ from verifier.lang import units as _units
 from verifier.lang.config import CudaDeviceFunction, CudaWarpConfig, CudaWarps
 from verifier.lang.instrs import INSTRS as _INSTRS
 from verifier.lang.procs import proc, simplify
+from verifier.lang.scheduling import UNSUPPORTED_REWRITES as _REWRITES
+from verifier.lang.scheduling import delete_buffer, rename, set_precision
 from verifier.lang.timelines import InstrTL, QualTL, SyncTL
 from verifier.lang.units import (
     CollUnit, blockDim, clusterDim, cuda_cluster, cuda_cta_in_cluster,
@@ -46,6 +48,7 @@ tma_to_smem_async_instr = InstrTL.tma_to_smem_async_instr
 tma_to_gmem_async_instr = InstrTL.tma_to_gmem_async_instr
 wgmma_async_instr = InstrTL.wgmma_async_instr
 
+globals().update(_REWRITES)
 globals().update(_INSTRS)
 
 __all__ = [name for name in list(globals()) if not name.startswith("_")

@@ -65,8 +65,9 @@ def _host_copies() -> dict[str, Instr]:
     out: dict[str, Instr] = {}
     dims = "mnopq"
     stream = InstrTL.cpu_cuda_stream_instr
-    for rank, types in ((1, ("f32", "f16", "bf16", "i32")), (2, ("f32", "f16", "bf16", "i32"))):
-        for ty in types:
+    # upstream's names: `_{rank}d` (any element type) and the `_{rank}{type}` aliases
+    for rank in range(1, 6):
+        for ty in ("d", "f32", "f16", "bf16", "i32"):
             sizes = tuple(InstrParam(dims[i], "size") for i in range(rank))
 
             def shape(_kw: dict[str, int], rank: int = rank) -> tuple[str, ...]:

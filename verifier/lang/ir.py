@@ -34,7 +34,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifier.diagnostics import SrcLoc
+from verifier.diagnostics import SrcLoc, Unsupported
 
 _sym_ids = itertools.count(1)
 
@@ -328,11 +328,68 @@ class Arg:
     loc: SrcLoc = field(compare=False)
 
 
+class UnsupportedMethod(Unsupported, AttributeError):
+    """An upstream `Procedure` method spork-verify lacks; an AttributeError too, so that
+    `getattr(p, name, default)` keeps working."""
+
+
+class ProcName(str):
+    """A proc's name; also callable, since upstream's scripts read it as `p.name()`."""
+
+    __slots__ = ()
+
+    def __call__(self) -> str:
+        return str(self)
+
+
+# The concrete machine lives in verifier.semantics, which lang may not import: the process
+# entry (the loading child, tests) installs `sync_check(proc, sizes)` in this slot.
+SYNC_CHECK_HOOK: list[Any] = [None]
+
+
 @dataclass(frozen=True, slots=True)
 class Proc:
+    """A parsed proc, with the few read-only methods of upstream's `Procedure` that scripts
+    call between building a proc and compiling it (the rewrites are in `scheduling`)."""
+
     name: str
     args: tuple[Arg, ...]
     preds: tuple[Expr, ...]
     body: tuple[Stmt, ...]
     loc: SrcLoc = field(compare=False)
     source_lines: tuple[str, ...] = field(compare=False, default=())
+
+    def __post_init__(self) -> None:
+        if type(self.name) is not ProcName:
+            object.__setattr__(self, "name", ProcName(self.name))
+
+    def find_alloc_or_arg(self, name: str) -> Alloc | Arg:
+        """The first allocation or argument named `name`, in source order (upstream's
+        cursor; `scheduling.delete_buffer` and friends take it)."""
+        for a in self.args:
+            if a.name.name == name:
+                return a
+        stack = list(reversed(self.body))
+        while stack:
+            s = stack.pop()
+            if isinstance(s, Alloc) and s.name.name == name:
+                return s
+            for part in (getattr(s, "orelse", ()), getattr(s, "body", ())):
+                stack.extend(reversed(part))
+        raise LookupError(f"{self.name} has no allocation or argument named {name}")
+
+    def __getattr__(self, name: str) -> Any:
+        """Upstream `Procedure` methods spork-verify lacks (cursors, `find_loop`, ...) are
+        `unsupported` naming the method, never a bare AttributeError (API-2)."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise UnsupportedMethod(f"not supported by spork-verify: Procedure.{name} (upstream's "
+                                "cursor and scheduling API)", rule="API-2", code="ERR-V11")
+
+    def sync_check(self, **sizes: int) -> None:
+        """Run the concrete abstract machine at `sizes`; raise with its first finding."""
+        check = SYNC_CHECK_HOOK[0]
+        if check is None:
+            raise RuntimeError("sync_check needs the concrete machine: import "
+                               "verifier.semantics.sync_check first")
+        check(self, sizes)

@@ -68,7 +68,11 @@ class _OutputReader(threading.Thread):
 
 # The child imports this very verifier package (not another install), then takes its folder
 # off sys.path again, so the user's `import examples` or `import tests` never finds ours.
+# `p.sync_check(...)` in the file needs the concrete machine, which lang may not import: the
+# boot installs a hook that imports it on first use (API-3), keeping start-up small.
 _BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
+         "from verifier.lang import ir; ir.SYNC_CHECK_HOOK[0] = lambda p, s: __import__("
+         "'verifier.semantics.sync_check', fromlist=['sync_check']).sync_check(p, s); "
          "from verifier.lang.load_child import main; del sys.path[0]; main(sys.argv[2:])")
 
 

@@ -53,7 +53,8 @@ class _Scope:
 class ProcParser:
     """One parse of one `@proc` function."""
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    def __init__(self, fn: Callable[..., Any],
+                 defining_locals: dict[str, Any] | None = None) -> None:
         self.fn = fn
         lines, start = inspect.getsourcelines(fn)
         self.source_lines = tuple(line.rstrip("\n") for line in lines)
@@ -63,7 +64,11 @@ class ProcParser:
         self.indent = len(first) - len(first.lstrip())
         self.tree = ast.parse(textwrap.dedent("".join(lines)))
         closure = inspect.getclosurevars(fn)
-        self.py_env: dict[str, Any] = {**fn.__globals__, **closure.nonlocals}
+        # LANG-2.2: what upstream sees where the proc is defined: globals, then the defining
+        # function's locals (names used only in annotations or `with` arguments are not in
+        # the closure under postponed annotations), then the closure.
+        self.py_env: dict[str, Any] = {**fn.__globals__, **(defining_locals or {}),
+                                       **closure.nonlocals}
         self.scopes: list[_Scope] = [_Scope()]
         self.device_depth = 0
 
@@ -178,9 +183,27 @@ class ProcParser:
     def block(self, stmts: list[ast.stmt]) -> tuple[ir.Stmt, ...]:
         self.scopes.append(_Scope())
         try:
-            return tuple(self.stmt(s) for s in stmts)
+            out: list[ir.Stmt] = []
+            for s in stmts:
+                taken = self.python_if(s)
+                out.extend(self.block(taken) if taken is not None else (self.stmt(s),))
+            return tuple(out)
         finally:
             self.scopes.pop()
+
+    def python_if(self, s: ast.stmt) -> list[ast.stmt] | None:
+        """The branch taken by an `if` whose test is a Python value (no name of the proc in
+        it), folded at parse time as upstream folds it (LANG-2.2); None for a proc-level `if`."""
+        if not isinstance(s, ast.If):
+            return None
+        names = [n.id for n in ast.walk(s.test) if isinstance(n, ast.Name)]
+        if any(self.lookup(n) is not None or n not in self.py_env for n in names):
+            return None
+        value = self.py_eval(s.test)
+        if not isinstance(value, (bool, int)):
+            raise self.err(s.test, f"the condition `{ast.unparse(s.test)}` is a Python "
+                           f"{type(value).__name__}, not a bool", "ERR-P09", "LANG-2.2")
+        return s.body if value else s.orelse
 
     def stmt(self, s: ast.stmt) -> ir.Stmt:
         loc = self.loc(s)
@@ -399,7 +422,9 @@ class ProcParser:
         if b is None:
             if name in self.py_env:
                 value = self.py_env[name]
-                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                if isinstance(value, float) and value.is_integer():
+                    value = int(value)  # `N1 / Nw` computed in Python: upstream accepts 4.0
+                if isinstance(value, (int, float)):  # bools too (LANG-2.2)
                     return ir.Const(value, loc)
             raise self.err(node, f"unknown name {name}", "ERR-P05", "LANG-2.2")
         if b.kind == "control":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import sys
 from typing import Any, Callable
 
 from verifier.diagnostics import InternalError, RejectedInput, SporkError, SrcLoc
@@ -24,7 +25,9 @@ def proc(fn: Callable[..., Any]) -> ir.Proc:
         err.proc = getattr(fn, "__name__", None) or "<proc>"
         raise err
     try:
-        parsed = ProcParser(fn).parse()
+        caller = sys._getframe(1)  # where `@proc` is applied: the defining scope (LANG-2.2)
+        defining = dict(caller.f_locals) if caller.f_code.co_name != "<module>" else None
+        parsed = ProcParser(fn, defining).parse()
         check_nesting(parsed)
         return parsed
     except SporkError as e:
@@ -119,11 +122,19 @@ def _fold_node(node: Any) -> Any:
                 changes[f.name] = new
         return dataclasses.replace(node, **changes) if changes else node
     if isinstance(node, tuple):
-        items = tuple(_fold_node(x) for x in node)
-        return items if any(a is not b for a, b in zip(items, node)) else node
+        items: list[Any] = []
+        for x in node:
+            y = _fold_node(x)
+            if isinstance(y, ir.If) and isinstance(y.cond, ir.Const):
+                items.extend(y.body if y.cond.value else y.orelse)  # `if True:` unwrapped
+            else:
+                items.append(y)
+        same = len(items) == len(node) and all(a is b for a, b in zip(items, node))
+        return node if same else tuple(items)
     return node
 
 
 def simplify(p: ir.Proc) -> ir.Proc:
-    """A copy of `p` with constant subexpressions folded (LANG-1.5)."""
+    """A copy of `p` with constant subexpressions folded and `if` statements with a constant
+    condition replaced by the branch taken (LANG-1.5)."""
     return _fold_node(p)

@@ -98,7 +98,10 @@ class CollUnit:
         object.__setattr__(self, "scaled_dim_idx", scaled_dim_idx)
 
     def scaled(self, factor: object) -> "CollUnit":
-        """`k * U` multiplies box[scaled_dim_idx] by k (COLL-1.3, ERR-O08)."""
+        """`k * U` multiplies box[scaled_dim_idx] by k (COLL-1.3, ERR-O08); an integral float
+        (`(N1 / Nw) * cuda_warp` with N1 / Nw == 4.0) counts as its int, as upstream."""
+        if isinstance(factor, float) and factor.is_integer():
+            factor = int(factor)
         if not isinstance(factor, int) or isinstance(factor, bool) or factor <= 0:
             raise RejectedInput(f"CollUnit {self.name} must be scaled by positive int, not "
                                 f"{factor!r}", code="ERR-O08", rule="COLL-1.3")
