@@ -90,9 +90,10 @@ def call(an: AnalyzerView, s: ir.Call, ctx: Context) -> None:
                             f"scope using {scope}", s.loc, code="ERR-A04", rule="LANG-4.1")
     if ctx.cuda:
         assert ctx.device is not None
-        problem = collectives.matches_unit(ctx.tiling, callee.unit, ctx.device.cfg)
+        unit = callee.unit_at(dict(s.kwargs))
+        problem = collectives.matches_unit(ctx.tiling, unit, ctx.device.cfg)
         if problem is not None:
-            raise RejectedInput(f"wrong collective unit (need {callee.unit}) for "
+            raise RejectedInput(f"wrong collective unit (need {unit}) for "
                                 f"{callee.name}(): {problem}", s.loc, code="ERR-A19",
                                 rule="COLL-3.1")
     trailing_barrier(an, s, callee)

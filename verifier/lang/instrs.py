@@ -35,6 +35,11 @@ class Instr:
     check_template: Callable[[dict[str, int]], str | None] | None = None
     trailing_mech: str | None = None  # "CudaMbarrier" when a trailing barrier is required
     barrier_units: int = 0  # intervals its trailing barrier must have (LANG-5.7, COLL-5.12)
+    unit_of: Callable[[dict[str, int]], units.CollUnit] | None = None  # unit set by keywords
+
+    def unit_at(self, kwargs: dict[str, int]) -> units.CollUnit:
+        """The collective unit of a call with these template keywords (COLL-3.1)."""
+        return self.unit if self.unit_of is None else self.unit_of(kwargs)
 
     def __str__(self) -> str:
         return self.name
@@ -139,12 +144,32 @@ def _sm80() -> dict[str, Instr]:
     return out
 
 
-INSTRS: dict[str, Instr] = {**_host_copies(), **_sm80()}
+def _lane_mask_check(kw: dict[str, int]) -> str | None:
+    return None if kw["laneMask"] in (1, 2, 4, 8, 16) else \
+        "laneMask must be one bit: 1, 2, 4, 8 or 16"
+
+
+def _warp_shuffles() -> dict[str, Instr]:
+    """`__shfl_xor_sync` between the two threads `laneMask` lanes apart: each reads both
+    threads' `inputs` and writes its own `outputs` (upstream's cuda_warp_intrin)."""
+    out: dict[str, Instr] = {}
+    for name in ("cuda_shfl_xor_sync_1f32", "cuda_shfl_xor_sync_1f32_sum"):
+        out[name] = Instr(
+            name,
+            (InstrParam("outputs", "tensor", "w", "CudaRmem", lambda kw: (2,)),
+             InstrParam("inputs", "tensor", "r", "CudaRmem", lambda kw: (2,))),
+            InstrTL.cuda_in_order_instr, 2 * units.cuda_threads_strided(1, 1), ("laneMask",),
+            _lane_mask_check,
+            unit_of=lambda kw: 2 * units.cuda_threads_strided(1, kw["laneMask"]))
+    return out
+
+
+INSTRS: dict[str, Instr] = {**_host_copies(), **_sm80(), **_warp_shuffles()}
 
 # Names of other instructions upstream exports; calling one is ERR-V11 (Decision 7: closed set).
 UNSUPPORTED_INSTR_NAMES = (
     "cuda_packed_load_f32", "cuda_packed_store_f32", "cuda_warp_broadcast_sync_1f32",
-    "cuda_shfl_xor_sync_1f32", "Sm90_copy_tensor_to_smem_linear_2f32",
+    "Sm90_copy_tensor_to_smem_linear_2f32",
     "Sm90_copy_tensor_to_smem_swizzled_2f32", "Sm90_multicast_copy_tensor_to_smem_swizzled_2f32",
     "Sm90_copy_tensor_to_gmem_linear_2f32", "Sm90_reduce_tensor_to_gmem_linear_2f32",
     "Sm90_zero_scale_d_f32", "Sm90_mma_async_tf32", "Sm90_mma_store_d_row_major_tf32",
