@@ -44,7 +44,8 @@ def arrive_home(an: AnalyzerView, s: ir.Arrive, decl: BarrierDecl, ctx: Context
     """The home barrier's points (LANG-5.6, ERR-A26) after the multicast rules; records the
     Arrive for the per-variable checks."""
     refs = s.targets
-    multicast = tuple(tuple(isinstance(a, ir.Interval) for a in r.idx) for r in refs)
+    multicast = tuple(tuple(_casts_wider(a, extent) for a, extent in zip(r.idx, decl.shape))
+                      for r in refs)
     home: list[ir.Expr] = []
     for i in range(len(decl.shape)):
         points = [r.idx[i].pt for r in refs if isinstance(r.idx[i], ir.Point)]
@@ -195,6 +196,15 @@ def check_collectives(an: AnalyzerView) -> None:
 def guards(mbar: dict[ir.Sym, BarrierDecl]) -> dict[ir.Sym, ir.Sym]:
     """guardedBy(z) for every mbarrier variable (LANG-5.15), declarations in order."""
     return guard_map({s: d.guarded_by for s, d in mbar.items()})
+
+
+def _casts_wider(a: ir.Access, extent: Any) -> bool:
+    """Whether an index of an Arrive's barrier expression multicasts: an interval, except
+    `0:1` over a dimension of extent 1, which names only the arriving CTA's own element
+    (a 1x1 cluster; LANG-5.7), as its point would."""
+    if not isinstance(a, ir.Interval):
+        return False
+    return not (extent == 1 and _const(a.lo) == 0 and _const(a.hi) == 1)
 
 
 def _const(e: ir.Expr) -> Any:

@@ -100,6 +100,11 @@ def _mma_k_check(kw: dict[str, int]) -> str | None:
     return None if kw["K"] in (4, 8) else "K must be 4 or 8"
 
 
+# The formal memory of the Sm80 fragment loads and stores, as upstream declares it: any
+# device-visible memory with 16-byte atomicity (linear or swizzled SMEM, GMEM).
+_ATOM16 = "CudaDeviceVisibleAtomicity16B"
+
+
 def _sm80() -> dict[str, Instr]:
     out: dict[str, Instr] = {}
     in_order = InstrTL.cuda_in_order_instr
@@ -114,12 +119,12 @@ def _sm80() -> dict[str, Instr]:
         out[f"Sm80_mma_load_a_{major}_major_tf32"] = Instr(
             f"Sm80_mma_load_a_{major}_major_tf32",
             (InstrParam("rmem", "tensor", "w", "Sm80_RmemMatrixA", lambda kw: (16, kw["K"])),
-             InstrParam("src", "tensor", "r", "CudaDeviceVisibleLinear", a_src)),
+             InstrParam("src", "tensor", "r", _ATOM16, a_src)),
             in_order, units.cuda_warp, ("K",), _mma_k_check)
         out[f"Sm80_mma_load_b_{major}_major_tf32"] = Instr(
             f"Sm80_mma_load_b_{major}_major_tf32",
             (InstrParam("rmem", "tensor", "w", "Sm80_RmemMatrixB", lambda kw: (kw["K"], 8)),
-             InstrParam("src", "tensor", "r", "CudaDeviceVisibleLinear", b_src)),
+             InstrParam("src", "tensor", "r", _ATOM16, b_src)),
             in_order, units.cuda_warp, ("K",), _mma_k_check)
         d_shape = (lambda kw: (16, 8)) if major == "row" else (lambda kw: (8, 16))
         for verb, access in (("store", "w"), ("reduce", "rw"), ("atomic_reduce", "a")):
@@ -127,7 +132,7 @@ def _sm80() -> dict[str, Instr]:
             quals = frozenset({QualTL.cuda2}) if access == "a" else frozenset()
             out[name] = Instr(
                 name,
-                (InstrParam("dst", "tensor", access, "CudaDeviceVisibleLinear", d_shape,
+                (InstrParam("dst", "tensor", access, _ATOM16, d_shape,
                             quals),
                  InstrParam("rmem", "tensor", "r", "Sm80_RmemMatrixD", lambda kw: (16, 8))),
                 in_order, units.cuda_warp)

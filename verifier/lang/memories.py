@@ -57,7 +57,9 @@ CudaSmemLinear = Memory("CudaSmemLinear", "smem", "", "rwc", units.cuda_cta_in_c
                         True, bases=_DEV + ("CudaBasicSmem", "CudaDeviceVisibleAtomicity16B",
                                             "CudaSmemAtomicity16B"))
 Sm90_SmemSwizzled = Memory("Sm90_SmemSwizzled", "smem", "", "rwc", units.cuda_cta_in_cluster,
-                           False, True, bases=("CudaBasicDeviceVisible", "CudaBasicSmem"))
+                           False, True, bases=("CudaBasicDeviceVisible", "CudaBasicSmem",
+                                               "CudaDeviceVisibleAtomicity16B",
+                                               "CudaSmemAtomicity16B"))  # as upstream's
 CudaRmem = Memory("CudaRmem", "rmem", "", "rwc", units.cuda_thread, False, True)
 CudaRmemPacked32 = Memory("CudaRmemPacked32", "rmem", "", "rwc", units.cuda_thread, False, True,
                           packed_dims=1)
