@@ -15,7 +15,10 @@ KERNELS = ("smem_exchange.py", "smem_exchange_bug_nofence.py")
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester) -> pytest.Pytester:
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    # Where spork-verify is installed its pytest11 entry point registers the plugin already;
+    # `-p verifier.pytest_plugin` below is then the one registration, installed or not.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     for name in KERNELS:
         shutil.copy(EXAMPLES / name, pytester.path / name)
     pytester.makepyfile(test_plain="def test_plain():\n    assert True\n")
@@ -54,3 +57,12 @@ def test_a_file_that_does_not_load_is_one_failing_item(project: pytest.Pytester)
     result.assert_outcomes(passed=2, failed=2)
     result.stdout.fnmatch_lines(["*broken.py::<file> FAILED*"])
     result.stdout.fnmatch_lines(["*broken.py:4:*ERR-P00*"])
+
+
+def test_entry_point_names_the_plugin_module() -> None:
+    """`pip install spork-verify` makes the plugin available to pytest by its entry point."""
+    import tomllib
+
+    from conftest import ROOT
+    project_table = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project_table["entry-points"]["pytest11"] == {"spork_verify": "verifier.pytest_plugin"}

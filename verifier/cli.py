@@ -6,24 +6,29 @@ input or usage, 3 unknown/unsupported (none refuted), 4 internal error, 130 inte
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
-import math
 import sys
-import time
-import traceback
-from pathlib import Path
 
-from verifier import __version__
-from verifier.cli_io import (
-    ReportSink, UsageError, check_emit_dir, check_output_file, ignore_further_interrupts,
-    interrupt_requested, interruptible_solvers, read_text_file, stop_if_interrupted)
-from verifier.diagnostics import InternalError, RejectedInput, SporkError, Unsupported
-from verifier.lang import ir
-from verifier.lang.load_isolated import DEFAULT_TIMEOUT_S, load_isolated
-from verifier.report import FORMATS
-from verifier.report.progress import Progress, colour_verdicts, use_colour
-from verifier.results import ProcResult, Verdict
+try:  # Ctrl-C while the verifier's modules load (the console script imports them before main())
+    import argparse
+    import dataclasses
+    import math
+    import time
+    import traceback
+    from pathlib import Path
+
+    from verifier import __version__
+    from verifier.cli_io import (
+        ReportSink, UsageError, check_emit_dir, check_output_file, ignore_further_interrupts,
+        interrupt_requested, interruptible_solvers, read_text_file, stop_if_interrupted)
+    from verifier.diagnostics import InternalError, RejectedInput, SporkError, Unsupported
+    from verifier.lang import ir
+    from verifier.lang.load_isolated import DEFAULT_TIMEOUT_S, load_isolated
+    from verifier.report import FORMATS
+    from verifier.report.progress import Progress, colour_verdicts, use_colour
+    from verifier.results import ProcResult, Verdict
+except KeyboardInterrupt:  # exits 130 quietly, as main() does (CLI-4), never a traceback
+    sys.stderr.write("spork-verify: interrupted\n")
+    raise SystemExit(130) from None
 
 
 def exit_code(results: list[ProcResult]) -> int:
