@@ -23,6 +23,7 @@ from verifier.lang.timelines import CPU_INSTR_TLS, QualTL, SyncTL, implements
 from verifier.lang.units import cuda_warpgroup
 from verifier.semantics import rules
 from verifier.semantics.rules import AccessKind
+from verifier.check import static_instr_args as args
 from verifier.check.sites import Context, Element, FenceSite
 from verifier.check.walk_view import AnalyzerView
 
@@ -45,8 +46,7 @@ def fence(an: AnalyzerView, s: ir.Fence, ctx: Context) -> None:
         if problem is not None:
             raise RejectedInput(f"wgmma fence must be executed by a warpgroup: {problem}",
                                 s.loc, code="ERR-L01", rule="COLL-3.2")
-        an.defer(Unsupported("not supported by spork-verify yet: wgmma fences", s.loc,
-                             code="ERR-V11", rule="LANG-5.20"))
+        an.model.fences.append(FenceSite(an.fresh_id(), s.first, s.second, ctx, s.loc))
         return
     if not implements(s.first, SyncTL.Sm80_generic):
         raise RejectedInput(f"Fence first sync-tl {s.first} not supported (we allow "
@@ -97,6 +97,11 @@ def call(an: AnalyzerView, s: ir.Call, ctx: Context) -> None:
                                 f"{callee.name}(): {problem}", s.loc, code="ERR-A19",
                                 rule="COLL-3.1")
     trailing_barrier(an, s, callee)
+    kw = dict(s.kwargs)
+    issuer = None
+    if any(p.distributed for p in callee.params) and ctx.cuda:
+        issuer = args.synthetic(an, s, ctx, kw["ncta"])
+    tag = args.trailing(an, s, callee, ctx, issuer, kw) if s.trailing else None
     for k, (param, arg) in enumerate(zip(callee.params, s.args)):
         if param.kind != "tensor":
             an.check_control(arg)
@@ -105,14 +110,28 @@ def call(an: AnalyzerView, s: ir.Call, ctx: Context) -> None:
             raise RejectedInput(f"argument {param.name} of {callee.name} must be a tensor",
                                 s.loc, code="ERR-P21", rule="LANG-3.6")
         check_formal(an, arg, param.formal_mem, callee.name, s.loc)
+        args.formal_params(an, s, callee, param, arg, kw)
+        args.tensor_map(an, s, callee, param, arg, kw)
         packed_window(an, arg, s.loc)
-        an.note_use(arg.buf, ctx, arg.idx)
-        points = tuple(a.pt if isinstance(a, ir.Point) else None for a in arg.idx)
-        intervals = tuple((a.lo, a.hi) if isinstance(a, ir.Interval) else None
-                          for a in arg.idx)
-        an.record_access(arg.buf, Element(points, intervals), _KIND[param.access],
+        args.call_shape(an, s, callee, param, arg, kw)
+        args.row_stride(an, s, callee, param, arg)
+        if param.distributed and issuer is not None:
+            an.note_use(arg.buf, issuer[1], args.distributed_entries(s, callee, param, arg,
+                                                                     issuer[0], kw))
+        else:
+            an.note_use(arg.buf, ctx, arg.idx)
+        an.record_access(arg.buf, args.element(s, callee, param, arg), _KIND[param.access],
                          callee.instr_tl, ctx, s.loc, k, True, param.atomic_quals,
-                         single_thread=False)
+                         single_thread=False, trailing=tag)
+    if tag is not None:
+        # SEM-6.2: the TMA reads each element it names, with its own qual-tl (tmaS, OOO,
+        # non-convergent); that record carries the tags too
+        decl = an.barrier_decls[tag.barrier]
+        element = Element(tag.points, tuple(None if p is not None else
+                                            (ir.Const(0, s.loc), ir.Const(n, s.loc))
+                                            for p, n in zip(tag.points, decl.shape)))
+        an.record_access(tag.barrier, element, AccessKind.read, callee.instr_tl, ctx, s.loc,
+                         len(callee.params), True, single_thread=False, trailing=tag)
 
 
 def trailing_barrier(an: AnalyzerView, s: ir.Call, callee: Instr) -> None:
@@ -139,8 +158,11 @@ def trailing_barrier(an: AnalyzerView, s: ir.Call, callee: Instr) -> None:
         raise RejectedInput(f"{callee.name} #intervals in barrier {_ref_text(ref)} wrong; have "
                             f"{have}, need {callee.barrier_units}", s.loc, code="ERR-A25",
                             rule="LANG-5.7")
-    an.defer(Unsupported("not supported by spork-verify yet: trailing barrier expressions",
-                         s.loc, code="ERR-V11", rule="LANG-3.7"))
+    if len(ref.idx) != len(an.barrier_decls[ref.buf].shape):
+        raise RejectedInput(f"expected {len(an.barrier_decls[ref.buf].shape)} indices for "
+                            f"BarrierExpr {_ref_text(ref)}", s.loc, code="ERR-P22",
+                            rule="LANG-5.4")
+    an.trailing_calls.append(s)
 
 
 def check_formal(an: AnalyzerView, arg: ir.Window, formal: str, name: str, loc: SrcLoc) -> None:
@@ -185,8 +207,6 @@ def window_stmt(an: AnalyzerView, s: ir.WindowStmt, ctx: Context) -> None:
         raise RejectedInput(f"{special.name} expects {expr_text(s.rhs)} to be in memory "
                             f"{special.source_memory} but it's actually in {mem}", s.loc,
                             code="ERR-A08", rule="LANG-3.4")
-    an.defer(Unsupported("not supported by spork-verify yet: TMA tensor maps "
-                         f"({special.name})", s.loc, code="ERR-V11", rule="LANG-6.6"))
 
 
 def _const(e: ir.Expr) -> int | None:

@@ -17,7 +17,8 @@ from verifier.semantics import rules
 from verifier.semantics.rules import AccessKind, Flag
 from verifier.check.sites import AccessSite, ProgramModel
 from verifier.encode.barrier_counts import element_vars, free_point, last_instance
-from verifier.encode.instances import Encoder, before, equal_on
+from verifier.encode.instances import Encoder, Instance, before, equal_on
+from verifier.encode.kills import clipped_bounds, killed
 from verifier.encode.ring_invariant import ring_lemma, ring_sites
 from verifier.encode.visibility import ANCHORED_FALLBACK, LEVELS, VisibilityBuilder
 
@@ -77,19 +78,13 @@ class ObligationBuilder:
                 continue
             inst = self.enc.instance(site.ctx, "a")
             shape = [self.enc.value(d, {}) for d in site.shape]
-            bad: list[z3.BoolRef] = []
-            for k, (pt, iv) in enumerate(zip(site.element.points, site.element.intervals)):
-                if k >= len(shape):
-                    break
-                if pt is not None:
-                    v = self.enc.value(pt, inst.iters)
-                    bad.append(z3.Or(v < 0, v >= shape[k]))
-                else:
-                    assert iv is not None
-                    lo, hi = self.enc.value(iv[0], inst.iters), self.enc.value(iv[1], inst.iters)
-                    bad.append(z3.Or(lo < 0, hi > shape[k], lo > hi))
+            if site.element.clip_to_shape:
+                continue  # a tensor-map window: the hardware clips it (SEM-4.3)
+            bad, nonempty = clipped_bounds(self.enc, site, inst, shape)
             if not bad:
                 continue
+            if nonempty:  # a bounds-predicated store touches only its restricted window
+                bad = [z3.And(*nonempty, z3.Or(*bad))]
             names = {**self.size_names, **inst.names}
             out.append(Obligation(
                 f"bounds:{site.buf.name}@{site.loc.line}:{site.loc.col}", "SEM-4.3",
@@ -124,7 +119,7 @@ class ObligationBuilder:
             z3.BoolVal(True, self.zctx)
         same_alloc = equal_on(a, b, sa.alloc_loops, self.zctx)
         common = self.base + [a.valid, b.valid, ca, cb, same_elem, same_alloc,
-                              before(a, b, self.zctx)]
+                              before(a, b, self.zctx), z3.Not(self.killed(sa, a, sb, b, ea))]
 
         def with_chains(level: int, fallback: bool = False) -> list[z3.BoolRef]:
             self.vis.max_chain, self.vis.quantified = \
@@ -142,6 +137,16 @@ class ObligationBuilder:
             [(sa.loc, "earlier access"), (sb.loc, "later access")],
             with_chains(0), names,
             f"{sb.kind.value} of {what} sees {sa.kind.value} ({flag.value})", with_chains)
+
+    def killed(self, sa: AccessSite, a: Instance, sb: AccessSite, b: Instance,
+               elem: tuple[z3.ArithRef, ...]) -> z3.BoolRef:
+        """A mutate between a and b drops a's record (encode/kills.py), anchored witnesses."""
+        mode = self.vis.quantified
+        self.vis.quantified = False
+        try:
+            return killed(self.enc, self.model, self.vis.witnesses, sa, a, sb, b, elem)
+        finally:
+            self.vis.quantified = mode
 
     def barriers(self) -> list[Obligation]:
         """SEM-6.7 satisfiable awaits and SEM-6.6 balanced counts at every barrier free."""

@@ -25,6 +25,7 @@ from verifier.check.sites import (
     AccessSite, ArriveSite, AwaitSite, Context, FenceSite, ProgramModel,
 )
 from verifier.encode.barrier_counts import BarrierCounts
+from verifier.encode.barrier_elements import arrive_pairs, trailing_pairs
 from verifier.encode.instances import Encoder, Instance, before, equal_on
 
 MAX_CHAIN = 3  # longest fence chain tried when shorter ones leave a spurious candidate
@@ -45,10 +46,11 @@ class Event:
     fence: FenceSite | None = None
     arrive: ArriveSite | None = None
     await_: AwaitSite | None = None
+    tag_site: AccessSite | None = None  # a TMA access whose own tags the Await retires
 
     @property
     def device(self) -> object:
-        site = self.fence or self.arrive
+        site = self.fence or self.arrive or self.await_
         assert site is not None
         return site.ctx.device
 
@@ -61,6 +63,14 @@ def sync_events(model: ProgramModel) -> list[Event]:
             if aw.barrier == arr.barrier:
                 events.append(Event(("P", arr.id, aw.id), rules.SYNC_SETS[arr.first],
                                     rules.SYNC_SETS[aw.second], arrive=arr, await_=aw))
+    nothing = rules.SyncSets(frozenset(), frozenset())
+    for site in model.accesses:  # SEM-6.5: a TMA's records carry tags of their own
+        if site.trailing is None:
+            continue
+        for aw in model.awaits:
+            if aw.barrier == site.trailing.barrier:
+                events.append(Event(("T", site.id, aw.id), nothing, rules.SYNC_SETS[aw.second],
+                                    await_=aw, tag_site=site))
     return events
 
 
@@ -92,7 +102,7 @@ def candidate_chains(events: list[Event], graph: nx.DiGraph, a: AccessSite, b: A
     if a.ctx.device is None or a.ctx.device is not b.ctx.device:
         return []
     by_key = {e.key: e for e in events if e.device is a.ctx.device}
-    starts = [e for e in by_key.values() if a.qual.q0 in e.first.full]
+    starts = [e for e in by_key.values() if a.qual.q0 in e.first.full or e.tag_site is a]
     ends = {e.key for e in by_key.values() if grants(e.second, b.qual.extended, flag)}
     chains: list[Chain] = []
     for s in starts:
@@ -206,7 +216,8 @@ class VisibilityBuilder:
                 conj.extend(extra)
             steps = [(first, last) for first, last, _ in choice]
             conj.append(before(a, steps[0][0], self.zctx))
-            conj.append(self.enc.member(steps[0][0].ctx, a.thread, steps[0][0].iters))
+            if chain.events[0].tag_site is None:  # a tag of a's own needs no witness
+                conj.append(self.enc.member(steps[0][0].ctx, a.thread, steps[0][0].iters))
             for k, ((_, last1), (first2, _)) in enumerate(zip(steps, steps[1:])):
                 conj.append(before(last1, first2, self.zctx))
                 via = [a.thread, b.thread] + middle[k:k + 1]
@@ -225,6 +236,11 @@ class VisibilityBuilder:
         """(first instance, last instance, conditions) per witness choice of an event."""
         if event.fence is not None:
             return [(e, e, [e.valid]) for e in self.witnesses(event.fence.ctx, a, b)]
+        if event.tag_site is not None:
+            assert event.await_ is not None
+            return [(aw, aw, [aw.valid, trailing_pairs(self.enc, self.barriers, self.model,
+                                                       event.tag_site, a, event.await_, aw)])
+                    for aw in self.witnesses(event.await_.ctx, a, b)]
         assert event.arrive is not None and event.await_ is not None
         out = []
         for arr in self.witnesses(event.arrive.ctx, a, b):
@@ -246,13 +262,7 @@ class VisibilityBuilder:
 
     def _pairs(self, arr_site: ArriveSite, arr: Instance, aw_site: AwaitSite, aw: Instance
                ) -> z3.BoolRef:
-        decl = self.model.barriers[arr_site.barrier]
-        home = [self.enc.value(e, arr.iters) for e in arr_site.home]
-        elem = [self.enc.value(e, aw.iters) for e in aw_site.element]
-        same = [x == y for x, y in zip(home, elem)]
-        same.append(equal_on(arr, aw, decl.alloc_loops, self.zctx))
-        number = self.barriers.arrives_before(decl, tuple(elem), arr)
-        return z3.And(*same, number <= self.barriers.a_max(decl, aw_site, tuple(elem), aw))
+        return arrive_pairs(self.enc, self.barriers, self.model, arr_site, arr, aw_site, aw)
 
     def witnesses(self, site_ctx: Context, a: Instance, b: Instance) -> list[Instance]:
         """Witness instances of a sync site anchored at a's or b's thread and iterators."""

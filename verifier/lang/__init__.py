@@ -8,6 +8,7 @@ from verifier.lang import memories as _mem
 from verifier.lang import units as _units
 from verifier.lang.config import CudaDeviceFunction, CudaWarpConfig, CudaWarps
 from verifier.lang.instrs import INSTRS as _INSTRS
+from verifier.lang.instrs_sm90 import sm90_instrs as _sm90_instrs
 from verifier.lang.procs import proc, simplify
 from verifier.lang.scheduling import UNSUPPORTED_REWRITES as _REWRITES
 from verifier.lang.scheduling import delete_buffer, rename, set_precision
@@ -50,6 +51,7 @@ wgmma_async_instr = InstrTL.wgmma_async_instr
 
 globals().update(_REWRITES)
 globals().update(_INSTRS)
+globals().update(_sm90_instrs())
 
 __all__ = [name for name in list(globals()) if not name.startswith("_")
            and name not in ("annotations",)]

@@ -8,7 +8,7 @@ semantics in semantics. Calling an instr with bad template keywords is ERR-P07.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from verifier.diagnostics import RejectedInput
 from verifier.lang import units
@@ -21,8 +21,28 @@ class InstrParam:
     kind: str  # "size" | "index" | "tensor"
     access: str = "r"  # r | w | rw | a  (SEM-4.2; "a" = atomic mutate)
     formal_mem: str = ""  # formal memory (class name; actual must be it or a subclass)
-    shape: Callable[[dict[str, int]], tuple[int | str, ...]] | None = None  # window extents
+    shape: Callable[[dict[str, Any]], tuple[int | str, ...]] | None = None  # window extents
     atomic_quals: frozenset[QualTL] = frozenset()
+    # SEM-4.3 clipping: "tensor_map" (hardware clips to the tensor), "store_d_row"/"store_d_col"
+    # (only relative rows < M_end and columns < N_end are touched); "" for none
+    clip: str = ""
+    # the actual must be a window taken through a tensor map with this (swizzle, box)
+    tensor_map: Callable[[dict[str, Any]], tuple[int, tuple[int, ...]]] | None = None
+    distributed: int = 0  # leading dims spread over CTAs by callee units (COLL-5.12)
+    formal_params: Callable[[dict[str, Any]], tuple[int, ...]] | None = None  # e.g. swizzle
+    row_stride: int = 0  # required element stride of the window's row dimension (wgmma)
+
+
+@dataclass(frozen=True, slots=True)
+class TmaInfo:
+    """A TMA load's transaction bytes (SEM-8.6): the issuing CTA's elected lane expects
+    `ncta * box_bytes` on its own mbarrier; each of the `ncta` issuers completes `box_bytes`
+    (at the tensor's element size) on every destination CTA's mbarrier."""
+
+    ncta: Callable[[dict[str, Any]], int]
+    box_elements: Callable[[dict[str, Any]], int]
+    element_bits: int  # what the instr's expect-tx counts per element
+    source: str  # the tensor-map parameter whose element type the hardware copies
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +56,8 @@ class Instr:
     trailing_mech: str | None = None  # "CudaMbarrier" when a trailing barrier is required
     barrier_units: int = 0  # intervals its trailing barrier must have (LANG-5.7, COLL-5.12)
     unit_of: Callable[[dict[str, int]], units.CollUnit] | None = None  # unit set by keywords
+    optional: tuple[str, ...] = ()  # template keywords that may be left out (tuple values)
+    tma: TmaInfo | None = None  # a TMA load completing on its trailing mbarrier
 
     def unit_at(self, kwargs: dict[str, int]) -> units.CollUnit:
         """The collective unit of a call with these template keywords (COLL-3.1)."""
@@ -44,16 +66,25 @@ class Instr:
     def __str__(self) -> str:
         return self.name
 
-    def instantiate(self, kwargs: dict[str, object]) -> dict[str, int]:
-        """Validate template keywords (ERR-P07); returns them as ints."""
-        bad = [k for k in kwargs if k not in self.template]
+    def instantiate(self, kwargs: dict[str, object]) -> dict[str, Any]:
+        """Validate template keywords (ERR-P07); returns them as ints (optional ones: tuples
+        of ints, or left out)."""
+        bad = [k for k in kwargs if k not in self.template + self.optional]
         missing = [k for k in self.template if k not in kwargs]
         if bad or missing:
             raise RejectedInput(f"Failed to instantiate {self.name}({kwargs}): expected "
-                                f"keywords {list(self.template)}", code="ERR-P07",
-                                rule="LANG-3.6")
-        values: dict[str, int] = {}
+                                f"keywords {list(self.template)}"
+                                + (f" (optional: {list(self.optional)})" if self.optional else ""),
+                                code="ERR-P07", rule="LANG-3.6")
+        values: dict[str, Any] = {}
         for k, v in kwargs.items():
+            if k in self.optional:
+                if not isinstance(v, (tuple, list)) or not all(
+                        isinstance(c, int) and not isinstance(c, bool) for c in v):
+                    raise RejectedInput(f"Failed to instantiate {self.name}: {k}={v!r} is not "
+                                        "a tuple of ints", code="ERR-P07", rule="LANG-3.6")
+                values[k] = tuple(v)
+                continue
             if not isinstance(v, int) or isinstance(v, bool):
                 raise RejectedInput(f"Failed to instantiate {self.name}: {k}={v!r} is not an int",
                                     code="ERR-P07", rule="LANG-3.6")
@@ -174,8 +205,4 @@ INSTRS: dict[str, Instr] = {**_host_copies(), **_sm80(), **_warp_shuffles()}
 # Names of other instructions upstream exports; calling one is ERR-V11 (Decision 7: closed set).
 UNSUPPORTED_INSTR_NAMES = (
     "cuda_packed_load_f32", "cuda_packed_store_f32", "cuda_warp_broadcast_sync_1f32",
-    "Sm90_copy_tensor_to_smem_linear_2f32",
-    "Sm90_copy_tensor_to_smem_swizzled_2f32", "Sm90_multicast_copy_tensor_to_smem_swizzled_2f32",
-    "Sm90_copy_tensor_to_gmem_linear_2f32", "Sm90_reduce_tensor_to_gmem_linear_2f32",
-    "Sm90_zero_scale_d_f32", "Sm90_mma_async_tf32", "Sm90_mma_store_d_row_major_tf32",
 )

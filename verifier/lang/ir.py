@@ -160,11 +160,15 @@ Access = Point | Interval
 
 @dataclass(frozen=True, slots=True)
 class Window:
-    """A window `x[a:b, i]`; also the form of tensor arguments passed to instrs."""
+    """A window `x[a:b, i]`; also the form of tensor arguments passed to instrs.
+
+    `tensor_map` names the window statement `tm = x[...] @ Sm90_tensorMap(...)` the window was
+    taken through (its Sym and SpecialWindow), so a TMA instr sees the map it is given."""
 
     buf: Sym
     idx: tuple[Access, ...]
     loc: SrcLoc = field(compare=False)
+    tensor_map: tuple[Sym, Any] | None = None
 
 
 Expr = Const | Var | Read | BinOp | USub | Stride | Window

@@ -8,7 +8,7 @@ from typing import Callable, Iterator, Mapping
 
 from verifier.diagnostics import Unsupported
 from verifier.lang import ir
-from verifier.lang.instrs import Instr
+from verifier.lang.instrs import Instr, InstrParam
 from verifier.lang.memories import Memory
 from verifier.lang.timelines import QualTL
 from verifier.semantics.rules import AccessKind
@@ -55,15 +55,44 @@ class InstrAccess:
     atomic_quals: frozenset[QualTL]
 
 
-def window_elements(w: ir.Window, value: Callable[[ir.Expr], int]) -> list[tuple[int, ...]]:
+def window_elements(w: ir.Window, value: Callable[[ir.Expr], int],
+                    shape: tuple[int, ...] | None = None,
+                    limits: tuple[int | None, ...] = ()) -> list[tuple[int, ...]]:
+    """Every element of the window (SEM-4.3); with `shape`, only those inside the tensor
+    (a clipped tensor-map window); with `limits`, only index - lo < limit per dimension."""
     ranges = []
-    for a in w.idx:
+    for k, a in enumerate(w.idx):
         if isinstance(a, ir.Point):
-            v = value(a.pt)
-            ranges.append(range(v, v + 1))
+            lo = value(a.pt)
+            hi = lo + 1
         else:
-            ranges.append(range(value(a.lo), value(a.hi)))
+            lo, hi = value(a.lo), value(a.hi)
+        if k < len(limits) and limits[k] is not None:
+            hi = min(hi, lo + limits[k])  # type: ignore[operator]
+        if shape is not None:
+            lo, hi = max(lo, 0), min(hi, shape[k])
+        ranges.append(range(lo, hi))
     return [tuple(t) for t in itertools.product(*ranges)]
+
+
+def limit_args(s: ir.Call, param: InstrParam, arg: ir.Window) -> tuple[ir.Expr | None, ...]:
+    """Per window dimension, the argument bounding its relative index in a bounds-predicated
+    wgmma store (dst[m, n] row major, dst[n, m] column major: m < M_end, n < N_end; SEM-4.3);
+    () for other parameters."""
+    if not param.clip.startswith("store_d_"):
+        return ()
+    ends = {p.name: a for p, a in zip(s.callee.params, s.args) if p.kind == "index"}
+    order = ("M_end", "N_end") if param.clip == "store_d_row" else ("N_end", "M_end")
+    window_dims = [k for k, a in enumerate(arg.idx) if isinstance(a, ir.Interval)]
+    limits: list[ir.Expr | None] = [None] * len(arg.idx)
+    for k, name in zip(window_dims, order):
+        limits[k] = ends[name]
+    return tuple(limits)
+
+
+def clip_limits(s: ir.Call, param: InstrParam, arg: ir.Window,
+                value: Callable[[ir.Expr], int]) -> tuple[int | None, ...]:
+    return tuple(None if e is None else value(e) for e in limit_args(s, param, arg))
 
 
 def instr_accesses(s: ir.Call, bufs: Mapping[ir.Sym, tuple[tuple[int, ...], Memory]],
@@ -77,6 +106,7 @@ def instr_accesses(s: ir.Call, bufs: Mapping[ir.Sym, tuple[tuple[int, ...], Memo
         if not isinstance(arg, ir.Window):
             raise Unsupported(f"argument {param.name} of {s.callee.name} must be a tensor window",
                               s.loc, code="ERR-V11")
-        out.append(InstrAccess(arg.buf, _KIND[param.access], window_elements(arg, value),
-                               param.atomic_quals))
+        shape = bufs[arg.buf][0] if param.clip == "tensor_map" else None
+        elements = window_elements(arg, value, shape, clip_limits(s, param, arg, value))
+        out.append(InstrAccess(arg.buf, _KIND[param.access], elements, param.atomic_quals))
     return out

@@ -30,6 +30,7 @@ from verifier.semantics.state import (
 )
 from verifier.semantics.access import instr_accesses, tracked_buffers
 from verifier.semantics.index import RecordIndex
+from verifier.semantics.transactions import ELEMENT_BYTES, TxLedger
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class BufInstance:
     mem: Memory
     tracked: bool
     history: dict[tuple[int, ...], History] = field(default_factory=dict)
+    base: str = "f32"  # element type
 
 
 class Machine:
@@ -67,11 +69,13 @@ class Machine:
         self.tracked = tracked_buffers(proc)
         self.tiling_cache: dict[int, Any] = {}
         self.current_dev_threads = 0
+        self.current_block_dim = 1
         self.by_task: dict[int | None, list[Record]] = {}
         self.barriers: dict[ir.Sym, barriers.BarrierInstance] = {}
         self.index = RecordIndex()
         self.order = CompletionOrder()  # SEM-6.8
         self.rings = ring_info(proc.body)
+        self.ledger = TxLedger()  # TMA transaction counts (TX-1)
         self._arg_syms = frozenset(a.name for a in proc.args)
         for a in proc.args:
             if isinstance(a.typ, ir.Control):
@@ -130,7 +134,8 @@ class Machine:
     def declare(self, sym: ir.Sym, typ: ir.Type, mem: Any) -> None:
         shape = tuple(self.value(d) for d in typ.shape) if isinstance(typ, ir.Tensor) else ()
         tracked = sym in self.tracked and isinstance(mem, Memory) and not mem.sync_exempt
-        self.bufs[sym] = BufInstance(sym, shape, mem, tracked)
+        base = typ.base if isinstance(typ, ir.Tensor) else getattr(typ, "name", "f32")
+        self.bufs[sym] = BufInstance(sym, shape, mem, tracked, base=base)
 
     def collective(self, ctx: Ctx) -> Threads:
         if not ctx.cuda:
@@ -265,6 +270,7 @@ class Machine:
         top = collectives.top_tiling(dev)
         task_ids = itertools.count()
         self.current_dev_threads = dev.num_threads
+        self.current_block_dim = dev.blockDim
 
         def nest(depth: int) -> None:
             if depth == len(loops):
@@ -320,17 +326,57 @@ class Machine:
             raise Unsupported("not supported by spork-verify: call of a non-instr proc",
                               s.loc, code="ERR-V11", rule="LANG-3.10")
         threads = self.collective(ctx)
+        tags: frozenset[tuple[int, tuple[int, ...], int]] = frozenset()
+        if s.trailing:  # SEM-4.4 P₀ / SEM-6.5: tagged with each named element's arrive count
+            bar = self.barriers[s.trailing[0].buf]
+            _, named = barriers.referenced(s.trailing[0], bar, self.value)
+            tags = frozenset((bar.sym.id, e, bar.count(e)[0]) for e in named)
         for acc in instr_accesses(s, self.bufs_view(), self.value):
             for index in acc.elements:
                 self.access(acc.buf, index, acc.kind, s.callee.instr_tl, threads, s.loc, ctx,
-                            atomic_quals=acc.atomic_quals, in_instr=True)
+                            atomic_quals=acc.atomic_quals, in_instr=True, tags=tags)
+        if s.trailing:
+            entry = rules.qual_entry("mbarrier", s.callee.instr_tl, "mbarrier storage")
+            for elem in named:  # SEM-6.2: the TMA reads what it names, carrying the tags
+                self.check_and_record(bar.sym, elem, AccessKind.read, entry, False, True,
+                                      threads, s.loc, frozenset(), tags)
+            if s.callee.tma is not None:
+                self.transactions(s, threads, bar)
+
+    def transactions(self, s: ir.Call, threads: Threads, bar: barriers.BarrierInstance) -> None:
+        """TX-1: each issuing CTA expects on its own element, completes on every destination's,
+        both in the issuer's phase (SEM-8.6)."""
+        assert isinstance(s.callee, Instr) and s.callee.tma is not None and threads.local
+        info = s.callee.tma
+        kw = dict(s.kwargs)
+        ncta, box = info.ncta(kw), info.box_elements(kw)
+        src = next(a for p, a in zip(s.callee.params, s.args) if p.name == info.source)
+        assert isinstance(src, ir.Window)
+        delivered = box * ELEMENT_BYTES.get(self.bufs[src.buf].base, 4)
+        home, _ = barriers.referenced(s.trailing[0], bar, self.value)
+        free = [k for k, h in enumerate(home) if h is None]
+        block = self.current_block_dim
+        origin = self.origin(s.loc, "TMA load", None, threads)
+        for rank in sorted({n // block for n in threads.local}):
+            y = (rank // kw.get("cta_stride", 1)) % ncta
+
+            def element(d: int) -> tuple[int, ...]:
+                return tuple(d if k in free else h for k, h in enumerate(home))  # type: ignore
+
+            own = element(y)
+            phase = bar.count(own)[0]
+            self.ledger.expect((bar.serial, own, phase), s.loc, origin,
+                               ncta * box * info.element_bits // 8)
+            for d in range(ncta) if free else [y]:
+                self.ledger.complete((bar.serial, element(d), phase), s.loc, origin, delivered)
 
     def bufs_view(self) -> Mapping[ir.Sym, tuple[tuple[int, ...], Memory]]:
         return {k: (b.shape, b.mem) for k, b in self.bufs.items()}
 
     def access(self, sym: ir.Sym, index: tuple[int, ...], kind: AccessKind, instr_tl: InstrTL,
                threads: Threads, loc: SrcLoc, ctx: Ctx,
-               atomic_quals: frozenset[QualTL] = frozenset(), in_instr: bool = False) -> None:
+               atomic_quals: frozenset[QualTL] = frozenset(), in_instr: bool = False,
+               tags: frozenset[tuple[int, tuple[int, ...], int]] = frozenset()) -> None:
         buf = self.bufs[sym]
         what = kind.value
         if len(index) != len(buf.shape) or any(not 0 <= i < n for i, n in zip(index, buf.shape)):
@@ -345,11 +391,13 @@ class Machine:
         conv = rules.access_convergent(entry.q0, kind, in_instr, ctx.cuda,
                                        self.single(threads))
         self.check_and_record(sym, index, kind, entry, conv, entry.q0 in rules.OUT_OF_ORDER,
-                              threads, loc, atomic_quals)
+                              threads, loc, atomic_quals, tags)
 
     def check_and_record(self, sym: ir.Sym, index: tuple[int, ...], kind: AccessKind,
                          entry: rules.QualEntry, conv: bool, ooo: bool, threads: Threads,
-                         loc: SrcLoc, atomic_quals: frozenset[QualTL]) -> None:
+                         loc: SrcLoc, atomic_quals: frozenset[QualTL],
+                         tags: frozenset[tuple[int, tuple[int, ...], int]] = frozenset()
+                         ) -> None:
         """SEM-4.5 checks against ρ(x, i), then SEM-4.4 records and SEM-2.6 lifecycle."""
         buf = self.bufs[sym]
         what = kind.value
@@ -370,7 +418,7 @@ class Machine:
                     hk, f"{hk} HAZARD @ {sym.name}{list(index)}", sym.name, index, loc, later,
                     rec.origin, lacking=f"{lacking} lacks {flag.value} visibility on "
                     f"{{{', '.join(sorted(q.name for q in entry.extended))}}}"))
-        new = self.new_records(threads, entry, conv, atomic_quals, later, ooo)
+        new = self.new_records(threads, entry, conv, atomic_quals, later, ooo, tags)
         self.add_records(None if atomic_quals else threads.task, new)
         for rec in new:
             rec.home = hist.reads if kind is AccessKind.read else hist.mutates
@@ -405,13 +453,15 @@ class Machine:
         return f"{missing.describe()} (these threads)"
 
     def new_records(self, threads: Threads, entry: rules.QualEntry, conv: bool,
-                    atomic_quals: frozenset[QualTL], origin: Origin, ooo: bool
+                    atomic_quals: frozenset[QualTL], origin: Origin, ooo: bool,
+                    tags: frozenset[tuple[int, tuple[int, ...], int]] = frozenset()
                     ) -> list[Record]:
-        """SEM-4.4: one record, or one per thread kept as a family."""
+        """SEM-4.4: one record, or one per thread kept as a family; P₀ = `tags`."""
         flags = frozenset({Flag.issue}) if ooo else rules.ALL_FLAGS
         extra = {Grant(EVERYONE, atomic_quals, frozenset({Flag.atom}))} if atomic_quals else set()
         per_thread = not conv and threads.task is not None
-        return [Record(threads, entry.q0, flags, per_thread, extra, set(), origin, atomic_quals)]
+        return [Record(threads, entry.q0, flags, per_thread, extra, set(tags), origin,
+                       atomic_quals)]
 
     def free(self, a: ir.Alloc, ctx: Ctx) -> None:
         """SEM-4.7: SMEM frees are non-atomic write-only mutates by the whole cluster."""

@@ -14,12 +14,14 @@ from verifier.semantics import rules
 from verifier.semantics.index import RecordIndex
 from verifier.semantics.rings import CompletionOrder, RingInfo
 from verifier.semantics.state import Finding, Record, Threads
+from verifier.semantics.transactions import TxLedger
 
 
 class MachineView(Protocol):
     index: RecordIndex
     order: CompletionOrder
     rings: RingInfo
+    ledger: TxLedger
 
     def report(self, finding: Finding) -> None: ...
 
