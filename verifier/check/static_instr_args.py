@@ -67,17 +67,34 @@ def call_shape(an: AnalyzerView, s: ir.Call, callee: Instr, param: InstrParam,
     ERR-P21): a smaller window would hide writes the hardware performs (SEM-4.3)."""
     if param.shape is None:
         return
-    want = []
-    values = dict(kw)
+    want: list[int | str] = []
+    values: dict[str, Any] = dict(kw)
+    exprs: dict[str, ir.Expr] = {}
     for p, a in zip(callee.params, s.args):
-        if p.kind in ("size", "index") and isinstance(a, ir.Const):
-            values[p.name] = a.value
+        if p.kind in ("size", "index"):
+            if isinstance(a, ir.Const):
+                values[p.name] = a.value
+            else:
+                exprs[p.name] = a
     for d in param.shape(kw):
         want.append(values.get(d, d) if isinstance(d, str) else d)
-    have = []
-    for a in arg.idx:
-        if isinstance(a, ir.Interval):
-            have.append(extent_value(a.lo, a.hi))
+    have: list[int | None] = []
+    intervals = [a for a in arg.idx if isinstance(a, ir.Interval)]
+    for k, a in enumerate(intervals):
+        w = want[k] if k < len(want) else None
+        if isinstance(w, str) and w in exprs:  # a size argument: compare symbolically
+            rest = extent_value(ir.BinOp("+", a.lo, exprs[w], a.loc), a.hi)
+            if rest is not None and rest != 0:
+                raise RejectedInput(f"type-shape of calling argument may not equal the required "
+                                    f"type-shape: {param.name} of {callee.name} has extent "
+                                    f"{expr_text(exprs[w])} {rest:+d} on its window dimension "
+                                    f"{k}, the parameter needs {expr_text(exprs[w])}", s.loc,
+                                    code="ERR-P21", rule="LANG-3.6")
+            if rest == 0:
+                want[k] = 0
+                have.append(0)
+                continue
+        have.append(extent_value(a.lo, a.hi))
     text = ", ".join(expr_text(a) for a in arg.idx)
     if len(have) != len(want):
         raise RejectedInput(f"type-shape of calling argument may not equal the required "
@@ -87,7 +104,8 @@ def call_shape(an: AnalyzerView, s: ir.Call, callee: Instr, param: InstrParam,
     for k, (h, w) in enumerate(zip(have, want)):
         if not isinstance(w, int):
             raise Unsupported(f"not supported by spork-verify: the shape of {param.name} of "
-                              f"{callee.name} depends on the size argument {w}", s.loc,
+                              f"{callee.name} depends on the size argument {w} in a way not "
+                              "shown equal to the window's extent", s.loc,
                               code="ERR-V11", rule="LANG-3.6")
         if h is None:
             raise Unsupported(f"not supported by spork-verify: the extent of dimension {k} of "

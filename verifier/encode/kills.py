@@ -86,6 +86,8 @@ def killed(enc: Encoder, model: ProgramModel, witnesses: object, sa: AccessSite,
     """Some anchored instance of a dropping mutate of `elem` lies strictly between a and b.
     `witnesses(ctx, a, b)` gives the anchored instances (visibility.VisibilityBuilder)."""
     terms: list[z3.BoolRef] = []
+    if a.thread is None or b.thread is None:  # witnesses anchor at device threads only
+        return z3.BoolVal(False, enc.zctx)
     for sc in model.accesses:
         if sc.buf != sa.buf or not sc.tracked or not drops(sa, sc):
             continue

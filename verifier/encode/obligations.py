@@ -20,6 +20,7 @@ from verifier.encode.barrier_counts import element_vars, free_point, last_instan
 from verifier.encode.instances import Encoder, Instance, before, equal_on
 from verifier.encode.kills import clipped_bounds, killed
 from verifier.encode.ring_invariant import ring_lemma, ring_sites
+from verifier.encode.transactions import byte_mismatch, phase_disagreement
 from verifier.encode.visibility import ANCHORED_FALLBACK, LEVELS, VisibilityBuilder
 
 
@@ -205,6 +206,26 @@ class ObligationBuilder:
                 "released it"))
         return out
 
+    def transactions(self) -> list[Obligation]:
+        """TX-1 / SEM-8.6: every mbarrier phase a TMA load completes on balances its bytes
+        (encode/transactions.py)."""
+        out = []
+        for site in self.model.tmas:
+            name = site.trailing.barrier.name
+            for what, found in (
+                    ("bytes", (c, {}) if (c := byte_mismatch(self.enc, site)) else None),
+                    ("phase", phase_disagreement(self.enc, self.vis.barriers, self.model,
+                                                 site))):
+                if found is None:
+                    continue
+                constraints, names = found
+                out.append(Obligation(
+                    f"tx-{what}:{name}@{site.loc.line}:{site.loc.col}", "SEM-8.6",
+                    "transaction-count", name, site.loc, [(site.loc, "later access")],
+                    self.base + constraints, {**self.size_names, **names},
+                    f"the TMA's expect-tx and complete-tx bytes on {name} balance ({what})"))
+        return out
+
     def premises(self, seen: set[int]) -> list[Obligation]:
         """Obligations for the premises closed forms registered since the last call
         (nest_sums.Premise: a loop extent summed symbolically is never negative)."""
@@ -222,4 +243,5 @@ class ObligationBuilder:
         return out
 
     def all(self) -> list[Obligation]:
-        return self.bounds() + self.barriers() + self.rings() + self.hazards()
+        return self.bounds() + self.barriers() + self.rings() + self.transactions() + \
+            self.hazards()

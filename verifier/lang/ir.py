@@ -31,10 +31,11 @@ referenced by value; they are immutable.
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifier.diagnostics import SrcLoc, Unsupported
+from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
 
 _sym_ids = itertools.count(1)
 
@@ -381,6 +382,28 @@ class Proc:
             for part in (getattr(s, "orelse", ()), getattr(s, "body", ())):
                 stack.extend(reversed(part))
         raise LookupError(f"{self.name} has no allocation or argument named {name}")
+
+    def find_loop(self, pattern: str) -> For:
+        """The loop `pattern` names: `"i"` the first loop over `i` in source order, `"i #k"`
+        the k-th (from 0), as upstream's cursor (`scheduling_loops.cut_loop` takes it; API-4)."""
+        m = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*(?:#\s*(\d+))?\s*", pattern) \
+            if isinstance(pattern, str) else None
+        if m is None:
+            raise RejectedInput(f"find_loop({pattern!r}): expected a loop name, optionally "
+                                "followed by ` #k`", rule="API-4", code="ERR-P00")
+        found: list[For] = []
+        stack = list(reversed(self.body))
+        while stack:
+            s = stack.pop()
+            if isinstance(s, For) and s.iter.name == m.group(1):
+                found.append(s)
+            for part in (getattr(s, "orelse", ()), getattr(s, "body", ())):
+                stack.extend(reversed(part))
+        k = int(m.group(2) or 0)
+        if k >= len(found):
+            raise RejectedInput(f"find_loop({pattern!r}): {self.name} has {len(found)} loop(s) "
+                                f"over {m.group(1)}", rule="API-4", code="ERR-P00")
+        return found[k]
 
     def __getattr__(self, name: str) -> Any:
         """Upstream `Procedure` methods spork-verify lacks (cursors, `find_loop`, ...) are

@@ -332,9 +332,11 @@ class Machine:
             _, named = barriers.referenced(s.trailing[0], bar, self.value)
             tags = frozenset((bar.sym.id, e, bar.count(e)[0]) for e in named)
         for acc in instr_accesses(s, self.bufs_view(), self.value):
+            later = self.origin(s.loc, acc.kind.value, None, threads)  # one per argument
             for index in acc.elements:
                 self.access(acc.buf, index, acc.kind, s.callee.instr_tl, threads, s.loc, ctx,
-                            atomic_quals=acc.atomic_quals, in_instr=True, tags=tags)
+                            atomic_quals=acc.atomic_quals, in_instr=True, tags=tags,
+                            later=later)
         if s.trailing:
             entry = rules.qual_entry("mbarrier", s.callee.instr_tl, "mbarrier storage")
             for elem in named:  # SEM-6.2: the TMA reads what it names, carrying the tags
@@ -376,7 +378,8 @@ class Machine:
     def access(self, sym: ir.Sym, index: tuple[int, ...], kind: AccessKind, instr_tl: InstrTL,
                threads: Threads, loc: SrcLoc, ctx: Ctx,
                atomic_quals: frozenset[QualTL] = frozenset(), in_instr: bool = False,
-               tags: frozenset[tuple[int, tuple[int, ...], int]] = frozenset()) -> None:
+               tags: frozenset[tuple[int, tuple[int, ...], int]] = frozenset(),
+               later: Origin | None = None) -> None:
         buf = self.bufs[sym]
         what = kind.value
         if len(index) != len(buf.shape) or any(not 0 <= i < n for i, n in zip(index, buf.shape)):
@@ -391,18 +394,19 @@ class Machine:
         conv = rules.access_convergent(entry.q0, kind, in_instr, ctx.cuda,
                                        self.single(threads))
         self.check_and_record(sym, index, kind, entry, conv, entry.q0 in rules.OUT_OF_ORDER,
-                              threads, loc, atomic_quals, tags)
+                              threads, loc, atomic_quals, tags, later)
 
     def check_and_record(self, sym: ir.Sym, index: tuple[int, ...], kind: AccessKind,
                          entry: rules.QualEntry, conv: bool, ooo: bool, threads: Threads,
                          loc: SrcLoc, atomic_quals: frozenset[QualTL],
-                         tags: frozenset[tuple[int, tuple[int, ...], int]] = frozenset()
-                         ) -> None:
-        """SEM-4.5 checks against ρ(x, i), then SEM-4.4 records and SEM-2.6 lifecycle."""
+                         tags: frozenset[tuple[int, tuple[int, ...], int]] = frozenset(),
+                         later: Origin | None = None) -> None:
+        """SEM-4.5 checks against ρ(x, i), then SEM-4.4 records and SEM-2.6 lifecycle;
+        `later` is the access's origin when the caller has it already (one per instr arg)."""
         buf = self.bufs[sym]
-        what = kind.value
         hist = buf.history.setdefault(index, History())
-        later = self.origin(loc, what, None, threads)
+        if later is None:
+            later = self.origin(loc, kind.value, None, threads)
         if kind is AccessKind.read:
             checks = [(m, Flag.full, False) for m in hist.mutates]
         else:
