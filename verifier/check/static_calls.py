@@ -127,7 +127,7 @@ def call(an: AnalyzerView, s: ir.Call, ctx: Context) -> None:
         intervals = tuple((a.lo, a.hi) if isinstance(a, ir.Interval) else None for a in idx)
         an.record_access(arg.buf, Element(points, intervals), _KIND[param.access],
                          callee.instr_tl, sliced_ctx, s.loc, k, True, param.atomic_quals,
-                         single_thread=False)
+                         single_thread=False, callee=callee.name)
         mem = an.mems[arg.buf]
         q0 = rules.qual_entry(mem.family, callee.instr_tl, f"{arg.buf.name} @ {mem}").q0
         if param.out_of_order is not None and param.out_of_order != (q0 in rules.OUT_OF_ORDER):

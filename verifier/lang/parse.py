@@ -425,10 +425,24 @@ class ProcParser:
                 b = self.lookup(buf)
                 if b is None:
                     raise self.err(node, f"unknown name {buf}", "ERR-P05", "LANG-2.6")
-                return ir.Stride(b.sym, int(self.py_eval(dim)), loc)
+                d = int(self.py_eval(dim))
+                if b.kind == "data" and isinstance(b.typ, ir.Tensor) and not b.typ.window \
+                        and 0 <= d < len(b.typ.shape):
+                    return self.dense_stride(b.typ.shape[d + 1:], loc)
+                return ir.Stride(b.sym, d, loc)
             case _:
                 raise self.err(node, f"unsupported expression `{ast.unparse(node)}`", "ERR-P25",
                                "LANG-2.6")
+
+    @staticmethod
+    def dense_stride(dims: tuple[ir.Expr, ...], loc: SrcLoc) -> ir.Expr:
+        """`stride(x, d)` of a dense tensor (not a window): the product of the extents after
+        `d`, as upstream computes it (LANG-2.6); a window's stride stays `ir.Stride`."""
+        out: ir.Expr = ir.Const(1, loc)
+        for extent in dims:
+            out = extent if isinstance(out, ir.Const) and out.value == 1 else \
+                ir.BinOp("*", out, extent, loc)
+        return out
 
     def name_expr(self, name: str, node: ast.expr) -> ir.Expr:
         b = self.lookup(name)

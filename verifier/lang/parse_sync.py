@@ -217,6 +217,10 @@ def call(p: ParserView, node: ast.Call, trailing: list[ast.expr], s: ast.stmt) -
     if len(trailing) > 1:
         raise p.err(node, f"{name} cannot have more than 1 trailing barrier expr",
                     "ERR-P04", "LANG-3.7")
+    if trailing and isinstance(callee, Instr) and callee.trailing_mech is None:
+        # structural, so found before any other rule, as upstream's memory analysis finds it
+        raise p.err(node, f"{name} does not take trailing barrier expression >> "
+                    f"{ast.unparse(trailing[0])}", "ERR-A09", "LANG-3.7")
     args = tuple(_call_arg(p, a) for a in node.args)
     refs = tuple(barrier_ref(p, t) for t in trailing)
     return ir.Call(callee, args, tuple(sorted(kwargs.items())), refs, p.loc(s))

@@ -323,6 +323,9 @@ class Machine:
         if not isinstance(s.callee, Instr):
             raise Unsupported("not supported by spork-verify: call of a non-instr proc",
                               s.loc, code="ERR-V11", rule="LANG-3.10")
+        if s.callee.unmodelled:
+            raise Unsupported(f"not supported by spork-verify yet: instruction "
+                              f"{s.callee.unmodelled}", s.loc, code="ERR-V11", rule="LANG-3.11")
         threads = self.collective(ctx)
         for k, acc in enumerate(instr_accesses(s, self.bufs_view(), self.value)):
             for index, by in self.owner_slices(s, k, acc, ctx, threads):
