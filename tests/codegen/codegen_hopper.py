@@ -1,14 +1,13 @@
 """Hopper kernels for the codegen tests (semantics.md S8-S10, S14 and small TMA + wgmma GEMMs;
 s9_accumulator_reuse is S8 followed by a second product into the same accumulator).
 
-The verifier does not prove Sm90 programs yet, so the tests certify these by hand (a
-Certificate with the proc's own IR hash), as codegen_forged.py does; each follows the
-reference's synchronization (the Sm90 instructions come from codegen_sm90_instrs.py). Load
-with `load_procs`, not `import`.
+The verifier does not prove Sm90 programs yet (the stdlib's Sm90 instructions are
+`unmodelled`), so the tests certify these by hand (a Certificate with the proc's own IR hash),
+as codegen_forged.py does; each follows the reference's synchronization. Load with
+`load_procs`, not `import`.
 """
 
 from verifier.lang import *
-from codegen_sm90_instrs import *
 
 
 @proc

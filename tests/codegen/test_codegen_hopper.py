@@ -183,7 +183,6 @@ def test_tma_without_a_matching_tensor_map_is_unsupported(tmp_path: Path) -> Non
     source = HOPPER.read_text().replace("B_map = B[:, :] @ Sm90_tensorMap(128, 64, 32)",
                                         "B_map = B[:, :] @ Sm90_tensorMap(64, 64, 16)")
     (tmp_path / "k.py").write_text(source)
-    shutil.copy(HERE / "codegen_sm90_instrs.py", tmp_path)
     with pytest.raises((Unsupported, RejectedInput), match="B_map|Sm90_tensorMap") as err:
         emit_cuda(*hand_certified(tmp_path / "k.py", "s9_accumulator_reuse"))
     assert err.value.loc.line > 0
