@@ -8,8 +8,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-GEMM_REF = str(EXAMPLES / "chain" / "gemm_ref.py") + ":gemm"
-SAXPY_REF = str(EXAMPLES / "chain" / "saxpy_ref.py") + ":saxpy"
+CHAIN = EXAMPLES / "chain"
+GEMM_REF = str(CHAIN / "gemm_ref.py") + ":gemm"
+SAXPY_REF = str(CHAIN / "saxpy_ref.py") + ":saxpy"
+
+# (example file stem, proc, reference): the bundled examples whose chain is proved.
+PROVED = (
+    ("gemm_sm80", "gemm_sm80", GEMM_REF),
+    ("gemm_sm80_ws", "gemm_sm80_ws", GEMM_REF),
+    ("smem_matmul", "smem_matmul", GEMM_REF),
+    ("cp_async_stage", "stage_copy", str(CHAIN / "copy_ref.py") + ":copy"),
+    ("cp_async_double_buffer", "double_buffer", str(CHAIN / "every_fourth_ref.py") +
+     ":every_fourth"),
+    ("ws_ring", "ws_ring", str(CHAIN / "reverse_rows_ref.py") + ":reverse_rows"),
+    ("smem_exchange", "smem_exchange", str(CHAIN / "reverse_blocks_ref.py") + ":reverse_blocks"),
+    ("saxpy", "saxpy", SAXPY_REF),
+)
 
 
 @dataclass(frozen=True)
@@ -20,6 +34,11 @@ class Mutant:
     new: str
     why: str
     kind: str  # the candidate kind the chain reports: missing | duplicated | different
+    output: str = "C"
+
+    @property
+    def reference(self) -> str:
+        return SAXPY_REF if self.example == "saxpy" else GEMM_REF
 
 
 MUTANTS = {m.name: m for m in (
@@ -37,7 +56,7 @@ MUTANTS = {m.name: m for m in (
            "A[128 * m + 32 * r + t / 8, 32 * kt + 4 * (t % 8) : 32 * kt + 4 * (t % 8) + 4]",
            "the main loop loads A's k-tile kt instead of kt + RING - 1", "different"),
     Mutant("drops_y", "saxpy", "= a * xv + y[256 * blk + t]", "= a * xv",
-           "y = a * x drops the `+ y` of the reference", "different"),
+           "y = a * x drops the `+ y` of the reference", "different", "y"),
 )}
 
 

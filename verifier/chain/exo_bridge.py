@@ -78,8 +78,8 @@ def load_reference(spec: str, base: Path | None = None) -> ir.Proc:
     return proc  # type: ignore[no-any-return]
 
 
-def compile_to_c(items: list[tuple[str, str, str]]) -> dict[str, str]:
-    """exo-lang's C text for each (label, module source, proc name)."""
+def compile_to_c(items: list[tuple[str, str, str]]) -> dict[str, tuple[str, str]]:
+    """exo-lang's (C source, header) for each (label, module source, proc name)."""
     out, _ = call(("compile", items))
     return out  # type: ignore[no-any-return]
 

@@ -149,13 +149,14 @@ def _from_source(source: str, name: str, folder: Path, label: str) -> Any:
 
 
 def compile_sources(items: list[tuple[str, str, str]]) -> dict[str, str]:
-    """Each (label, module text, proc name): exo-lang's C for it (exo errors propagate)."""
+    """Each (label, module text, proc name): exo-lang's (C source, C header) for it, written
+    for `#include "<label>.h"` (exo errors propagate)."""
     exo = _exo()
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
         for label, source, name in items:
             p = _from_source(source, name, Path(tmp), label)
-            out[label] = exo.compile_procs_to_strings([p], f"{label}.h")[0]
+            out[label] = exo.compile_procs_to_strings([p], f"{label}.h")
     return out
 
 
