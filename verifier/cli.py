@@ -25,7 +25,8 @@ try:  # Ctrl-C while the verifier's modules load (the console script imports the
     from verifier.lang.load_isolated import DEFAULT_TIMEOUT_S, load_isolated
     from verifier.report import FORMATS
     from verifier.report.progress import Progress, colour_verdicts, use_colour
-    from verifier.results import ProcResult, Verdict
+    from verifier.cli_chain import named_references, with_chain
+    from verifier.results import ChainStatus, ProcResult, Verdict
 except KeyboardInterrupt:  # exits 130 quietly, as main() does (CLI-4), never a traceback
     sys.stderr.write("spork-verify: interrupted\n")
     raise SystemExit(130) from None
@@ -41,6 +42,8 @@ def exit_code(results: list[ProcResult]) -> int:
         return 2
     if verdicts & {Verdict.unknown, Verdict.unsupported}:
         return 3
+    if any(r.chain is not None and r.chain.status is not ChainStatus.proved for r in results):
+        return 3  # a chain asked for and only tested (or not decided) is not a proof: CHAIN-9.3
     return 0
 
 
@@ -110,6 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--load-timeout", type=positive_seconds, default=DEFAULT_TIMEOUT_S,
                    metavar="SECONDS", help="time limit for running each file to build its procs "
                    f"(default {DEFAULT_TIMEOUT_S:g})")
+    p.add_argument("--against", metavar="REF.py:PROC",
+                   help="also prove each proc's sequential reading equal to this exo-lang proc "
+                   "(the chain of equivalence, specs/chain.md); a kernel file may name its "
+                   "own with a line `# spork-verify: against REF.py:PROC`")
     p.add_argument("--check-cert", metavar="FILE.cu",
                    help="re-validate the certificate in a generated CUDA file against PATH")
     p.add_argument("--no-progress", action="store_true",
@@ -173,6 +180,7 @@ def verify_file(path: str, args: argparse.Namespace, progress: Progress | None =
         failed = _error_result(path, loaded.error.proc or "<file>", loaded.error)
         return [dataclasses.replace(failed, load_output=loaded.output)], 0
     procs = list(loaded.procs)
+    references = named_references(path)
     if args.proc:
         procs = [p for p in procs if p.name in args.proc]
     results = []
@@ -193,6 +201,10 @@ def verify_file(path: str, args: argparse.Namespace, progress: Progress | None =
                 results.append(result)
         except SporkError as e:
             results.append(_error_result(path, p.name, e))
+        reference = args.against or references.get(p.name) or references.get(None)
+        if reference and args.sizes is None:
+            base = None if args.against else Path(path).parent
+            results[-1] = with_chain(results[-1], p, reference, base, args.timeout)
         if args.emit_cuda and results[-1].verdict is Verdict.proved and \
                 results[-1].certificate is not None:
             from verifier.codegen import emit_cuda

@@ -7,7 +7,7 @@ from typing import Any
 
 from verifier import __version__
 from verifier.diagnostics import SrcLoc
-from verifier.results import Finding, ObligationResult, ProcResult
+from verifier.results import ChainResult, Finding, ObligationResult, ProcResult
 
 SCHEMA_VERSION = 1
 
@@ -52,7 +52,18 @@ def result_dict(r: ProcResult) -> dict[str, Any]:
         "findings": [_finding(f) for f in r.findings],
         "certificate": r.certificate.digest() if r.certificate else None,
         "load_output": r.load_output,
+        **({"chain": _chain(r.chain)} if r.chain is not None else {}),
     }
+
+
+def _chain(c: ChainResult) -> dict[str, Any]:
+    return {"reference": c.reference, "status": c.status.value, "message": c.message,
+            "reassociated": c.reassociated, "tested_sizes": [dict(sorted(s.items()))
+                                                             for s in c.tested_sizes],
+            "time_s": round(c.time_s, 4),
+            "obligations": [{"id": o.id, "rule": o.rule, "kind": o.kind,
+                             "status": o.status.value, "time_s": round(o.time_s, 4)}
+                            for o in c.obligations]}
 
 
 def to_json(results: list[ProcResult]) -> str:
