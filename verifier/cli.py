@@ -80,6 +80,12 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def positive_int(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="spork-verify",
@@ -93,8 +99,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write certified CUDA for every proved proc into DIR")
     p.add_argument("--sizes", type=parse_sizes, metavar="NAME=VALUE,...",
                    help="run the concrete abstract machine at these sizes instead of proving")
-    p.add_argument("--timeout", type=positive_seconds, default=30.0, metavar="SECONDS",
-                   help="solver timeout per obligation (default 30)")
+    p.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
+                   help="wall-clock safety net per solver query, reported as such when hit "
+                   "(default 300); the budget that decides is --rlimit")
+    p.add_argument("--rlimit", type=positive_int, metavar="UNITS",
+                   help="deterministic solver budget per query in Z3 resource units "
+                   "(default 60,000,000): the verdict does not depend on the machine's load")
+    p.add_argument("--jobs", "-j", type=positive_int, default=1, metavar="N",
+                   help="solve obligations in N worker processes (same results for every N)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="neither read nor write the on-disk proof cache "
+                   "($SPORK_VERIFY_CACHE_DIR, else ~/.cache/spork-verify)")
     p.add_argument("--load-timeout", type=positive_seconds, default=DEFAULT_TIMEOUT_S,
                    metavar="SECONDS", help="time limit for running each file to build its procs "
                    f"(default {DEFAULT_TIMEOUT_S:g})")
@@ -144,10 +159,20 @@ def run_concrete(p: ir.Proc, sizes: dict[str, int]) -> ProcResult:
                       p.loc)
 
 
+def options(args: argparse.Namespace) -> "Options":
+    """The proof options the command line asks for (CLI-7: budget, workers, cache)."""
+    from verifier.encode import Options
+    from verifier.encode.proof_cache import default_dir
+
+    given = {"timeout_s": args.timeout, "rlimit": args.rlimit}
+    return Options(jobs=args.jobs, cache_dir=None if args.no_cache else default_dir(),
+                   **{k: v for k, v in given.items() if v is not None})
+
+
 def verify_file(path: str, args: argparse.Namespace, progress: Progress | None = None
                 ) -> tuple[list[ProcResult], int]:
     """Results of every proc in the file, and how many proved procs got no CUDA."""
-    from verifier.encode import Options, verify_proc
+    from verifier.encode import verify_proc
     from verifier.encode.hints import add_sync_hints
 
     loaded = load_isolated(path, args.load_timeout)
@@ -170,8 +195,8 @@ def verify_file(path: str, args: argparse.Namespace, progress: Progress | None =
                     if progress is not None:
                         progress.obligations(name, done, known)
 
-                result = add_sync_hints(p, verify_proc(p, Options(timeout_s=args.timeout), tick),
-                                        args.timeout)
+                opts = options(args)
+                result = add_sync_hints(p, verify_proc(p, opts, tick), opts)
                 stop_if_interrupted()  # checks cancelled by Ctrl-C must not make a verdict
                 results.append(result)
         except SporkError as e:

@@ -80,6 +80,9 @@ class ObligationResult:
     time_s: float
     query_hash: str = ""
     description: str = ""
+    rlimit: int = 0  # Z3 resource units its queries used (deterministic; 0: no solver)
+    discharged_by: str = ""  # the pruning rule (PR-*) that settled it without a solver
+    stopped_by: str = ""  # "rlimit" | "wall-clock": the limit that made it unknown
 
 
 class ChainStatus(Enum):

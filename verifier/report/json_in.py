@@ -39,7 +39,10 @@ def results_from_json(text: str) -> list[ProcResult]:
     out = []
     for r in doc["results"]:
         obligations = tuple(ObligationResult(o["id"], o["rule"], o["kind"],
-                                             ObligationStatus(o["status"]), o.get("time_s", 0.0))
+                                             ObligationStatus(o["status"]), o.get("time_s", 0.0),
+                                             rlimit=o.get("rlimit", 0),
+                                             discharged_by=o.get("discharged_by", ""),
+                                             stopped_by=o.get("stopped_by", ""))
                             for o in r["obligations"])
         out.append(ProcResult(r["file"], r["proc"], Verdict(r["verdict"]), r.get("time_s", 0.0),
                               obligations, tuple(_finding(f) for f in r["findings"]),

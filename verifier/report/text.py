@@ -6,11 +6,20 @@ from __future__ import annotations
 import linecache
 
 from verifier.report.cex_view import table_lines
-from verifier.results import ChainResult, Finding, FindingKind, ObligationStatus, ProcResult, Verdict
+from verifier.results import (ChainResult, Finding, FindingKind, ObligationResult, ObligationStatus,
+                              ProcResult, Verdict)
 
 _MARK = {Verdict.proved: "PROVED", Verdict.refuted: "REFUTED", Verdict.rejected: "REJECTED",
          Verdict.unknown: "UNKNOWN", Verdict.unsupported: "UNSUPPORTED"}
 
+
+
+def _cost(o: ObligationResult) -> str:
+    """Wall time, and what decided it: a pruning rule, or the solver's resource units (the
+    deterministic budget, issue 11), and a limit that stopped it."""
+    how = f"by {o.discharged_by}" if o.discharged_by else f"{o.rlimit:,} units"
+    stop = f", stopped by {o.stopped_by}" if o.stopped_by else ""
+    return f"{o.time_s:.3f}s, {how}{stop}"
 
 def _source(file: str, line: int) -> str:
     text = linecache.getline(file, line).rstrip()
@@ -95,7 +104,7 @@ def to_text(results: list[ProcResult], verbose: bool = False, cex_table: bool = 
             out.extend(chain_lines(r.chain, verbose))
         if verbose:
             for o in r.obligations:
-                out.append(f"  [{o.status.value:>8}] {o.rule:<8} {o.id}  ({o.time_s:.3f}s)")
+                out.append(f"  [{o.status.value:>8}] {o.rule:<8} {o.id}  ({_cost(o)})")
         for f in r.findings:
             out.extend(finding_lines(f))
             if verbose or cex_table:
