@@ -30,8 +30,11 @@ def named_references(path: str) -> dict[str | None, str]:
     return out
 
 
+CHAIN_TIMEOUT_S = 60.0  # per chain query when --timeout is not given (CHAIN-4)
+
+
 def with_chain(result: ProcResult, p: ir.Proc, reference: str, base: Path | None,
-               timeout_s: float) -> ProcResult:
+               timeout_s: float | None) -> ProcResult:
     """`result` with the chain against `reference` added: a confirmed difference makes the
     proc refuted; a proved proc's certificate records the chain. Rules: CHAIN-9.2, CHAIN-9.4"""
     from verifier.chain.check import check_chain
@@ -39,7 +42,7 @@ def with_chain(result: ProcResult, p: ir.Proc, reference: str, base: Path | None
     if result.verdict is Verdict.rejected or result.internal_error:
         return result
     try:
-        chain, finding = check_chain(p, reference, base, timeout_s)
+        chain, finding = check_chain(p, reference, base, timeout_s or CHAIN_TIMEOUT_S)
     except RejectedInput as e:
         from verifier.encode.verify import static_finding
 

@@ -109,6 +109,7 @@ class _Prover:
     def settle(self, prog: Program, side: str, sink: Sink) -> LastWriter:
         """The last writers of `sink`: the tidy proposal if Z3 confirms it, else isl's own
         pieces if Z3 confirms those; else undecided. Rules: CHAIN-3.3"""
+        start = time.perf_counter()
         try:
             raw = last_writer(prog, sink)
         except IslGap as e:
@@ -119,11 +120,12 @@ class _Prover:
             obs = obligations(prog, lw)
             if all(check(conj([self.context, f]), self.timeout_s).answer is Answer.unsat
                    for _, f in obs):
-                self.proof.obligations.append(
-                    (f"{side}/last-writer/{sink.label}", "last-writer", "proved", 0.0))
+                self.proof.obligations.append((f"{side}/last-writer/{sink.label}",
+                                               "last-writer", "proved",
+                                               time.perf_counter() - start))
                 return lw
-        self.proof.obligations.append(
-            (f"{side}/last-writer/{sink.label}", "last-writer", "unknown", 0.0))
+        self.proof.obligations.append((f"{side}/last-writer/{sink.label}", "last-writer",
+                                       "unknown", time.perf_counter() - start))
         raise _Undecided(f"Z3 did not confirm isl's last writer of {sink.label}")
 
 
