@@ -170,3 +170,16 @@ def test_a_bad_reference_is_rejected_with_a_located_message(
     code = main([str(EXAMPLES / "saxpy.py"), "--against", spec, "--no-progress"])
     out = capsys.readouterr().out
     assert code == 2 and "REJECTED" in out and says in out
+
+
+@pytest.mark.rule("CHAIN-1.4")
+def test_every_instr_has_a_sequential_behaviour_or_a_reason() -> None:
+    from verifier.chain.behaviour import BEHAVIOUR_TEXT, NO_BEHAVIOUR, behaviour
+    from verifier.lang.instrs import INSTRS
+
+    assert [n for n in INSTRS if n not in BEHAVIOUR_TEXT and n not in NO_BEHAVIOUR] == []
+    for name in BEHAVIOUR_TEXT:
+        beh = behaviour(name)
+        params = {p.name for p in INSTRS[name].params}
+        assert beh.lhs in params and beh.loops, name
+

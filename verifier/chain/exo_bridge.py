@@ -51,14 +51,23 @@ def call(request: tuple[Any, ...], timeout_s: float = CHILD_TIMEOUT_S) -> tuple[
                              f"a reply: {output[-2000:]}", None)
         with open(reply_path, "rb") as f:
             reply = pickle.load(f)
+    if reply[0] == "erased-rejected":
+        raise ErasedRejected(reply[1], None)
     if reply[0] != "ok":
         raise ExoFailure(reply[1], reply[2])
     return reply[1], output
 
 
-def load_reference(spec: str, base: Path | None = None) -> ir.Proc:
-    """`FILE.py:PROC` (FILE relative to `base`) read by exo-lang and converted to IR.
-    A bad spec or a file exo-lang rejects is RejectedInput, located. Rules: CHAIN-8.2"""
+class ErasedRejected(ExoFailure):
+    """exo-lang's frontend refused the erased kernel: a gap of the erasure, not user error."""
+
+
+def load_reference(spec: str, base: Path | None = None,
+                   erased: tuple[str, str] | None = None) -> ir.Proc:
+    """`FILE.py:PROC` (FILE relative to `base`) read by exo-lang and converted to IR; with
+    `erased` (module text, proc name) exo-lang must also accept the erased kernel (else
+    ErasedRejected). A bad spec or a file exo-lang rejects is RejectedInput, located.
+    Rules: CHAIN-8.2, CHAIN-1.6"""
     path_text, sep, name = spec.rpartition(":")
     if not sep or not path_text or not name:
         raise RejectedInput(f"--against expects FILE.py:PROC, got {spec!r}",
@@ -70,7 +79,9 @@ def load_reference(spec: str, base: Path | None = None) -> ir.Proc:
         raise RejectedInput(f"reference file {path} not found (name it as FILE.py:PROC)",
                             SrcLoc(str(path), 0, 0), code="ERR-USAGE", rule="CHAIN-9.1")
     try:
-        proc, _ = call(("reference", str(path), name))
+        proc, _ = call(("reference", str(path), name, erased))
+    except ErasedRejected:
+        raise
     except ExoFailure as e:
         file, line = e.where or (str(path), 1)
         raise RejectedInput(f"the reference {spec} cannot be read by exo-lang: {e.message}",
