@@ -183,3 +183,23 @@ def test_every_instr_has_a_sequential_behaviour_or_a_reason() -> None:
         params = {p.name for p in INSTRS[name].params}
         assert beh.lhs in params and beh.loops, name
 
+
+
+@pytest.mark.rule("CHAIN-8.2")
+def test_exo_langs_own_error_location_is_reported(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    ref = tmp_path / "ref.py"
+    ref.write_text((EXAMPLES / "chain" / "saxpy_ref.py").read_text().replace("+ y[i]", "+ z[i]"))
+    code = main([str(EXAMPLES / "saxpy.py"), "--against", f"{ref}:saxpy", "--no-progress"])
+    out = capsys.readouterr().out
+    line = 1 + ref.read_text().splitlines().index("        y[i] = a * x[i] + z[i]")
+    assert code == 2 and f"{ref}:{line}:" in out and "variable 'z' undefined" in out
+
+
+@pytest.mark.rule("CHAIN-9.3")
+def test_arguments_are_matched_by_name_else_unsupported_and_untested(tmp_path: Path) -> None:
+    ref = tmp_path / "ref.py"
+    ref.write_text((EXAMPLES / "chain" / "saxpy_ref.py").read_text().replace("x:", "xs:").replace("x[i]", "xs[i]"))
+    chain, finding = _chain(EXAMPLES / "saxpy.py", "saxpy", f"{ref}:saxpy")
+    assert chain.status is ChainStatus.unsupported and finding is None
+    assert "matched by name" in chain.message and not chain.tested_sizes

@@ -171,6 +171,8 @@ def _fallback(kernel: ir.Proc, erased: ir.Proc, reference: ir.Proc, ref_path: st
                                                                            Finding | None]:
     """The proof did not apply: run both at sizes drawn from the asserts. Rules: CHAIN-8.4"""
     why = f"not proved ({proof.status}: {proof.reason})"
+    if not proof.testable:
+        return done(ChainStatus.unsupported, why, proof)
     names = tuple(a.name.name for a in kernel.args if isinstance(a.typ, ir.Control))
     try:
         context = conj([asserts(erased), asserts(reference)])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import subprocess
 import sys
 import tempfile
@@ -83,10 +84,24 @@ def load_reference(spec: str, base: Path | None = None,
     except ErasedRejected:
         raise
     except ExoFailure as e:
-        file, line = e.where or (str(path), 1)
-        raise RejectedInput(f"the reference {spec} cannot be read by exo-lang: {e.message}",
-                            SrcLoc(file, line, 1), code="ERR-USAGE", rule="CHAIN-8.2") from None
+        raise RejectedInput(f"the reference {spec} cannot be read by exo-lang: {e.message}"
+                            + (_FUTURE_HINT if "NameError" in e.message else ""),
+                            _where(e, str(path)), code="ERR-USAGE", rule="CHAIN-8.2") from None
     return proc  # type: ignore[no-any-return]
+
+
+_FUTURE_HINT = (" (an exo-lang file starts with `from __future__ import annotations`, so that "
+                "`size`, `f32` and `seq` are read by exo-lang, not by Python)")
+_EXO_LOC = re.compile(r"(?P<file>[^\s:]+\.py):(?P<line>\d+):(?P<col>\d+)")
+
+
+def _where(e: ExoFailure, default_file: str) -> SrcLoc:
+    """exo-lang's own `file:line:col` in its message, else the user frame that raised."""
+    m = _EXO_LOC.search(e.message)
+    if m:
+        return SrcLoc(m["file"], int(m["line"]), int(m["col"]))
+    file, line = e.where or (default_file, 1)
+    return SrcLoc(file, line, 1)
 
 
 def compile_to_c(items: list[tuple[str, str, str]]) -> dict[str, tuple[str, str]]:
