@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from codegen_support import HERE, hand_certified
-from test_codegen_nvcc import file_target, nvcc
+from test_codegen_nvcc import compile_together, file_target, nvcc
 
 from verifier.codegen import emit_cuda
 from verifier.diagnostics import RejectedInput, Unsupported
@@ -191,15 +191,7 @@ def test_tma_without_a_matching_tensor_map_is_unsupported(tmp_path: Path) -> Non
 @pytest.mark.nvcc
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not found")
 def test_hopper_kernels_compile_for_sm_90a(tmp_path: Path) -> None:
-    files = []
-    for name in NAMES:
-        files.append(tmp_path / f"{name}.cu")
-        files[-1].write_text(hopper(name))
-    unit = tmp_path / "hopper.cu"
-    unit.write_text("".join(f'#include "{f}"\n' for f in files))
-    result = nvcc(unit, "sm_90a")
-    assert result.returncode == 0, result.stderr[-4000:]
-    assert "warning" not in result.stderr, result.stderr[-4000:]
+    compile_together(tmp_path, {name: hopper(name) for name in NAMES}, "sm_90a")
 
 
 @pytest.mark.nvcc

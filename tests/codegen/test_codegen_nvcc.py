@@ -70,6 +70,18 @@ def nvcc(source: Path, arch: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
 
 
+def compile_together(tmp_path: Path, texts: dict[str, str], arch: str) -> None:
+    """Write each emitted file, `#include` them all in one translation unit, compile it for
+    `arch`, and require no error and no warning."""
+    for name, text in texts.items():
+        (tmp_path / f"{name}.cu").write_text(text)
+    unit = tmp_path / f"unit_{arch}.cu"
+    unit.write_text("".join(f'#include "{tmp_path / name}.cu"\n' for name in texts))
+    result = nvcc(unit, arch)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert "warning" not in result.stderr, result.stderr[-4000:]
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 def test_every_proved_kernel_compiles(arch: str, emitted: dict[str, Path],
                                       tmp_path: Path) -> None:
