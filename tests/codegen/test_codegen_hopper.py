@@ -202,3 +202,15 @@ def test_wgmma_file_for_sm_80_stops_with_the_flags(tmp_path: Path) -> None:
     result = nvcc(source, "sm_80")
     assert result.returncode != 0
     assert "compile with -arch=compute_90a -code=sm_90a,compute_90a" in result.stderr
+
+
+@pytest.mark.rule("LANG-6.6")
+def test_f32_tma_through_a_map_of_other_elements_is_rejected(tmp_path: Path) -> None:
+    # the expect-tx count is verified in f32 elements; an f16 map would move half the bytes
+    source = HOPPER.read_text().replace(
+        "def swizzled_readback(T: size, A: f32[T, 64, 32]",
+        "def swizzled_readback(T: size, A: f16[T, 64, 32]")
+    (tmp_path / "k.py").write_text(source)
+    with pytest.raises(RejectedInput, match="moves f32 elements, but A_map has __half") as err:
+        emit_cuda(*hand_certified(tmp_path / "k.py", "swizzled_readback"))
+    assert err.value.code == "ERR-L06"

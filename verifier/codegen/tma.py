@@ -136,6 +136,11 @@ def lower_tma(s: ir.Call, row: TmaRow, env: Env, smem: View, tm: TensorMap,
     kwargs = {k: v for k, v in s.kwargs if isinstance(v, int)}
     rows, cols = kwargs["size0"], kwargs["size1"]
     window = map_window(s, row)
+    if tm.elem_bytes != ELEMENT_BYTES:
+        # the verified transaction counts are in f32 elements (SEM-8.6); the hardware would
+        # count the map's element size
+        raise RejectedInput(f"{what} moves f32 elements, but {tm.sym.name} has {tm.ctype} "
+                            "elements", s.loc, code="ERR-L06", rule="LANG-6.6")
     coords = coordinates(tm, window, env, s.loc)
     mapref = f"&{tm.cname}"
     if row.kind == "multicast":
