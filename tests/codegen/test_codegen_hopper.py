@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from codegen_support import HERE, hand_certified
-from test_codegen_nvcc import compile_together, file_target, nvcc
+from test_codegen_nvcc import compile_each, compile_together, file_target, nvcc, write_files
 
 from verifier.codegen import emit_cuda
 from verifier.diagnostics import RejectedInput, Unsupported
@@ -192,6 +192,13 @@ def test_tma_without_a_matching_tensor_map_is_unsupported(tmp_path: Path) -> Non
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not found")
 def test_hopper_kernels_compile_for_sm_90a(tmp_path: Path) -> None:
     compile_together(tmp_path, {name: hopper(name) for name in NAMES}, "sm_90a")
+
+
+@pytest.mark.slow
+@pytest.mark.nvcc
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not found")
+def test_each_hopper_kernel_compiles_alone_for_sm_90a(tmp_path: Path) -> None:
+    compile_each(write_files(tmp_path, {name: hopper(name) for name in NAMES}), "sm_90a")
 
 
 @pytest.mark.nvcc
