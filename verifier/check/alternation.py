@@ -21,7 +21,9 @@ from verifier.semantics.access import walk_stmts
 class _Walk:
     guard: ir.Sym
     target: ir.Sym
-    await_first: bool
+    # await first? shared by nested walks: a guarded pair is await-first, a cluster sync
+    # arrive-first, a self-guarded mbarrier keeps the order of its first use (None until then)
+    order: list[bool | None]
     arrive_first_only: bool  # CudaClusterSync (LANG-5.16)
     state: str | None = None  # None (balanced), "awaited", "arrived"
     pending: list[ir.Call] = field(default_factory=list)  # TMA loads awaiting their Arrive
@@ -44,22 +46,27 @@ class _Walk:
                     if not uses(b, self.guard, self.target):
                         continue
                     if self.state is not None or self.pending:
-                        raise self.error(f"{_describe(s)} forbidden here when Await({g})->Arrive"
-                                         f"({z}) sees usage outside", s, "LANG-5.17")
-                    inner = _Walk(self.guard, self.target, self.await_first,
-                                  self.arrive_first_only)
+                        raise self.error(f"Await/Arrive in {_describe(s)} forbidden here when "
+                                         f"Await({g})->Arrive({z}) sees usage outside "
+                                         f"{_describe(s)}", s, "LANG-5.17")
+                    inner = _Walk(self.guard, self.target, self.order, self.arrive_first_only)
                     inner.block(b)
                     if inner.state is not None or inner.pending:
                         raise self.error(f"{_describe(s)} body ends without completing Await({g})"
                                          f" -> Arrive(...) >> {z}", s, "LANG-5.17")
             case ir.Await(target=ref) if ref.buf == self.guard:
-                if self.state == "awaited" or self.pending:
+                if self.order[0] is None:
+                    self.order[0] = True
+                if self.state == "awaited" or self.pending or \
+                        (self.state is None and not self.order[0] and not self.arrive_first_only):
                     raise self.error(f"expect Arrive(...) >> {z} before Await({g}, ...)", s)
                 if self.state is None and self.arrive_first_only:
                     raise self.error(f"expect Arrive(...) >> {z} before {_text(s)}", s)
                 self.state = None if self.state == "arrived" else "awaited"
             case ir.Arrive(targets=refs) if any(r.buf == self.target for r in refs):
-                if self.state == "arrived" or (self.state is None and self.await_first):
+                if self.order[0] is None:
+                    self.order[0] = False
+                if self.state == "arrived" or (self.state is None and self.order[0]):
                     raise self.error(f"expect Await({g}, ...) before Arrive(...) >> {z}", s)
                 for call in self.pending:
                     _names_subset(call, s)
@@ -67,7 +74,7 @@ class _Walk:
                 self.state = None if self.state == "awaited" else "arrived"
             case ir.Call(trailing=refs) if refs and refs[0].buf == self.target:
                 # LANG-5.18: between the thread's Await(guard) and its Arrive >> target
-                ready = self.state == "awaited" if self.await_first else self.state is None
+                ready = self.state == "awaited" if self.order[0] else self.state is None
                 if not ready:
                     raise self.error(f"expect Await({g}, ...) before {_text(s)}", s, "LANG-5.18")
                 self.pending.append(s)
@@ -91,7 +98,9 @@ def _names_subset(call: ir.Call, arrive: ir.Arrive) -> None:
 def check(stmts: tuple[ir.Stmt, ...], decl_loc: object, guard: ir.Sym, target: ir.Sym,
           arrive_first_only: bool = False) -> None:
     """LANG-5.16..5.18 for one barrier variable `target` guarded by `guard`."""
-    walk = _Walk(guard, target, guard != target, arrive_first_only)
+    order: list[bool | None] = [False if arrive_first_only else True if guard != target
+                                else None]
+    walk = _Walk(guard, target, order, arrive_first_only)
     walk.block(stmts)
     if walk.pending:
         call = walk.pending[0]
@@ -117,7 +126,7 @@ def uses(stmts: tuple[ir.Stmt, ...], guard: ir.Sym, target: ir.Sym) -> bool:
 
 
 def _describe(s: ir.Stmt) -> str:
-    return f"for {s.iter.name}-loop" if isinstance(s, ir.For) else "if"
+    return f"sequential {s.iter.name}-loop" if isinstance(s, ir.For) else "if"
 
 
 def _text(s: ir.Stmt) -> str:

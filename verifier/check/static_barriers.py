@@ -33,21 +33,18 @@ from verifier.check.walk_view import AnalyzerView
 
 @dataclass(frozen=True)
 class CommitGroupRow:
-    """One commit-group row of LANG-5.20: the Await's largest second sync-tl, the unit of
-    Arrive and Await, and the lowered barrier type (LANG-5.21)."""
+    """One commit-group row of LANG-5.20: the Await's largest second sync-tl and the unit of
+    Arrive and Await."""
 
     second: SyncTL
     unit: CollUnit
-    lowered: str
 
 
 # LANG-5.20 / SEM-8.4: a commit group's kind is the first sync-tl of its Arrives.
 COMMIT_GROUPS = {
-    SyncTL.Sm80_cp_async: CommitGroupRow(SyncTL.cuda_in_order, cuda_thread, "Sm80_commit_group"),
-    SyncTL.tma_to_gmem_async: CommitGroupRow(SyncTL.cuda_generic_and_async_proxy, cuda_warp,
-                                             "tma_to_gmem_commit_group"),
-    SyncTL.wgmma_async: CommitGroupRow(SyncTL.cuda_generic_and_async_proxy, cuda_warpgroup,
-                                       "wgmma_commit_group"),
+    SyncTL.Sm80_cp_async: CommitGroupRow(SyncTL.cuda_in_order, cuda_thread),
+    SyncTL.tma_to_gmem_async: CommitGroupRow(SyncTL.cuda_generic_and_async_proxy, cuda_warp),
+    SyncTL.wgmma_async: CommitGroupRow(SyncTL.cuda_generic_and_async_proxy, cuda_warpgroup),
 }
 
 
@@ -61,13 +58,13 @@ def commit_group_kind(an: AnalyzerView, sym: ir.Sym) -> SyncTL:
     return SyncTL.Sm80_cp_async
 
 
-def lowered_type(an: AnalyzerView, s: ir.Alloc) -> str | None:
-    """LANG-5.21: the lowered barrier type of a solitary mechanism."""
-    if s.typ.mech is CudaCommitGroup:  # type: ignore[union-attr]
-        return COMMIT_GROUPS[commit_group_kind(an, s.name)].lowered
-    if s.typ.mech is CudaClusterSync:  # type: ignore[union-attr]
-        return "cluster_sync"
-    return None
+# LANG-5.21: lowered barrier types that allow one live variable per scope. A cluster sync is
+# known at its declaration; a commit group's type is set by its Arrive's first sync-tl, so two
+# overlapping commit groups clash only when their types agree (checked in `finish`).
+LOWERED_SOLITARY = {"CudaClusterSync": "cluster_sync"}
+COMMIT_GROUP_TYPES = ((SyncTL.Sm80_cp_async, "Sm80_commit_group"),
+                      (SyncTL.tma_to_gmem_async, "tma_to_gmem_commit_group"),
+                      (SyncTL.wgmma_async, "wgmma_commit_group"))
 
 
 @dataclass
@@ -113,11 +110,12 @@ def declare(an: AnalyzerView, s: ir.Alloc, ctx: Context) -> None:
                        tuple(lp.sym for lp in ctx.loops))
     an.barrier_decls[s.name] = decl
     an.barrier_uses[s.name] = BarrierUse(s.loc)
-    lowered = lowered_type(an, s)
+    if typ.mech is CudaCommitGroup:
+        an.commit_overlaps.append((decl, tuple(d for d in an.live_barriers
+                                               if d.mech is CudaCommitGroup)))
+    lowered = LOWERED_SOLITARY.get(typ.mech.name)
     if lowered is not None:
-        live = [d for d in an.live_barriers if d.mech is typ.mech and
-                lowered_type(an, ir.Alloc(d.sym, ir.BarrierType((), d.mech), d.mech, d.loc))
-                == lowered]
+        live = [d for d in an.live_barriers if d.mech is typ.mech]
         if live:
             raise RejectedInput(f"Invalid \"{s.name.name}: barrier @ {typ.mech}\" of lowered "
                                 f"barrier type {lowered} due to another such live barrier "
@@ -242,8 +240,12 @@ def _mechanism_rules(an: AnalyzerView, decl: BarrierDecl, first: SyncTL | None,
             sets = rules.SYNC_SETS[second]
             if not implements(second, SyncTL.cuda_generic_and_async_proxy) or \
                     QualTL.Sm80 in sets.temporal:
-                raise RejectedInput(f"mbarrier Await sync-tl {second} not supported", loc,
-                                    code="ERR-L04", rule="LANG-5.20")
+                remark = "consider cuda_generic_and_async_proxy" \
+                    if second is SyncTL.wgmma_async else \
+                    "Sm80_cp_async not supported in second sync-tl; use cuda_in_order" \
+                    if QualTL.Sm80 in sets.temporal else "at most cuda_generic_and_async_proxy"
+                raise RejectedInput(f"mbarrier Await sync-tl {second} not supported ({remark})",
+                                    loc, code="ERR-L04", rule="LANG-5.20")
     elif decl.mech is CudaClusterSync:
         if first is not None and not implements(first, SyncTL.Sm80_generic):
             raise RejectedInput(f"CudaClusterSync {name}: Arrive sync-tl {first} not supported "
@@ -279,14 +281,16 @@ def finish(an: AnalyzerView) -> None:
         if len(seconds) > 1:
             raise RejectedInput(f"incompatible sync-tl ({use.awaits[-1].second}) with previous "
                                 "Await", use.awaits[-1].loc, code="ERR-A28", rule="LANG-5.11")
+    _solitary_commit_groups(an)
     barrier_exprs.multicast_patterns(an)
     mbar = {s: d for s, d in decls.items() if d.mech is CudaMbarrier}
     guard = guards(mbar)
     lags = {sym: ~an.barrier_uses[sym].awaits[0].n for sym in mbar}
     for sym, decl in mbar.items():
         if ring_depth(sym, guard, lags) <= 0:
-            raise RejectedInput(f"{sym.name} must have some await with nonzero skips (e.g. set "
-                                "N = ~1)", decl.loc, code="ERR-L04", rule="LANG-5.19")
+            raise RejectedInput(f"{'; '.join(_guard_cycle(sym, guard))} must have some await "
+                                "with nonzero skips (e.g. set N = ~1)", decl.loc, code="ERR-L04",
+                                rule="LANG-5.19")
     errors = []
     checks = [(sym, guard[sym], False) for sym in mbar]
     checks += [(sym, sym, True) for sym, d in decls.items() if d.mech is CudaClusterSync]
@@ -297,3 +301,33 @@ def finish(an: AnalyzerView) -> None:
             errors.append(e)
     if errors:  # report the first violation in the text
         raise min(errors, key=lambda e: (e.loc.line, e.loc.col))
+
+
+def _commit_group_type(an: AnalyzerView, sym: ir.Sym) -> str | None:
+    arrives = an.barrier_uses[sym].arrives
+    first = arrives[0].first if arrives else None
+    return next((name for tl, name in COMMIT_GROUP_TYPES
+                 if first is not None and implements(first, tl)), None)
+
+
+def _solitary_commit_groups(an: AnalyzerView) -> None:
+    """LANG-5.21: a commit group declared while another of the same lowered type is live."""
+    for decl, live in an.commit_overlaps:
+        lowered = _commit_group_type(an, decl.sym)
+        clash = [d for d in live if lowered and _commit_group_type(an, d.sym) == lowered]
+        if clash:
+            raise RejectedInput(f"Invalid \"{decl.sym.name}: barrier @ {decl.mech}\" of lowered "
+                                f"barrier type {lowered} due to another such live barrier "
+                                f"\"{clash[0].sym.name}\" in scope", decl.loc, code="ERR-A17",
+                                rule="LANG-5.21")
+
+
+def _guard_cycle(sym: ir.Sym, guard: dict[ir.Sym, ir.Sym]) -> list[str]:
+    """The names of the mbarriers whose Awaits make up `sym`'s ring (LANG-5.19): it, the one
+    guarding it, the one guarding that, ... back to it, as upstream names them."""
+    names, g = [sym.name], guard.get(sym, sym)
+    while g != sym and g.name not in names and g in guard:
+        names.append(g.name)
+        g = guard[g]
+    return names
+

@@ -118,6 +118,9 @@ class _Deduction:
                 remaining: dict[object, str]) -> Guard:
         if entry is None or isinstance(entry, NotAVariable):
             text = entry.text if isinstance(entry, NotAVariable) else "an expression"
+            if self.native is None:  # a barrier: upstream's wording for barrier indices
+                raise self.fail(f"expected a plain variable, not {text}, in {self.name}[...] "
+                                "(Expected single variable name)", "COLL-5.6")
             raise self.fail(f"Expected single variable name, not {text}", "COLL-5.6")
         guard = t.guard_of(entry)
         if guard is None:
@@ -131,7 +134,9 @@ class _Deduction:
             del remaining[entry]
         extent = self.shape[i] if i < len(self.shape) else None
         if not isinstance(extent, int) or isinstance(extent, bool):
-            raise self.fail(f"shape[{i}] must be constant", "COLL-5.6")
+            text = f" = {extent.text}" if isinstance(extent, NotAVariable) else ""
+            raise self.fail(f"shape[{i}]{text} must be constant (to match {label}.tile_count "
+                            f"= {guard.tile_count})", "COLL-5.6")
         if guard.tile_count != extent:
             raise self.fail(f"{label}.tile_count = {guard.tile_count}; must be {extent} to "
                             "match underlying tensor", "COLL-5.6")
@@ -226,13 +231,17 @@ def owner_threads(dist: Distribution, shard_index: Sequence[int],
 
 def _confirm_ownership(dist: Distribution, uses: list[_Use], dev: CudaDeviceFunction) -> None:
     """Each use touches only the owner of its shard, and shards are disjoint. Rules: COLL-7.4"""
-    for use in uses:
+    owners: dict[tuple[tuple[int, ...], tuple[int, ...]], frozenset[int]] = {}
+    for use in uses:  # a proc of many phases reuses few shards: each owner set is built once
         tg = thread_groups(use.tiling, dev)
         position = {key: i for i, key in enumerate(tg.keys)}
         for sigma, members in tg.groups.items():
             index = [sigma[position[g.iter_key]] for g in use.consumed]
             outer = {key: sigma[position[key]] for key, _, _ in dist.outer if key in position}
-            owner = owner_threads(dist, index, outer)
+            key = (tuple(index), tuple(outer.get(k, 0) for k, _, _ in dist.outer))
+            owner = owners.get(key)
+            if owner is None:
+                owner = owners[key] = owner_threads(dist, index, outer)
             if not members <= owner:
                 n = min(members - owner)
                 raise RejectedInput(f"{DISAGREE}: thread n={n} uses shard {tuple(index)} of "

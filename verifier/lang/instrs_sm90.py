@@ -42,7 +42,7 @@ def _box_problem(kw: dict[str, Any], swizzled: bool, multicast: bool) -> str | N
     if any(not isinstance(kw[k], int) or kw[k] <= 0 for k in ("size0", "size1")):
         return "size0 and size1 must be positive"
     if multicast:
-        if kw["ncta"] <= 0 or kw["cta_stride"] <= 0:
+        if kw["ncta"] <= 0 or kw.get("cta_stride", 1) <= 0:
             return "ncta and cta_stride must be positive"
         if kw["size0"] % (8 * kw["ncta"]) != 0:
             return "size0 must be a multiple of 8 * ncta"
@@ -50,7 +50,7 @@ def _box_problem(kw: dict[str, Any], swizzled: bool, multicast: bool) -> str | N
         return "size0 must be a positive multiple of 8"
     box = kw.get("smem_box")
     if box is not None:
-        if not isinstance(box, tuple) or not box or \
+        if not isinstance(box, (tuple, list)) or not box or \
                 not all(isinstance(c, int) and c >= 1 for c in box):
             return f"smem_box {box!r} must be a tuple of positive ints"
         if [c for c in box if c != 1] != [c for c in default_box(kw) if c != 1]:
@@ -71,19 +71,20 @@ def _sizes(kw: dict[str, Any]) -> tuple[int, int]:
 def _tma_to_smem(name: str, swizzled: bool, multicast: bool) -> Instr:
     smem = "Sm90_SmemSwizzled" if swizzled else "CudaSmemLinear"
     dst_shape = (lambda kw: (kw["ncta"],) + _sizes(kw)) if multicast else _sizes
-    template = ("size0", "size1") + (("ncta", "cta_stride") if multicast else ())
+    template = ("size0", "size1") + (("ncta",) if multicast else ())
     return Instr(
         name,
-        (InstrParam("dst", "tensor", "w", smem, dst_shape, distributed=1 if multicast else 0,
+        (InstrParam("dst", "tensor", "w", smem, dst_shape,
+                    distributed=(units.cuda_cta_in_cluster,) if multicast else (),
                     formal_params=lambda kw: (swizzle_of(kw, swizzled),) if swizzled else ()),
          InstrParam("src", "tensor", "r", "CudaGmemLinear", _sizes, clip="tensor_map",
                     tensor_map=lambda kw: (swizzle_of(kw, swizzled), smem_box(kw)))),
         InstrTL.tma_to_smem_async_instr, units.cuda_warp, template,
         lambda kw: _box_problem(kw, swizzled, multicast),
         trailing_mech="CudaMbarrier", barrier_units=1 if multicast else 0,
-        unit_of=(lambda kw: kw["ncta"] * units.cuda_warp_in_cluster_strided(kw["cta_stride"]))
-        if multicast else None,
-        optional=("smem_box",),
+        unit_of=(lambda kw: kw["ncta"] * units.cuda_warp_in_cluster_strided(
+            kw.get("cta_stride", 1))) if multicast else None,
+        extras=("cta_stride", "smem_box") if multicast else ("smem_box",),
         tma=TmaInfo(lambda kw: kw.get("ncta", 1), lambda kw: prod(smem_box(kw)), ELEMENT_BITS,
                     "src"))
 
@@ -99,7 +100,7 @@ def _tma_to_gmem(name: str, swizzled: bool, reduce: bool) -> Instr:
          InstrParam("src", "tensor", "r", smem, _sizes,
                     formal_params=lambda kw: (swizzle_of(kw, swizzled),) if swizzled else ())),
         InstrTL.tma_to_gmem_async_instr, units.cuda_warp, ("size0", "size1"),
-        lambda kw: _box_problem(kw, swizzled, False), optional=("smem_box",))
+        lambda kw: _box_problem(kw, swizzled, False), extras=("smem_box",))
 
 
 def _wgmma_problem(kw: dict[str, Any]) -> str | None:
@@ -160,3 +161,6 @@ def sm90_instrs() -> dict[str, Instr]:
     out[name] = _tma_to_smem(name, True, True)
     out.update(_wgmma())
     return out
+
+
+SM90_INSTRS: dict[str, Instr] = sm90_instrs()
