@@ -55,20 +55,25 @@ class InstrAccess:
     atomic_quals: frozenset[QualTL]
 
 
-def window_elements(w: ir.Window, value: Callable[[ir.Expr], int]) -> list[tuple[int, ...]]:
-    ranges = []
+def window_box(w: ir.Window, value: Callable[[ir.Expr], int]) -> tuple[tuple[int, int], ...]:
+    """The window's elements as [lo, hi) per dimension (a point i is [i, i + 1))."""
+    box = []
     for a in w.idx:
         if isinstance(a, ir.Point):
             v = value(a.pt)
-            ranges.append(range(v, v + 1))
+            box.append((v, v + 1))
         else:
-            ranges.append(range(value(a.lo), value(a.hi)))
-    return [tuple(t) for t in itertools.product(*ranges)]
+            box.append((value(a.lo), value(a.hi)))
+    return tuple(box)
 
 
-def instr_accesses(s: ir.Call, bufs: Mapping[ir.Sym, tuple[tuple[int, ...], Memory]],
-                   value: Callable[[ir.Expr], int]) -> list[InstrAccess]:
-    """The accesses of an instr call in parameter order (SEM-1.8, SEM-4.2, SEM-4.3)."""
+def window_elements(w: ir.Window, value: Callable[[ir.Expr], int]) -> list[tuple[int, ...]]:
+    return [tuple(t) for t in itertools.product(*(range(lo, hi)
+                                                   for lo, hi in window_box(w, value)))]
+
+
+def instr_windows(s: ir.Call) -> list[tuple[ir.Window, AccessKind, frozenset[QualTL]]]:
+    """The tensor arguments of an instr call in parameter order (SEM-1.8, SEM-4.2)."""
     assert isinstance(s.callee, Instr)
     out = []
     for param, arg in zip(s.callee.params, s.args):
@@ -77,6 +82,12 @@ def instr_accesses(s: ir.Call, bufs: Mapping[ir.Sym, tuple[tuple[int, ...], Memo
         if not isinstance(arg, ir.Window):
             raise Unsupported(f"argument {param.name} of {s.callee.name} must be a tensor window",
                               s.loc, code="ERR-V11")
-        out.append(InstrAccess(arg.buf, _KIND[param.access], window_elements(arg, value),
-                               param.atomic_quals))
+        out.append((arg, _KIND[param.access], param.atomic_quals))
     return out
+
+
+def instr_accesses(s: ir.Call, bufs: Mapping[ir.Sym, tuple[tuple[int, ...], Memory]],
+                   value: Callable[[ir.Expr], int]) -> list[InstrAccess]:
+    """The accesses of an instr call in parameter order, element by element (SEM-4.3)."""
+    return [InstrAccess(w.buf, kind, window_elements(w, value), quals)
+            for w, kind, quals in instr_windows(s)]
