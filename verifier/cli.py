@@ -25,7 +25,8 @@ try:  # Ctrl-C while the verifier's modules load (the console script imports the
     from verifier.lang.load_isolated import DEFAULT_TIMEOUT_S, load_isolated
     from verifier.report import FORMATS
     from verifier.report.progress import Progress, colour_verdicts, use_colour
-    from verifier.results import ProcResult, Verdict
+    from verifier.cli_chain import named_references, with_chain
+    from verifier.results import ChainStatus, ProcResult, Verdict
 except KeyboardInterrupt:  # exits 130 quietly, as main() does (CLI-4), never a traceback
     sys.stderr.write("spork-verify: interrupted\n")
     raise SystemExit(130) from None
@@ -41,6 +42,8 @@ def exit_code(results: list[ProcResult]) -> int:
         return 2
     if verdicts & {Verdict.unknown, Verdict.unsupported}:
         return 3
+    if any(r.chain is not None and r.chain.status is not ChainStatus.proved for r in results):
+        return 3  # a chain asked for and only tested (or not decided) is not a proof: CHAIN-9.3
     return 0
 
 
@@ -77,6 +80,12 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def positive_int(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="spork-verify",
@@ -90,11 +99,24 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write certified CUDA for every proved proc into DIR")
     p.add_argument("--sizes", type=parse_sizes, metavar="NAME=VALUE,...",
                    help="run the concrete abstract machine at these sizes instead of proving")
-    p.add_argument("--timeout", type=positive_seconds, default=30.0, metavar="SECONDS",
-                   help="solver timeout per obligation (default 30)")
+    p.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
+                   help="wall-clock safety net per solver query, reported as such when hit "
+                   "(default 300); the budget that decides is --rlimit")
+    p.add_argument("--rlimit", type=positive_int, metavar="UNITS",
+                   help="deterministic solver budget per query in Z3 resource units "
+                   "(default 60,000,000): the verdict does not depend on the machine's load")
+    p.add_argument("--jobs", "-j", type=positive_int, default=1, metavar="N",
+                   help="solve obligations in N worker processes (same results for every N)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="neither read nor write the on-disk proof cache "
+                   "($SPORK_VERIFY_CACHE_DIR, else ~/.cache/spork-verify)")
     p.add_argument("--load-timeout", type=positive_seconds, default=DEFAULT_TIMEOUT_S,
                    metavar="SECONDS", help="time limit for running each file to build its procs "
                    f"(default {DEFAULT_TIMEOUT_S:g})")
+    p.add_argument("--against", metavar="REF.py:PROC",
+                   help="also prove each proc's sequential reading equal to this exo-lang proc "
+                   "(the chain of equivalence, specs/chain.md); a kernel file may name its "
+                   "own with a line `# spork-verify: against REF.py:PROC`")
     p.add_argument("--check-cert", metavar="FILE.cu",
                    help="re-validate the certificate in a generated CUDA file against PATH")
     p.add_argument("--no-progress", action="store_true",
@@ -137,10 +159,20 @@ def run_concrete(p: ir.Proc, sizes: dict[str, int]) -> ProcResult:
                       p.loc)
 
 
+def options(args: argparse.Namespace) -> "Options":
+    """The proof options the command line asks for (CLI-7: budget, workers, cache)."""
+    from verifier.encode import Options
+    from verifier.encode.proof_cache import default_dir
+
+    given = {"timeout_s": args.timeout, "rlimit": args.rlimit}
+    return Options(jobs=args.jobs, cache_dir=None if args.no_cache else default_dir(),
+                   **{k: v for k, v in given.items() if v is not None})
+
+
 def verify_file(path: str, args: argparse.Namespace, progress: Progress | None = None
                 ) -> tuple[list[ProcResult], int]:
     """Results of every proc in the file, and how many proved procs got no CUDA."""
-    from verifier.encode import Options, verify_proc
+    from verifier.encode import verify_proc
     from verifier.encode.hints import add_sync_hints
 
     loaded = load_isolated(path, args.load_timeout)
@@ -148,6 +180,7 @@ def verify_file(path: str, args: argparse.Namespace, progress: Progress | None =
         failed = _error_result(path, loaded.error.proc or "<file>", loaded.error)
         return [dataclasses.replace(failed, load_output=loaded.output)], 0
     procs = list(loaded.procs)
+    references = named_references(path)
     if args.proc:
         procs = [p for p in procs if p.name in args.proc]
     results = []
@@ -162,12 +195,16 @@ def verify_file(path: str, args: argparse.Namespace, progress: Progress | None =
                     if progress is not None:
                         progress.obligations(name, done, known)
 
-                result = add_sync_hints(p, verify_proc(p, Options(timeout_s=args.timeout), tick),
-                                        args.timeout)
+                opts = options(args)
+                result = add_sync_hints(p, verify_proc(p, opts, tick), opts)
                 stop_if_interrupted()  # checks cancelled by Ctrl-C must not make a verdict
                 results.append(result)
         except SporkError as e:
             results.append(_error_result(path, p.name, e))
+        reference = args.against or references.get(p.name) or references.get(None)
+        if reference and args.sizes is None:
+            base = None if args.against else Path(path).parent
+            results[-1] = with_chain(results[-1], p, reference, base, args.timeout)
         if args.emit_cuda and results[-1].verdict is Verdict.proved and \
                 results[-1].certificate is not None:
             from verifier.codegen import emit_cuda

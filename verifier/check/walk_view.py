@@ -26,6 +26,7 @@ class AnalyzerView(Protocol):
     barrier_uses: dict[ir.Sym, Any]
     guard_taken: set[ir.Sym]
     live_barriers: list[Any]
+    commit_overlaps: list[tuple[Any, tuple[Any, ...]]]
     stack: list[ir.Stmt]
     sync_uses: list[Any]
 
@@ -39,8 +40,8 @@ class AnalyzerView(Protocol):
 
     def record_access(self, sym: ir.Sym, element: Element, kind: AccessKind, instr_tl: InstrTL,
                       ctx: Context, loc: SrcLoc, sub: int, in_instr: bool,
-                      atomic_quals: frozenset[QualTL] = ..., single_thread: bool = ...
-                      ) -> None: ...
+                      atomic_quals: frozenset[QualTL] = ..., single_thread: bool = ...,
+                      callee: str | None = ...) -> None: ...
 
     def add_site(self, sym: ir.Sym, element: Element, kind: AccessKind, qual: rules.QualEntry,
                  conv: bool, ctx: Context, loc: SrcLoc, sub: int,

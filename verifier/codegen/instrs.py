@@ -3,8 +3,10 @@
 Reads an instruction `Call` and the `Env` of its scope; produces C/PTX lines. The rows are data:
 `HOST_LOWERINGS` and `DEVICE_LOWERINGS` map instr names to lowering functions, and
 `helpers_for` returns the `__device__` helper functions that the used rows call (Sm80 tf32
-fragments, PTX ISA layouts of mma.m16n8k8 / m16n8k4). An instr without a row is refused as
-`Unsupported` (ERR-L06). Non-goals: TMA, wgmma, shuffles, packed loads (no rows).
+fragments, PTX ISA layouts of mma.m16n8k8 / m16n8k4; wgmma rows from `wgmma.py`). TMA calls
+are lowered by the device emitter (`tma.py`: they need the tensor map and the trailing
+mbarrier slot). An instr without a row is refused as `Unsupported` (ERR-L06).
+Non-goals: shuffles, packed loads (no rows).
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from verifier.codegen import wgmma
 from verifier.codegen.exprs import Env, View, atom, cexpr, window_view
+from verifier.codegen.wgmma import WGMMA_ROWS, WgmmaLowering
 from verifier.diagnostics import InternalError, RejectedInput, Unsupported
 from verifier.lang import ir
 from verifier.lang.instrs import INSTRS, Instr
@@ -161,9 +165,14 @@ def _mma_zero(args: CallArgs) -> list[str]:
 Lowering = Callable[[CallArgs], list[str]]
 
 
+def _wgmma_row(row: WgmmaLowering) -> Lowering:
+    return lambda args: row(args.call, args.tensors, args.sizes)
+
+
 def _device_rows() -> dict[str, Lowering]:
     rows: dict[str, Lowering] = {"Sm80_cp_async_f32": _cp_async, "Sm80_mma_tf32": _mma,
                                  "Sm80_mma_zero_d_tf32": _mma_zero}
+    rows.update({name: _wgmma_row(row) for name, row in WGMMA_ROWS.items()})
     for major in ("row", "col"):
         col = major == "col"
         rows[f"Sm80_mma_load_a_{major}_major_tf32"] = _mma_load("a", col)
@@ -277,8 +286,10 @@ __device__ __forceinline__ void exo_Sm80_mma_tf32_k4(
 """
 
 
-def helpers_for(instr_names: list[str]) -> str:
-    """Helper functions needed by the device rows in `instr_names` ("" if none)."""
-    if any(name.startswith("Sm80_mma") for name in instr_names):
-        return _SM80_FRAGMENTS
-    return ""
+def helpers_for(calls: list[tuple[str, dict[str, int]]]) -> str:
+    """Helper functions needed by the device rows of `calls` ((instr name, template
+    keywords) of every call; "" if none)."""
+    out = ""
+    if any(name.startswith("Sm80_mma") for name, _ in calls):
+        out += _SM80_FRAGMENTS
+    return out + wgmma.helpers(calls)

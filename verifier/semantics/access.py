@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterator
 
 from verifier.diagnostics import Unsupported
 from verifier.lang import ir
-from verifier.lang.instrs import Instr
-from verifier.lang.memories import Memory
+from verifier.lang.instrs import Instr, InstrParam
 from verifier.lang.timelines import QualTL
+from verifier.lang.units import CollUnit
 from verifier.semantics.rules import AccessKind
 
 _KIND = {"r": AccessKind.read, "w": AccessKind.write, "rw": AccessKind.read_write,
@@ -37,7 +36,8 @@ def mutated_syms(proc: ir.Proc) -> frozenset[ir.Sym]:
             out.add(s.buf)
         elif isinstance(s, ir.Call) and isinstance(s.callee, Instr):
             for param, arg in zip(s.callee.params, s.args):
-                if param.kind == "tensor" and param.access != "r" and isinstance(arg, ir.Window):
+                if param.kind in ("tensor", "scalar") and param.access != "r" and \
+                        isinstance(arg, (ir.Window, ir.Read)):
                     out.add(arg.buf)
     return frozenset(out)
 
@@ -48,17 +48,48 @@ def tracked_buffers(proc: ir.Proc) -> frozenset[ir.Sym]:
 
 
 @dataclass(frozen=True)
-class InstrAccess:
-    buf: ir.Sym
+class InstrArg:
+    """One tensor or scalar argument of an instr call that the callee accesses: a window, or
+    (scalar parameter) a point read `x[i]`."""
+
+    arg: ir.Window | ir.Read
     kind: AccessKind
-    elements: list[tuple[int, ...]]
     atomic_quals: frozenset[QualTL]
+    param: InstrParam
+
+    @property
+    def buf(self) -> ir.Sym:
+        return self.arg.buf
 
 
-def window_box(w: ir.Window, value: Callable[[ir.Expr], int]) -> tuple[tuple[int, int], ...]:
-    """The window's elements as [lo, hi) per dimension (a point i is [i, i + 1))."""
+@dataclass(frozen=True)
+class DistributedDim:
+    """A window dimension a callee distributes (COLL-5.12): its position in the index list,
+    the interval, and the unit of the synthetic `cuda_threads` loop over it."""
+
+    pos: int
+    interval: ir.Interval
+    unit: CollUnit
+
+
+def callee_distributed(param: InstrParam, w: ir.Window) -> tuple[DistributedDim, ...]:
+    """The first len(param.distributed) intervals of `w` with their units (COLL-5.12)."""
+    if not param.distributed:
+        return ()
+    out: list[DistributedDim] = []
+    for pos, a in enumerate(w.idx):
+        if isinstance(a, ir.Interval) and len(out) < len(param.distributed):
+            out.append(DistributedDim(pos, a, param.distributed[len(out)]))
+    return tuple(out)
+
+
+def window_box(arg: ir.Window | ir.Read, value: Callable[[ir.Expr], int]
+               ) -> tuple[tuple[int, int], ...]:
+    """The elements an argument touches as [lo, hi) per dimension (a point i is [i, i + 1))."""
+    if isinstance(arg, ir.Read):
+        return tuple((v, v + 1) for v in map(value, arg.idx))
     box = []
-    for a in w.idx:
+    for a in arg.idx:
         if isinstance(a, ir.Point):
             v = value(a.pt)
             box.append((v, v + 1))
@@ -67,27 +98,16 @@ def window_box(w: ir.Window, value: Callable[[ir.Expr], int]) -> tuple[tuple[int
     return tuple(box)
 
 
-def window_elements(w: ir.Window, value: Callable[[ir.Expr], int]) -> list[tuple[int, ...]]:
-    return [tuple(t) for t in itertools.product(*(range(lo, hi)
-                                                   for lo, hi in window_box(w, value)))]
-
-
-def instr_windows(s: ir.Call) -> list[tuple[ir.Window, AccessKind, frozenset[QualTL]]]:
-    """The tensor arguments of an instr call in parameter order (SEM-1.8, SEM-4.2)."""
+def instr_args(s: ir.Call) -> list[InstrArg]:
+    """The accessed arguments of an instr call in parameter order (SEM-1.8, SEM-4.2, SEM-4.3);
+    a scalar parameter is one element (`x` or `x[i]`)."""
     assert isinstance(s.callee, Instr)
     out = []
     for param, arg in zip(s.callee.params, s.args):
-        if param.kind != "tensor":
+        if param.kind not in ("tensor", "scalar"):
             continue
-        if not isinstance(arg, ir.Window):
+        if not (isinstance(arg, ir.Window) or param.kind == "scalar" and isinstance(arg, ir.Read)):
             raise Unsupported(f"argument {param.name} of {s.callee.name} must be a tensor window",
                               s.loc, code="ERR-V11")
-        out.append((arg, _KIND[param.access], param.atomic_quals))
+        out.append(InstrArg(arg, _KIND[param.access], param.atomic_quals, param))
     return out
-
-
-def instr_accesses(s: ir.Call, bufs: Mapping[ir.Sym, tuple[tuple[int, ...], Memory]],
-                   value: Callable[[ir.Expr], int]) -> list[InstrAccess]:
-    """The accesses of an instr call in parameter order, element by element (SEM-4.3)."""
-    return [InstrAccess(w.buf, kind, window_elements(w, value), quals)
-            for w, kind, quals in instr_windows(s)]

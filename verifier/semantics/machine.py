@@ -15,19 +15,21 @@ verification is independent of them).
 from __future__ import annotations
 
 import itertools
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from verifier import collectives
 from verifier.diagnostics import SrcLoc, UnhandledNode, Unsupported
 from verifier.lang import ir
 from verifier.lang.instrs import Instr
-from verifier.lang.memories import MBARRIER_STORAGE, CudaMbarrier, Memory
+from verifier.lang.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
 from verifier.lang.timelines import InstrTL, QualTL
 from verifier.semantics import barriers, rules
-from verifier.semantics.access import instr_windows, tracked_buffers, window_box
+from verifier.semantics.access import (
+    InstrArg, callee_distributed, instr_args, tracked_buffers, window_box,
+)
 from verifier.semantics.exprs import compile_expr, data_reads
 from verifier.semantics.hazards import HazardChecks
-from verifier.semantics.histories import BufInstance, HistoryTable
+from verifier.semantics.histories import Box, BufInstance, HistoryTable
 from verifier.semantics.index import RecordIndex
 from verifier.semantics.records import Record, SyncCode
 from verifier.semantics.rings import CompletionOrder, ring_info
@@ -65,7 +67,7 @@ class Machine(HazardChecks):
         self.bufs: dict[ir.Sym, BufInstance] = {}
         self.tracked = tracked_buffers(proc)
         self.table = HistoryTable()
-        self.tiling_cache: dict[int, Any] = {}
+        self.tiling_cache: dict[Any, Any] = {}
         self.compiled: dict[int, Callable[[Mapping[ir.Sym, Any]], Any]] = {}
         self.coll_cache: dict[tuple[Any, ...], Threads] = {}
         self.sync_codes: dict[int, SyncCode] = {}
@@ -209,6 +211,9 @@ class Machine(HazardChecks):
                 if isinstance(typ, ir.BarrierType):
                     self.declare_barrier(name, typ)
                 else:
+                    if isinstance(mem, Memory) and mem.is_smem and ctx.iters and \
+                            ctx.dev is not None and ctx.dev.clusterDim > 1:
+                        raise smem_below_cluster(name.name, mem, s.loc)
                     self.declare(name, typ, mem)
             case ir.DeviceFunction():
                 self.device_function(s, ctx)
@@ -234,7 +239,9 @@ class Machine(HazardChecks):
         return tuple(out)
 
     def cached(self, s: ir.Stmt, make: Any) -> Any:
-        key = id(s)
+        return self.cached_key(id(s), make)
+
+    def cached_key(self, key: Any, make: Any) -> Any:
         if key not in self.tiling_cache:
             self.tiling_cache[key] = make()
         return self.tiling_cache[key]
@@ -335,15 +342,48 @@ class Machine(HazardChecks):
         if not isinstance(s.callee, Instr):
             raise Unsupported("not supported by spork-verify: call of a non-instr proc",
                               s.loc, code="ERR-V11", rule="LANG-3.10")
-        windows = self.cached_windows(s)
+        if s.callee.unmodelled:
+            raise Unsupported(f"not supported by spork-verify yet: instruction "
+                              f"{s.callee.unmodelled}", s.loc, code="ERR-V11", rule="LANG-3.11")
+        args = self.cached(s, lambda: instr_args(s))
         threads = self.collective(ctx)
-        boxes = [window_box(w, self.value) for w, _, _ in windows]
-        for (w, kind, quals), box in zip(windows, boxes):
-            self.access(w.buf, box, kind, s.callee.instr_tl, threads, s.loc, ctx,
-                        atomic_quals=quals, in_instr=True)
+        boxes = [window_box(a.arg, self.value) for a in args]
+        for k, (a, box) in enumerate(zip(args, boxes)):
+            for part, by in self.owner_slices(s, k, a, box, ctx, threads):
+                self.access(a.buf, part, a.kind, s.callee.instr_tl, by, s.loc, ctx,
+                            atomic_quals=a.atomic_quals, in_instr=True)
 
-    def cached_windows(self, s: ir.Call) -> list[tuple[ir.Window, AccessKind, Any]]:
-        return self.cached(s, lambda: instr_windows(s))
+    def owner_slices(self, s: ir.Call, k: int, a: InstrArg, box: Box, ctx: Ctx,
+                     threads: Threads) -> Iterator[tuple[Box, Threads]]:
+        """The argument's box with the threads accessing it: the calling collective, or for an
+        owner-only distributed window (COLL-5.12, SEM-4.3) one sub-box per slice with the
+        slice's owner, as if the access sat in `cuda_threads` loops over the distributed dims.
+        The distributed dims are the window's leading intervals, so the sub-boxes in
+        lexicographic order list the elements in C order."""
+        dims = callee_distributed(a.param, a.arg) if isinstance(a.arg, ir.Window) and \
+            a.param.owner_only and ctx.cuda else ()
+        if not dims:
+            yield box, threads
+            return
+
+        def make() -> tuple[Any, tuple[ir.Sym, ...]]:
+            tiling, syms = ctx.tiling, []
+            for j, d in enumerate(dims):
+                sym = ir.Sym.fresh(f"_{j}_CALLEE_DISTRIBUTED")
+                tiling = collectives.tile_threads(tiling, sym, sym.name, 0,
+                                                  self.value(d.interval.hi), d.unit, ctx.dev)
+                syms.append(sym)
+            return tiling, tuple(syms)
+        tiling, syms = self.cached_key((id(s), k), make)
+        ranges = [range(*box[d.pos]) for d in dims]
+        lows = [self.value(d.interval.lo) for d in dims]
+        for index in itertools.product(*ranges):
+            key = tuple(i - lo for i, lo in zip(index, lows))
+            part = list(box)
+            for d, i in zip(dims, index):
+                part[d.pos] = (i, i + 1)
+            yield tuple(part), self.collective(ctx.inside(tiling, ctx.warp_name,
+                                                          ctx.iters + tuple(zip(syms, key))))
 
     def access(self, sym: ir.Sym, box: tuple[tuple[int, int], ...], kind: AccessKind,
                instr_tl: InstrTL, threads: Threads, loc: SrcLoc, ctx: Ctx,
