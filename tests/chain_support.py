@@ -11,6 +11,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 CHAIN = EXAMPLES / "chain"
 GEMM_REF = str(CHAIN / "gemm_ref.py") + ":gemm"
 SAXPY_REF = str(CHAIN / "saxpy_ref.py") + ":saxpy"
+ROW_SUMS_REF = str(CHAIN / "row_sums_ref.py") + ":row_sums"
 
 # (example file stem, proc, reference): the bundled examples whose chain is proved.
 PROVED = (
@@ -33,12 +34,12 @@ class Mutant:
     old: str
     new: str
     why: str
-    kind: str  # the candidate kind the chain reports: missing | duplicated | different
+    kind: str  # what the chain reports: missing | duplicated | different | testing
     output: str = "C"
 
     @property
     def reference(self) -> str:
-        return SAXPY_REF if self.example == "saxpy" else GEMM_REF
+        return {"saxpy": SAXPY_REF, "block_reduce": ROW_SUMS_REF}.get(self.example, GEMM_REF)
 
 
 MUTANTS = {m.name: m for m in (
@@ -57,6 +58,9 @@ MUTANTS = {m.name: m for m in (
            "the main loop loads A's k-tile kt instead of kt + RING - 1", "different"),
     Mutant("drops_y", "saxpy", "= a * xv + y[256 * blk + t]", "= a * xv",
            "y = a * x drops the `+ y` of the reference", "different", "y"),
+    Mutant("wrong_partner", "block_reduce", "s[t] += s[t + 2]", "s[t] += s[t + 3]",
+           "one level of the tree adds the wrong partner (the proof does not apply to the "
+           "tree: the labelled test finds it)", "testing", "out"),
 )}
 
 

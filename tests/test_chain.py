@@ -11,14 +11,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from chain_support import GEMM_REF, MUTANTS, PROVED, proc_name, write_mutant
+from chain_support import GEMM_REF, MUTANTS, PROVED, ROW_SUMS_REF, proc_name, write_mutant
 from conftest import EXAMPLES, load_one
 
 from verifier.chain.check import check_chain
 from verifier.cli import main
 from verifier.results import ChainStatus, FindingKind, ObligationStatus
 
-ROW_SUMS_REF = str(EXAMPLES / "chain" / "row_sums_ref.py") + ":row_sums"
 
 
 def _chain(path: Path, name: str, ref: str = GEMM_REF):
@@ -170,3 +169,64 @@ def test_a_bad_reference_is_rejected_with_a_located_message(
     code = main([str(EXAMPLES / "saxpy.py"), "--against", spec, "--no-progress"])
     out = capsys.readouterr().out
     assert code == 2 and "REJECTED" in out and says in out
+
+
+@pytest.mark.rule("CHAIN-1.4")
+def test_every_instr_has_a_sequential_behaviour_or_a_reason() -> None:
+    from verifier.chain.behaviour import BEHAVIOUR_TEXT, NO_BEHAVIOUR, behaviour
+    from verifier.lang.instrs import INSTRS
+
+    assert [n for n in INSTRS if n not in BEHAVIOUR_TEXT and n not in NO_BEHAVIOUR] == []
+    for name in BEHAVIOUR_TEXT:
+        beh = behaviour(name)
+        params = {p.name for p in INSTRS[name].params}
+        assert beh.lhs in params and beh.loops, name
+
+
+
+@pytest.mark.rule("CHAIN-8.2")
+def test_exo_langs_own_error_location_is_reported(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    ref = tmp_path / "ref.py"
+    ref.write_text((EXAMPLES / "chain" / "saxpy_ref.py").read_text().replace("+ y[i]", "+ z[i]"))
+    code = main([str(EXAMPLES / "saxpy.py"), "--against", f"{ref}:saxpy", "--no-progress"])
+    out = capsys.readouterr().out
+    line = 1 + ref.read_text().splitlines().index("        y[i] = a * x[i] + z[i]")
+    assert code == 2 and f"{ref}:{line}:" in out and "variable 'z' undefined" in out
+
+
+@pytest.mark.rule("CHAIN-9.3")
+def test_arguments_are_matched_by_name_else_unsupported_and_untested(tmp_path: Path) -> None:
+    ref = tmp_path / "ref.py"
+    ref.write_text((EXAMPLES / "chain" / "saxpy_ref.py").read_text().replace("x:", "xs:").replace("x[i]", "xs[i]"))
+    chain, finding = _chain(EXAMPLES / "saxpy.py", "saxpy", f"{ref}:saxpy")
+    assert chain.status is ChainStatus.unsupported and finding is None
+    assert "matched by name" in chain.message and not chain.tested_sizes
+
+
+@pytest.mark.rule("CHAIN-8.4")
+def test_the_fallback_refutes_a_wrong_tree_reduction_by_running_it(tmp_path: Path) -> None:
+    m = MUTANTS["wrong_partner"]
+    chain, f = check_chain(load_one(write_mutant(m, tmp_path), proc_name(m)), m.reference,
+                           None, 60.0)
+    assert chain.status is ChainStatus.refuted and "found by testing" in chain.message
+    assert f is not None and f.kind is FindingKind.chain and f.rule == "CHAIN-8.4"
+    assert f.variable == "out" and f.counterexample is not None and f.counterexample.replayed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("file, name, ref", PROVED, ids=[p[0] for p in PROVED])
+def test_proved_chains_agree_with_running_both_procs(file: str, name: str, ref: str) -> None:
+    """Differential: what the proof says for all sizes, the compiled procs show at three."""
+    from verifier.chain.erase import erase
+    from verifier.chain.run import asserts, sample_sizes, test_equal
+    from verifier.lang import ir
+
+    p = load_one(EXAMPLES / f"{file}.py", name)
+    erased = erase(p)
+    size_names = tuple(a.name.name for a in p.args if isinstance(a.typ, ir.Control))
+    sizes = sample_sizes(asserts(erased), size_names, 3, 30.0)
+    outputs = [a.name.name for a in p.args if isinstance(a.typ, ir.Tensor)]
+    path, _, proc = ref.rpartition(":")
+    assert len(sizes) == 3
+    assert test_equal(erased, path, proc, sizes, outputs) is None

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from verifier.chain import exo_bridge
 from verifier.chain.erase import ChainUnsupported, erase
-from verifier.chain.exo_bridge import ExoFailure
+from verifier.chain.exo_bridge import ErasedRejected, ExoFailure
+from verifier.chain.exo_text import ERASED_NAME, module_source
 from verifier.chain.presburger import conj
 from verifier.chain.program import flatten
 from verifier.chain.prove import Candidate, Proof, Update, prove
@@ -122,7 +123,6 @@ def check_chain(kernel: ir.Proc, spec: str, base: Path | None, timeout_s: float,
     """The chain result of `kernel` against reference `spec` (FILE.py:PROC, FILE relative to
     `base`). Rules: CHAIN-9.1, CHAIN-9.2"""
     start = time.perf_counter()
-    reference = exo_bridge.load_reference(spec, base)
     ref_path, ref_name = _where(spec, base)
 
     def done(status: ChainStatus, message: str, proof: Proof | None = None,
@@ -133,8 +133,14 @@ def check_chain(kernel: ir.Proc, spec: str, base: Path | None, timeout_s: float,
 
     try:
         erased = erase(kernel)
+        text = module_source(erased, ERASED_NAME)
     except ChainUnsupported as e:
+        exo_bridge.load_reference(spec, base)  # a wrong reference is still the user's error
         return done(ChainStatus.unsupported, f"the kernel cannot be erased: {e.loc}: {e.message}")
+    try:
+        reference = exo_bridge.load_reference(spec, base, (text, ERASED_NAME))
+    except ErasedRejected as e:
+        return done(ChainStatus.unsupported, e.message)
     proof = prove(kernel, erased, reference, timeout_s)
     if proof.status == "proved":
         reassociated = _reassociates(erased.body) or _reassociates(reference.body)
@@ -165,6 +171,8 @@ def _fallback(kernel: ir.Proc, erased: ir.Proc, reference: ir.Proc, ref_path: st
                                                                            Finding | None]:
     """The proof did not apply: run both at sizes drawn from the asserts. Rules: CHAIN-8.4"""
     why = f"not proved ({proof.status}: {proof.reason})"
+    if not proof.testable:
+        return done(ChainStatus.unsupported, why, proof)
     names = tuple(a.name.name for a in kernel.args if isinstance(a.typ, ir.Control))
     try:
         context = conj([asserts(erased), asserts(reference)])

@@ -17,7 +17,7 @@ import ast
 import itertools
 from collections.abc import Iterator
 
-from verifier.chain.behaviour import NO_BEHAVIOUR, Behaviour, behaviour
+from verifier.chain.behaviour import BEHAVIOUR_TEXT, NO_BEHAVIOUR, Behaviour, behaviour
 from verifier.diagnostics import SrcLoc, UnhandledNode, Unsupported
 from verifier.lang import ir
 from verifier.lang.instrs import Instr
@@ -89,6 +89,9 @@ class _Eraser:
         if callee.name in NO_BEHAVIOUR:
             raise ChainUnsupported(f"{callee.name} has no sequential behaviour: "
                                    f"{NO_BEHAVIOUR[callee.name]}", s.loc)
+        if callee.name not in BEHAVIOUR_TEXT:
+            raise ChainUnsupported(f"no sequential behaviour is recorded for {callee.name} "
+                                   "(verifier/chain/behaviour.py)", s.loc)
         beh = behaviour(callee.name)
         args = {prm.name: a for prm, a in zip(callee.params, s.args, strict=True)}
         kwargs = dict(s.kwargs)

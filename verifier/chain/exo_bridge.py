@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import subprocess
 import sys
 import tempfile
@@ -51,14 +52,23 @@ def call(request: tuple[Any, ...], timeout_s: float = CHILD_TIMEOUT_S) -> tuple[
                              f"a reply: {output[-2000:]}", None)
         with open(reply_path, "rb") as f:
             reply = pickle.load(f)
+    if reply[0] == "erased-rejected":
+        raise ErasedRejected(reply[1], None)
     if reply[0] != "ok":
         raise ExoFailure(reply[1], reply[2])
     return reply[1], output
 
 
-def load_reference(spec: str, base: Path | None = None) -> ir.Proc:
-    """`FILE.py:PROC` (FILE relative to `base`) read by exo-lang and converted to IR.
-    A bad spec or a file exo-lang rejects is RejectedInput, located. Rules: CHAIN-8.2"""
+class ErasedRejected(ExoFailure):
+    """exo-lang's frontend refused the erased kernel: a gap of the erasure, not user error."""
+
+
+def load_reference(spec: str, base: Path | None = None,
+                   erased: tuple[str, str] | None = None) -> ir.Proc:
+    """`FILE.py:PROC` (FILE relative to `base`) read by exo-lang and converted to IR; with
+    `erased` (module text, proc name) exo-lang must also accept the erased kernel (else
+    ErasedRejected). A bad spec or a file exo-lang rejects is RejectedInput, located.
+    Rules: CHAIN-8.2, CHAIN-1.6"""
     path_text, sep, name = spec.rpartition(":")
     if not sep or not path_text or not name:
         raise RejectedInput(f"--against expects FILE.py:PROC, got {spec!r}",
@@ -70,12 +80,28 @@ def load_reference(spec: str, base: Path | None = None) -> ir.Proc:
         raise RejectedInput(f"reference file {path} not found (name it as FILE.py:PROC)",
                             SrcLoc(str(path), 0, 0), code="ERR-USAGE", rule="CHAIN-9.1")
     try:
-        proc, _ = call(("reference", str(path), name))
+        proc, _ = call(("reference", str(path), name, erased))
+    except ErasedRejected:
+        raise
     except ExoFailure as e:
-        file, line = e.where or (str(path), 1)
-        raise RejectedInput(f"the reference {spec} cannot be read by exo-lang: {e.message}",
-                            SrcLoc(file, line, 1), code="ERR-USAGE", rule="CHAIN-8.2") from None
+        raise RejectedInput(f"the reference {spec} cannot be read by exo-lang: {e.message}"
+                            + (_FUTURE_HINT if "NameError" in e.message else ""),
+                            _where(e, str(path)), code="ERR-USAGE", rule="CHAIN-8.2") from None
     return proc  # type: ignore[no-any-return]
+
+
+_FUTURE_HINT = (" (an exo-lang file starts with `from __future__ import annotations`, so that "
+                "`size`, `f32` and `seq` are read by exo-lang, not by Python)")
+_EXO_LOC = re.compile(r"(?P<file>[^\s:]+\.py):(?P<line>\d+):(?P<col>\d+)")
+
+
+def _where(e: ExoFailure, default_file: str) -> SrcLoc:
+    """exo-lang's own `file:line:col` in its message, else the user frame that raised."""
+    m = _EXO_LOC.search(e.message)
+    if m:
+        return SrcLoc(m["file"], int(m["line"]), int(m["col"]))
+    file, line = e.where or (default_file, 1)
+    return SrcLoc(file, line, 1)
 
 
 def compile_to_c(items: list[tuple[str, str, str]]) -> dict[str, tuple[str, str]]:

@@ -7,7 +7,8 @@ imports `exo` at all, so the two meanings of `exo` never meet in one interpreter
 
 Requests (pickled on stdin; the reply is pickled into the file named by the request, since the
 user's reference file owns stdout):
-  ("reference", path, proc)           the proc as `ir.Proc` (converted from exo-lang's LoopIR)
+  ("reference", path, proc, erased)   the proc as `ir.Proc` (converted from exo-lang's LoopIR);
+                                       exo-lang must also accept `erased` (text, name) if given
   ("compile", [(label, source, name)])  exo-lang accepts each source and compiles it to C
   ("run", kernel_source, kernel_name, ref_path, ref_proc, [sizes...], seed, fill)
                                        both compiled by exo-lang and gcc, run on the same
@@ -137,9 +138,22 @@ def _find_proc(path: str, name: str) -> Any:
     return found
 
 
-def reference(path: str, name: str) -> Any:
+def reference(path: str, name: str, erased: tuple[str, str] | None = None) -> Any:
+    """The reference as IR; with `erased` (module text, proc name), exo-lang's frontend must
+    also accept the erased kernel (CHAIN-1.6), else the reply is an error saying so."""
     p = _find_proc(path, name)
+    if erased is not None:
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                _from_source(erased[0], erased[1], Path(tmp), "erased")
+            except Exception as e:  # noqa: BLE001 - exo's own complaint, passed on
+                raise ErasedRejected(f"exo-lang rejects the erased kernel: "
+                                     f"{type(e).__name__}: {e}") from None
     return _Convert(path).proc(p._loopir_proc)
+
+
+class ErasedRejected(Exception):
+    """exo-lang's frontend refused the erased kernel (not the user's reference)."""
 
 
 def _from_source(source: str, name: str, folder: Path, label: str) -> Any:
@@ -273,6 +287,8 @@ def main() -> None:
         detail = getattr(e, "stderr", "") or ""
         reply = ("error", f"{type(e).__name__}: {e}{(' ' + detail[-2000:]) if detail else ''}",
                  where)
+        if isinstance(e, ErasedRejected):
+            reply = ("erased-rejected", str(e), None)
     with open(reply_path, "wb") as f:
         pickle.dump(reply, f)
 

@@ -19,6 +19,7 @@ from verifier.lang import ir
 _C_PRECEDENCE = ("`x % (y * z)` (or `/`, `%`) in an index: exo-lang 1.0.0 compiles it to C "
                  "without the parentheses")
 
+ERASED_NAME = "spork_erased"  # the erased kernel's name in the exo-lang child
 HEADER = "from __future__ import annotations\nfrom exo import proc, DRAM\n\n"
 _EXO_SCALARS = {"f16": "f16", "f32": "f32", "f64": "f64", "i8": "i8", "ui8": "ui8",
                 "ui16": "ui16", "i32": "i32", "R": "R", "float": "f32", "double": "f64",

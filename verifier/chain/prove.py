@@ -52,6 +52,7 @@ class Proof:
     reason: str = ""
     obligations: list[tuple[str, str, str, float]] = field(default_factory=list)
     candidate: Candidate | None = None
+    testable: bool = True  # False: the arguments differ, so running both means nothing
 
 
 class _Undecided(Exception):
@@ -143,7 +144,10 @@ def prove(kernel: ir.Proc, erased: ir.Proc, reference: ir.Proc, timeout_s: float
             return Proof("vacuous", "the asserts of the kernel and the reference together "
                          "admit no sizes", prover.proof.obligations)
         prover.proof.obligations.clear()
-        _compatible(kprog, rprog, kernel, reference, context, timeout_s)
+        try:
+            _compatible(kprog, rprog, kernel, reference, context, timeout_s)
+        except ChainUnsupported as e:
+            return Proof("unsupported", f"{e.loc}: {e.message}", testable=False)
         sizes = tuple(sorted(set(kprog.params) | set(rprog.params)))
         fk = Forwarder(kprog, "k", lambda s: prover.settle(kprog, "kernel", s))
         fr = Forwarder(rprog, "r", lambda s: prover.settle(rprog, "reference", s))

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from verifier.chain import exo_bridge
-from verifier.chain.exo_text import module_source
+from verifier.chain.exo_text import ERASED_NAME, module_source
 from verifier.chain.presburger import Aff, Formula, conj, eq, neg
 from verifier.chain.program import flatten
 from verifier.chain.smt import Answer, check
@@ -58,7 +58,7 @@ def sample_sizes(context: Formula, names: tuple[str, ...], count: int,
 
 def _runs(erased: ir.Proc, ref_path: str, ref_name: str, sizes: list[dict[str, int]],
           seed: int, value_range: tuple[int, int]) -> list[dict]:
-    return exo_bridge.run_both(module_source(erased, "spork_erased"), "spork_erased",
+    return exo_bridge.run_both(module_source(erased, ERASED_NAME), ERASED_NAME,
                                (ref_path, ref_name), sizes, seed, *value_range)
 
 
