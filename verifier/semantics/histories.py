@@ -43,7 +43,7 @@ class BufInstance:
 
 
 def box_slices(box: Box) -> tuple[slice, ...] | Any:
-    return tuple(slice(lo, hi) for lo, hi in box) if box else ...
+    return tuple([slice(lo, hi) for lo, hi in box]) if box else ...
 
 
 def distinct(view: np.ndarray) -> tuple[list[int], np.ndarray | None]:
@@ -110,6 +110,9 @@ class HistoryTable:
                 if not g.alive:
                     g.alive = True
                     alive.append(g)
+        for g in self.groups:
+            if not g.alive:
+                g.records = []  # breaks the group <-> record cycle: freed without the cyclic GC
         self.histories = kept
         self.groups = alive
         self.live_before = len(alive)
