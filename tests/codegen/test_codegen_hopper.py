@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from codegen_support import HERE, hand_certified
-from test_codegen_nvcc import file_target, nvcc
+from test_codegen_nvcc import compile_each, compile_together, file_target, nvcc, write_files
 
 from verifier.codegen import emit_cuda
 from verifier.diagnostics import RejectedInput, Unsupported
@@ -191,15 +191,14 @@ def test_tma_without_a_matching_tensor_map_is_unsupported(tmp_path: Path) -> Non
 @pytest.mark.nvcc
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not found")
 def test_hopper_kernels_compile_for_sm_90a(tmp_path: Path) -> None:
-    files = []
-    for name in NAMES:
-        files.append(tmp_path / f"{name}.cu")
-        files[-1].write_text(hopper(name))
-    unit = tmp_path / "hopper.cu"
-    unit.write_text("".join(f'#include "{f}"\n' for f in files))
-    result = nvcc(unit, "sm_90a")
-    assert result.returncode == 0, result.stderr[-4000:]
-    assert "warning" not in result.stderr, result.stderr[-4000:]
+    compile_together(tmp_path, {name: hopper(name) for name in NAMES}, "sm_90a")
+
+
+@pytest.mark.slow
+@pytest.mark.nvcc
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not found")
+def test_each_hopper_kernel_compiles_alone_for_sm_90a(tmp_path: Path) -> None:
+    compile_each(write_files(tmp_path, {name: hopper(name) for name in NAMES}), "sm_90a")
 
 
 @pytest.mark.nvcc
@@ -210,3 +209,15 @@ def test_wgmma_file_for_sm_80_stops_with_the_flags(tmp_path: Path) -> None:
     result = nvcc(source, "sm_80")
     assert result.returncode != 0
     assert "compile with -arch=compute_90a -code=sm_90a,compute_90a" in result.stderr
+
+
+@pytest.mark.rule("LANG-6.6")
+def test_f32_tma_through_a_map_of_other_elements_is_rejected(tmp_path: Path) -> None:
+    # the expect-tx count is verified in f32 elements; an f16 map would move half the bytes
+    source = HOPPER.read_text().replace(
+        "def swizzled_readback(T: size, A: f32[T, 64, 32]",
+        "def swizzled_readback(T: size, A: f16[T, 64, 32]")
+    (tmp_path / "k.py").write_text(source)
+    with pytest.raises(RejectedInput, match="moves f32 elements, but A_map has __half") as err:
+        emit_cuda(*hand_certified(tmp_path / "k.py", "swizzled_readback"))
+    assert err.value.code == "ERR-L06"

@@ -70,6 +70,24 @@ def nvcc(source: Path, arch: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
 
 
+def write_files(tmp_path: Path, texts: dict[str, str]) -> list[Path]:
+    """`<name>.cu` under `tmp_path` for every emitted text."""
+    files = [tmp_path / f"{name}.cu" for name in texts]
+    for f, text in zip(files, texts.values()):
+        f.write_text(text)
+    return files
+
+
+def compile_together(tmp_path: Path, texts: dict[str, str], arch: str) -> None:
+    """Write each emitted file, `#include` them all in one translation unit, compile it for
+    `arch`, and require no error and no warning."""
+    unit = tmp_path / f"unit_{arch}.cu"
+    unit.write_text("".join(f'#include "{f}"\n' for f in write_files(tmp_path, texts)))
+    result = nvcc(unit, arch)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert "warning" not in result.stderr, result.stderr[-4000:]
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 def test_every_proved_kernel_compiles(arch: str, emitted: dict[str, Path],
                                       tmp_path: Path) -> None:
@@ -80,14 +98,19 @@ def test_every_proved_kernel_compiles(arch: str, emitted: dict[str, Path],
     assert "warning" not in result.stderr, result.stderr[-4000:]
 
 
+def compile_each(files: list[Path], arch: str) -> None:
+    """Compile every file on its own (each must be self-contained), in parallel."""
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        results = list(pool.map(lambda f: (f, nvcc(f, arch)), files))
+    failures = {f.name: r.stderr[-1500:] for f, r in results
+                if r.returncode != 0 or "warning" in r.stderr}
+    assert not failures, failures
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHS)
 def test_each_file_compiles_alone(arch: str, emitted: dict[str, Path]) -> None:
-    files = _for_arch(emitted, arch)
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        results = list(pool.map(lambda f: (f, nvcc(f, arch)), files))
-    failures = {f.name: r.stderr[-1500:] for f, r in results if r.returncode != 0}
-    assert not failures, failures
+    compile_each(_for_arch(emitted, arch), arch)
 
 
 @pytest.mark.rule("SEM-8.5")

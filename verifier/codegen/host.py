@@ -16,6 +16,7 @@ from verifier.codegen.names import Namer, control_ctype, ctype_of
 from verifier.codegen.mbarrier import MbarrierRing
 from verifier.codegen.plan import plan_device_function
 from verifier.codegen.tensormap import host_lines, new_tensor_map
+from verifier.codegen.tma import used_tensor_maps
 from verifier.diagnostics import InternalError, UnhandledNode, Unsupported
 from verifier.lang import ir
 from verifier.lang.memories import Memory
@@ -41,6 +42,7 @@ class HostEmitter:
         self.devices = 0
         self.rings: list[MbarrierRing] = []  # of every device function (SEM-8.5)
         self.tensor_maps = False  # some CPU-scope tensor map is encoded (LANG-6.6)
+        self.used_maps = used_tensor_maps(proc.body)
 
     # ------------------------------------------------------------ signature
 
@@ -122,6 +124,9 @@ class HostEmitter:
                 if special is None:
                     env.views[name] = view
                     return []
+                if name not in self.used_maps:
+                    return [f"// {name.name}: a tensor map no TMA goes through, not encoded "
+                            "(LANG-6.6)"]
                 tm = new_tensor_map(s, view, self.namer(name))
                 env.tmaps[name] = tm
                 self.tensor_maps = True

@@ -179,8 +179,8 @@ def _one(values: list[int], what: str, f: RingFacts) -> int:
     return values[0]
 
 
-def _distribution(f: RingFacts, dev: CudaDeviceFunction) -> collectives.Distribution:
-    """Constant extents; every index distributed (COLL-5.9), checked by the deduction."""
+def _extents(f: RingFacts) -> list[int]:
+    """The constant shape of the barrier array."""
     typ = f.alloc.typ
     assert isinstance(typ, ir.BarrierType)
     extents = []
@@ -188,6 +188,12 @@ def _distribution(f: RingFacts, dev: CudaDeviceFunction) -> collectives.Distribu
         if not (isinstance(d, ir.Const) and isinstance(d.value, int)):
             raise InternalError(f"{f.sym.name}: non-constant barrier shape", f.alloc.loc)
         extents.append(d.value)
+    return extents
+
+
+def _distribution(f: RingFacts, dev: CudaDeviceFunction) -> collectives.Distribution:
+    """Constant extents; every index distributed (COLL-5.9), checked by the deduction."""
+    extents = _extents(f)
     try:
         dist = collectives.deduce_distribution(f.tiling, None, f.uses, extents, dev,
                                                name=f.sym.name)
@@ -248,17 +254,19 @@ def _pow2(n: int) -> bool:
 
 def rank_deltas(f: RingFacts, ctas: tuple[CtaDigit, ...]) -> tuple[int, ...]:
     """The CTA-rank XOR deltas one Arrive reaches: per target expression, every value of its
-    interval dimensions (CTA digits only, power-of-two extents and strides), XOR-relative to
-    the arriving CTA. Every Arrive on the variable must reach the same set. Rules: SEM-8.5,
-    COLL-5.11, LANG-5.6"""
+    interval dimensions (CTA digits only, power-of-two extents and strides; an interval over
+    an extent-1 dimension names only the arriving CTA's element), XOR-relative to the arriving
+    CTA. Every Arrive on the variable must reach the same set. Rules: SEM-8.5, COLL-5.11,
+    LANG-5.6"""
     by_position = {d.position: d for d in ctas if d.position is not None}
+    extents = _extents(f)
     found: set[tuple[int, ...]] = set()
     for masks, loc in f.masks:
         deltas: set[int] = set()
         for mask in masks:
             ranges = []
             for k, interval in enumerate(mask):
-                if not interval:
+                if not interval or extents[k] == 1:
                     ranges.append([0])
                     continue
                 digit = by_position.get(k)
@@ -383,9 +391,10 @@ def _check_trailing(f: RingFacts, dev: CudaDeviceFunction, layout: _Layout,
     """Every thread issuing a TMA with `>> z[...]` arrives on the slice it names, so its
     ArriveIdx addresses the phase its next Arrive completes. Rules: SEM-8.6"""
     cta_pos = {d.position for d in layout.ctas if d.position is not None}
+    extents = _extents(f)
     for tiling, entries, loc in f.trailing:
         for k, entry in enumerate(entries):
-            if entry is None and k not in cta_pos:
+            if entry is None and k not in cta_pos and extents[k] != 1:
                 raise Unsupported(f"multicast trailing barrier on {f.sym.name}: dimension {k} "
                                   "is not a CTA-in-cluster axis", loc, code="ERR-V11",
                                   rule="SEM-8.6")

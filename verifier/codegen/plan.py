@@ -400,5 +400,8 @@ def plan_device_function(s: ir.DeviceFunction, index: int,
         plan.smem_bytes += plan.smem_align
     if plan.smem_bytes > SMEM_LIMIT:
         raise Unsupported(f"{plan.smem_bytes} bytes of shared memory exceed the {SMEM_LIMIT}-"
-                          "byte limit", plan.stmt.loc, code="ERR-L06", rule="LANG-8.3")
+                          "byte limit (an allocation lives to the end of its scope, where its "
+                          "free is verified, SEM-4.7: allocate later buffers in a scope of "
+                          "their own to reuse the space)", plan.stmt.loc, code="ERR-L06",
+                          rule="LANG-8.3")
     return plan

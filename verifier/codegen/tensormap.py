@@ -76,16 +76,23 @@ static inline CUtensorMap exo_encodeTensorMap(
 """
 
 
-def new_tensor_map(s: ir.WindowStmt, view: View, cname: str) -> TensorMap:
-    """Check the descriptor's static limits (ERR-L06). Rules: LANG-6.6"""
+def map_shape(s: ir.WindowStmt, ctype: str = "", cname: str = "") -> TensorMap:
+    """The map a CPU-scope window statement defines (element type and C name optional: enough
+    to `resolve` TMA windows against it)."""
     special = s.special
     assert isinstance(special, SpecialWindow)
     dims = tuple((isinstance(a, ir.Point), a.pt if isinstance(a, ir.Point) else a.lo)
                  for a in s.rhs.idx)
+    return TensorMap(s.name, s.rhs.buf, special, dims, ctype, cname, s.loc)
+
+
+def new_tensor_map(s: ir.WindowStmt, view: View, cname: str) -> TensorMap:
+    """Check the descriptor's static limits (ERR-L06). Rules: LANG-6.6"""
     if view.ctype not in DATA_TYPES:
         raise Unsupported(f"tensor map {s.name.name} of {view.ctype} elements", s.loc,
                           code="ERR-L06", rule="LANG-6.6")
-    tm = TensorMap(s.name, s.rhs.buf, special, dims, view.ctype, cname, s.loc)
+    tm = map_shape(s, view.ctype, cname)
+    special = tm.special
     problem = None
     if tm.rank != len(tm.box):
         problem = f"the window has {tm.rank} intervals but the box has {len(tm.box)} extents"
@@ -145,9 +152,11 @@ def c_sub(lhs: str, rhs: str) -> str:
 
 def resolve(window: ir.Window, maps: Sequence[TensorMap], swizzle: int, what: str,
             loc: SrcLoc) -> TensorMap:
-    """The one tensor map in scope that `window` goes through. Rules: LANG-6.6"""
+    """The one tensor map in scope that `window` goes through: the one it names when the
+    parser records it (`Window.tensor_map`), else the single match. Rules: LANG-6.6"""
+    named = getattr(window, "tensor_map", None)
     candidates = [tm for tm in maps if tm.buf == window.buf and tm.swizzle == swizzle and
-                  _same_points(tm, window)]
+                  _same_points(tm, window) and (named is None or tm.sym == named[0])]
     if len(candidates) == 1:
         return candidates[0]
     if not candidates:

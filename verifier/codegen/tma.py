@@ -14,14 +14,15 @@ bulk commit group (SEM-8.4). Non-goals: im2col, gather, L2 cache hints.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import prod
 from types import MappingProxyType
 
 from verifier.codegen.exprs import Env, TensorMap, View, atom, c_mul
-from verifier.codegen.tensormap import coordinates
+from verifier.codegen.tensormap import coordinates, map_shape, resolve
 from verifier.diagnostics import InternalError, RejectedInput, SrcLoc, Unsupported
 from verifier.lang import ir
+from verifier.lang.memories import SpecialWindow
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +76,30 @@ def map_window(s: ir.Call, row: TmaRow) -> ir.Window:
     return _window_arg(s, row.map_param)
 
 
+def used_tensor_maps(stmts: tuple[ir.Stmt, ...],
+                     maps: tuple[TensorMap, ...] = ()) -> frozenset[ir.Sym]:
+    """The CPU-scope tensor maps some TMA call goes through (the host encodes only those: an
+    unused map's encoding could only fail). Calls that resolve to no single map are left to
+    the emitter, which refuses them. Rules: LANG-6.6"""
+    used: set[ir.Sym] = set()
+    scope = list(maps)
+    for s in stmts:
+        if isinstance(s, ir.WindowStmt) and isinstance(s.special, SpecialWindow):
+            scope.append(map_shape(s))
+        row = TMA_ROWS.get(getattr(s.callee, "name", "")) if isinstance(s, ir.Call) else None
+        if row is not None:
+            assert isinstance(s, ir.Call)
+            kwargs = {k: v for k, v in s.kwargs if isinstance(v, int)}
+            try:
+                used.add(resolve(map_window(s, row), scope, map_swizzle(row, kwargs),
+                                 str(s.callee), s.loc).sym)
+            except Unsupported:
+                pass
+        for child in ("body", "orelse"):
+            used |= used_tensor_maps(getattr(s, child, ()), tuple(scope))
+    return frozenset(used)
+
+
 def _nonunit(extents: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(e for e in extents if e != 1)
 
@@ -111,6 +136,11 @@ def lower_tma(s: ir.Call, row: TmaRow, env: Env, smem: View, tm: TensorMap,
     kwargs = {k: v for k, v in s.kwargs if isinstance(v, int)}
     rows, cols = kwargs["size0"], kwargs["size1"]
     window = map_window(s, row)
+    if tm.elem_bytes != ELEMENT_BYTES:
+        # the verified transaction counts are in f32 elements (SEM-8.6); the hardware would
+        # count the map's element size
+        raise RejectedInput(f"{what} moves f32 elements, but {tm.sym.name} has {tm.ctype} "
+                            "elements", s.loc, code="ERR-L06", rule="LANG-6.6")
     coords = coordinates(tm, window, env, s.loc)
     mapref = f"&{tm.cname}"
     if row.kind == "multicast":
@@ -152,6 +182,9 @@ def _multicast(s: ir.Call, kwargs: Mapping[str, int], smem: View, tm: TensorMap,
                           f"{cluster_dim} (CTA masks need power-of-two counts and strides "
                           "dividing the cluster)", s.loc, code="ERR-L06", rule="COLL-5.11")
     coop = rows // ncta
+    if ncta == 1 and len(smem.strides) == 3:
+        # COLL-5.12: a one-CTA destination dimension is not distributed; it has extent 1
+        smem = replace(smem, strides=smem.strides[1:])
     _check_box(tm, coop, cols, what, s.loc)
     _check_smem(smem, tm, cols, what, s.loc)
     first = next((k for k, extent in enumerate(tm.box) if extent != 1), None)

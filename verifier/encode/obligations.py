@@ -99,16 +99,19 @@ class ObligationBuilder:
         return Built(constraints, names, self.enc.products > start,
                      frozenset(self.enc.touched))
 
-    def bounds(self) -> list[Obligation]:
+    def bounds(self, prune: bool = True) -> list[Obligation]:
+        """One obligation per indexed access; those PR-5 settles are listed, never built."""
         out = []
         for site in self.model.accesses:
             if site.is_free or min(len(site.element.points), len(site.shape)) == 0:
                 continue  # nothing indexed: no bound to check
-            out.append(Obligation(
+            out.append(ob := Obligation(
                 f"bounds:{site.buf.name}@{site.loc.line}:{site.loc.col}", "SEM-4.3",
                 "out-of-bounds", site.buf.name, site.loc, [],
                 lambda level, fallback, site=site: self._measured(lambda: self._bounds(site)),
                 description=f"{site.kind.value} of {site.buf.name} stays in bounds"))
+            if prune and self.pruner.in_bounds(site):
+                ob.discharged_by = "PR-5"
         return out
 
     def _bounds(self, site: AccessSite) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
@@ -284,4 +287,4 @@ class ObligationBuilder:
             "barrier count)")
 
     def all(self, prune: bool = True) -> list[Obligation]:
-        return self.bounds() + self.barriers() + self.rings() + self.hazards(prune)
+        return self.bounds(prune) + self.barriers() + self.rings() + self.hazards(prune)

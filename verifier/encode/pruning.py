@@ -1,4 +1,4 @@
-"""Hazard pairs settled without a solver (specs/verification.md "Pruning", PR-1..PR-4).
+"""Obligations settled without a solver (specs/verification.md "Pruning", PR-1..PR-5).
 
 Each rule is a static sufficient condition, cheap enough to run on every pair of a proc with
 thousands of statements:
@@ -10,6 +10,7 @@ thousands of statements:
   are, sits between them in trace order for every pair of instances, witnesses the earlier
   access's qual-tl and grants the flag the later one needs: the level-0 query is unsat by the
   chain of length 1 through that fence's instance.
+* PR-5 bounds by intervals: every index interval lies in [0, least extent).
 * PR-4 nearest conflicting access: a non-atomic write to the same element sits between every
   pair of instances; the machine discards the earlier record there (SEM-2.6), so the first
   hazard of any run is never such a pair and the pair is not an obligation at all.
@@ -38,7 +39,7 @@ def _common(x: tuple[Loop, ...], y: tuple[Loop, ...]) -> int:
     """Length of the common prefix of two loop nests (the loops enclosing both sites)."""
     n = 0
     for p, q in zip(x, y):
-        if p != q:
+        if p is not q and p != q:
             break
         n += 1
     return n
@@ -181,6 +182,27 @@ class Pruner:
             self._intervals[site.id] = _site_intervals(site, self.sizes)
         return self._intervals[site.id]
 
+    # ------------------------------------------------------------ PR-5
+
+    def in_bounds(self, site: AccessSite) -> bool:
+        """Every index of every instance lies in [0, extent) by the PR-2 intervals: the
+        least value the extent can take bounds the greatest index (windows: lo ≥ 0, hi at
+        most the extent, and lo ≤ hi for every pair of values)."""
+        ranges = _ranges(site.ctx, self.sizes)
+        for dim, pt, iv in zip(site.shape, site.element.points, site.element.intervals):
+            extent = _interval(dim, ranges)[0]
+            if pt is not None:
+                lo, hi = _interval(pt, ranges)
+                if lo < 0 or hi > extent - 1:
+                    return False
+            elif iv is not None:
+                (lo, lo_max), (hi_min, hi) = _interval(iv[0], ranges), _interval(iv[1], ranges)
+                if lo < 0 or hi > extent or lo_max > hi_min:
+                    return False
+            else:
+                return False
+        return True
+
     # ------------------------------------------------------------ PR-3
 
     def _everyone(self, f: FenceSite) -> bool:
@@ -227,37 +249,60 @@ class Pruner:
         write to the same element between every pair of their instances."""
         writes = sorted((s for s in sites if not s.is_free and s.kind in
                          (AccessKind.write, AccessKind.read_write)), key=lambda s: s.ctx.path)
-        paths = [w.ctx.path for w in writes]
+        # writes by (depth m, pattern at m), in textual order: the candidates that can cover
+        # a site at depth m are exactly those of its own pattern's bucket
+        buckets: dict[tuple[int, _Pattern], list[AccessSite]] = {}
+        for w in writes:
+            for m in range(len(w.ctx.loops) + 1):
+                buckets.setdefault((m, self._pattern(w, m)[0]), []).append(w)
+        self._cover_cache: dict[tuple[int, int], tuple[list[AccessSite], list]] = {}
         out: set[tuple[int, int]] = set()
         for sb in sites:
             for sa in sites:
                 if sa.is_free or sa is sb:
                     continue
-                if self._dominated(sa, sb, writes, paths):
+                if self._dominated(sa, sb, buckets):
                     out.add((sa.id, sb.id))
         return out
 
-    def _dominated(self, sa: AccessSite, sb: AccessSite, writes: list[AccessSite],
-                   paths: list[tuple[int, ...]]) -> bool:
+    def _dominated(self, sa: AccessSite, sb: AccessSite,
+                   buckets: dict[tuple[int, _Pattern], list[AccessSite]]) -> bool:
+        """Some write C covers a (or b) at the depth m of the loops it shares with both and
+        lies between them (the PR-4 cases, `_anchors`)."""
         pa, pb = sa.ctx.path, sb.ctx.path
         shared = _common(sa.ctx.loops, sb.ctx.loops)
-        if pa < pb:
-            lo, hi = bisect.bisect_right(paths, pa), bisect.bisect_left(paths, pb)
-            candidates = writes[lo:hi]
-        else:
-            candidates = writes
-        for sc in candidates:
-            if sc is sa or sc is sb:
-                continue
-            m = _common(sc.ctx.loops, sa.ctx.loops)
-            if m > shared or _common(sc.ctx.loops, sb.ctx.loops) != m:
-                continue
-            anchors = _anchors(pa, sc.ctx.path, pb, m == shared)
-            if "a" in anchors and self._covers(sc, sa, m):
-                return True
-            if "b" in anchors and not sb.is_free and self._covers(sc, sb, m):
-                return True
+        ends = [(sa, sb, "a")] + ([] if sb.is_free else [(sb, sa, "b")])
+        for m in (range(shared + 1) if pa < pb else (shared,)):
+            for sx, other, anchor in ends:
+                cs, ps = self._covering(sx, m, buckets)
+                if not cs:
+                    continue
+                if pa < pb:  # between textually: either anchor
+                    lo, hi = bisect.bisect_right(ps, pa), bisect.bisect_left(ps, pb)
+                elif anchor == "a":  # a in an earlier iteration: after a, at a's iterators
+                    lo, hi = bisect.bisect_right(ps, pa), len(ps)
+                else:  # before b, at b's iterators
+                    lo, hi = 0, bisect.bisect_left(ps, pb)
+                for sc in cs[lo:hi]:
+                    if sc is other or _common(sc.ctx.loops, other.ctx.loops) != m:
+                        continue
+                    if anchor in _anchors(pa, sc.ctx.path, pb, m == shared):
+                        return True
         return False
+
+    def _covering(self, sx: AccessSite, m: int,
+                  buckets: dict[tuple[int, _Pattern], list[AccessSite]]
+                  ) -> tuple[list[AccessSite], list[tuple[int, ...]]]:
+        """The writes (in textual order, with their paths) that share exactly m loops with x
+        and cover x's element at depth m: computed once per (x, m), not once per pair."""
+        key = (sx.id, m)
+        hit = self._cover_cache.get(key)
+        if hit is None:
+            ws = buckets.get((m, self._pattern(sx, m)[0]), [])
+            cs = [c for c in ws if c is not sx and _common(c.ctx.loops, sx.ctx.loops) == m
+                  and self._covers(c, sx, m)]
+            hit = self._cover_cache[key] = (cs, [c.ctx.path for c in cs])
+        return hit
 
     def _covers(self, sc: AccessSite, sx: AccessSite, m: int) -> bool:
         """Some instance of sc, equal to x on the first m loops, touches x's element."""
