@@ -18,7 +18,8 @@ fixtures. Every test is classified:
               sync_check run at our counterexample's sizes: "agrees" or "REVIEW")
   SUSPECT     upstream rejects and we accept: a soundness suspect, listed by name
   unsupported a proc ended unsupported/unknown (not Hopper)
-  hopper      unsupported for a Hopper construct (TMA, wgmma, clusters, multicast): pending
+  hopper      unsupported for a Hopper construct (TMA, wgmma, clusters, multicast), or any
+              unsupported step in a test of an Sm90a-only kernel: pending the Hopper work
   blocked     a missing API or a file that fails at collection (never counted as a rejection)
   gpu-only    the test needs a device
   self-skip   the test skips itself (upstream's run skips it too); not counted
@@ -74,7 +75,11 @@ def classify(rec: dict) -> tuple[str, str]:
         return "self-skip", f"skipped: {text[:100]}"
     if verdicts & {"unsupported", "unknown"}:
         why = next(c["message"] for c in calls if c["verdict"] in ("unsupported", "unknown"))
-        return ("hopper" if _HOPPER.search(why) else "unsupported"), _first_line(why)
+        if _HOPPER.search(why):
+            return "hopper", _first_line(why)
+        if "Sm90a" in rec["nodeid"].split("::")[0]:  # a Hopper-only kernel (wgmma, TMA)
+            return "hopper", f"Sm90a kernel; the first unsupported step: {_first_line(why)}"
+        return "unsupported", _first_line(why)
     if rec["outcome"] == "passed":
         return "same", ""
     if "CTextOutOfScope" in text and verdicts <= {"proved"}:
