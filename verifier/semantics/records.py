@@ -37,10 +37,6 @@ def qual_bits(quals: frozenset[QualTL]) -> int:
     return out
 
 
-def bit_indices(bits: int) -> tuple[int, ...]:
-    return tuple(i for i in range(bits.bit_length()) if bits >> i & 1)
-
-
 @dataclass(frozen=True, slots=True)
 class SyncCode:
     """A sync-tl's sets as the integers the rules use (SEM-3.4, SEM-5.1, SEM-5.2)."""

@@ -33,9 +33,6 @@ class Threads:
         """Local thread indices in increasing order (finite sets only)."""
         return mask_ids(self.mask)
 
-    def count(self) -> int:
-        return self.mask.bit_count()
-
     def describe(self) -> str:
         if self.task is None:
             return "all threads (CPU scope / kernel boundary)"
