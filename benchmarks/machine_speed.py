@@ -1,10 +1,12 @@
 """The concrete abstract machine where it must run whole (issue 11, `--sizes` runs): gemm_sm80
 at M = N = K = 128 and 256, ours against upstream's C++ checker (`Procedure.sync_check`) on the
-same kernel and sizes; then each seeded GEMM bug: the whole verification and, apart, one
-collect-all machine run (a replay) at the counterexample's sizes.
+same kernel and sizes; then each seeded GEMM bug: the whole verification and, apart, a
+collect-all replay at the counterexample's sizes, whole and targeted at the error's variable
+(Choice M8).
 
     python benchmarks/machine_speed.py [--repeat 3] [--sizes 128,256]
                                        [--upstream-python PYTHON] [--no-replays]
+                                       [--no-sizes]
 
 `--upstream-python` is an interpreter in which upstream's `exo` (exo-lang, the camspork JIT
 branch) imports. The kernel is run there as a file, unchanged except for its import line
@@ -65,15 +67,19 @@ from verifier.lang.load import load_procs
 w0 = time.perf_counter()
 r = verify_proc(p)
 wall = time.perf_counter() - w0
-cex = [f.counterexample for f in r.findings if f.counterexample is not None]
-replay = None
-if cex:
+found = [f for f in r.findings if f.counterexample is not None]
+whole = targeted = None
+if found:
     from verifier.semantics import run_machine
-    w0 = time.perf_counter()
-    run_machine(p, cex[0].sizes, collect_all=True)
-    replay = time.perf_counter() - w0
-print(json.dumps([r.verdict.value, wall, cex[0].sizes if cex else None,
-                  bool(cex and cex[0].replayed), replay]))
+    sizes, var = found[0].counterexample.sizes, found[0].variable
+    c0 = time.process_time()
+    run_machine(p, sizes, collect_all=True)
+    whole = time.process_time() - c0
+    c0 = time.process_time()
+    run_machine(p, sizes, collect_all=True, only=frozenset({var}) if var else None)
+    targeted = time.process_time() - c0
+print(json.dumps([r.verdict.value, wall, found[0].counterexample.sizes if found else None,
+                  bool(found and found[0].counterexample.replayed), whole, targeted]))
 """
 
 
@@ -109,13 +115,7 @@ def median_pair(runs: list[tuple[float, float]]) -> tuple[float, float]:
     return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
 
 
-def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--sizes", default="128,256")
-    ap.add_argument("--upstream-python", default=None)
-    ap.add_argument("--no-replays", action="store_true")
-    args = ap.parse_args(argv)
+def sizes_table(args: argparse.Namespace) -> None:
     print(f"gemm_sm80 concrete runs, median of {args.repeat}; load average (1, 5, 15 min) "
           "per row; shared noisy machine: compare CPU time")
     print(f"{'M=N=K':>6} {'ours wall s':>12} {'ours CPU s':>11} {'upstream wall s':>16} "
@@ -130,17 +130,29 @@ def main(argv: list[str]) -> int:
             else:
                 up = f"{'not measured (no --upstream-python)':>55}"
             print(f"{n:>6} {ow:12.2f} {oc:11.2f} {up}  {load()}")
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--sizes", default="128,256")
+    ap.add_argument("--upstream-python", default=None)
+    ap.add_argument("--no-replays", action="store_true")
+    ap.add_argument("--no-sizes", action="store_true", help="only the seeded-bug replays")
+    args = ap.parse_args(argv)
+    if not args.no_sizes:
+        sizes_table(args)
     if args.no_replays:
         return 0
     print("\nseeded GEMM bugs: whole verification (proof + replay at the counterexample's "
           "sizes), one run each")
-    print(f"{'file':44} {'verdict':9} {'verify s':>9} {'replayed':>9} {'replay s':>9}  "
-          "sizes  load")
+    print(f"{'file':38} {'verdict':8} {'verify wall s':>13} {'replayed':>8} "
+          f"{'whole CPU s':>11} {'targeted CPU s':>14}  sizes  load")
     for bug in BUGS:
-        verdict, wall, sizes, replayed, replay = child(
+        verdict, wall, sizes, replayed, whole, targeted = child(
             [sys.executable, "-c", REPLAY, str(bug)], {**os.environ, "PYTHONPATH": str(ROOT)})
-        again = f"{replay:9.2f}" if replay is not None else f"{'-':>9}"
-        print(f"{bug.name:44} {verdict:9} {wall:9.1f} {str(replayed):>9} {again}  {sizes}  "
+        runs = f"{whole:11.2f} {targeted:14.2f}" if whole is not None else f"{'-':>11} {'-':>14}"
+        print(f"{bug.name:38} {verdict:8} {wall:13.1f} {str(replayed):>8} {runs}  {sizes}  "
               f"{load()}")
     return 0
 

@@ -89,6 +89,10 @@ class HistoryTable:
     def due(self) -> bool:
         return len(self.groups) > 2 * self.live_before + 1024
 
+    def stale(self) -> bool:
+        """Groups were created since the last collection (some may be dead)."""
+        return len(self.groups) > self.live_before
+
     def collect(self, buffers: list[BufInstance]) -> None:
         """Mark dead every group no element names any more (SEM-2.6: dropped records) and
         compact the table. Dead records are unobservable: no check ever reaches them."""

@@ -328,6 +328,8 @@ class Machine(HazardChecks):
     def fence(self, threads: Threads, first: rules.SyncSets, second: rules.SyncSets) -> None:
         """SEM-5.3."""
         first_code, second_code = self.sync_code(first), self.sync_code(second)
+        if self.table.stale():
+            self.collect_garbage()  # a fence visits every record it witnesses: drop dead ones
         done = augment_key(threads, second_code)
         for rec in self.index.witness_candidates(threads, first_code):
             if rec.augmented(done):
