@@ -10,7 +10,7 @@ Non-goals: building, running or re-verifying the code.
 
 from __future__ import annotations
 
-from verifier.codegen.certificate import certificate_header, check_certificate
+from verifier.codegen.certificate import check_certificate, emitted_file
 from verifier.codegen.host import HostEmitter
 from verifier.codegen.instrs import helpers_for
 from verifier.codegen.mbarrier import HELPERS as MBARRIER_HELPERS
@@ -93,7 +93,7 @@ def emit_cuda(proc: ir.Proc, cert: Certificate) -> str:
         raise
     names: list[str] = []
     _instr_names(proc.body, names)
-    parts = ["\n".join(certificate_header(proc, cert)), PRELUDE]
+    parts = [PRELUDE]
     helpers = helpers_for(names)
     if helpers:
         parts.append(helpers.strip("\n") + "\n")
@@ -104,4 +104,4 @@ def emit_cuda(proc: ir.Proc, cert: Certificate) -> str:
     if host.top:
         parts.append("\n".join(host.top))
     parts.append("\n".join(function) + "\n")
-    return "\n".join(parts)
+    return emitted_file(proc.loc.file, cert, "\n".join(parts))

@@ -7,16 +7,60 @@ Kept apart from `solver` so that a cache or a second solver depends on the text 
 from __future__ import annotations
 
 import hashlib
+import re
 
 import z3
+
+_BINDER = re.compile(r"#(\d+)@")  # `blk#5@a`: a loop variable's encoding, named by its Sym id
+
+
+def _declarations(constraints: list[z3.BoolRef]) -> list[str]:
+    """`declare-fun` of every uninterpreted constant and function, in first-use order."""
+    seen: set[int] = set()
+    decls: dict[str, str] = {}
+    todo = list(reversed(constraints))
+    while todo:
+        e = todo.pop()
+        if e.get_id() in seen:
+            continue
+        seen.add(e.get_id())
+        if z3.is_quantifier(e):
+            todo.append(e.body())
+        elif z3.is_app(e):
+            d = e.decl()
+            if d.kind() == z3.Z3_OP_UNINTERPRETED and d.name() not in decls:
+                decls[d.name()] = d.sexpr()
+            todo.extend(reversed(e.children()))
+    return list(decls.values())
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def query_text(constraints: list[z3.BoolRef]) -> str:
     """The SMT-LIB2 benchmark of the conjunction of `constraints` (declarations, assertions,
-    `(check-sat)`), deterministic for the same constraints and z3 version."""
-    s = z3.Solver(ctx=constraints[0].ctx) if constraints else z3.Solver()
-    s.add(*constraints)
-    return s.to_smt2()
+    `(check-sat)`), a function of the terms' structure alone.
+
+    Not `Solver.to_smt2()`: that printer let-binds every term whose reference count exceeds
+    one, and reference counts depend on which wrappers and caches happen to be alive, so the
+    same query printed twice could differ. `sexpr()` shares subterms by their occurrences in
+    the printed term itself. Its line breaks depend on the width of the names, so each
+    assertion is put on one line (the names are identifiers: no whitespace inside).
+    """
+    lines = _declarations(constraints)
+    lines += [f"(assert {_one_line(c.sexpr())})" for c in constraints]
+    return "\n".join(lines + ["(check-sat)"]) + "\n"
+
+
+def canonical_text(text: str) -> str:
+    """`text` with the binder ids of its variable names (`blk#5@a`) renumbered 0, 1, ... in
+    their numeric order. Ids come from a process-wide counter, so they depend on what was loaded
+    before the proc; their order within one proc does not. The renaming is a bijection, so the
+    text is the same query up to variable names: what query hashes and `--smt2` files hold, so
+    that a proof reproduces them in any process (`--check-cert`)."""
+    rank = {k: i for i, k in enumerate(sorted({int(m) for m in _BINDER.findall(text)}))}
+    return _BINDER.sub(lambda m: f"#{rank[int(m.group(1))]}@", text)
 
 
 def text_hash(text: str, solver_name: str) -> str:

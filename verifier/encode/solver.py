@@ -7,13 +7,13 @@ the same `Budget`; results are cached by the SMT-LIB2 text of the query plus the
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 import z3
 
 from verifier.collectives.symbolic import interrupt_all, run_check
-from verifier.encode.smtlib import query_text, text_hash
+from verifier.encode.smtlib import canonical_text, query_text, text_hash
 
 
 class Status(Enum):
@@ -36,6 +36,7 @@ class Outcome:
     model: dict[str, int] | None
     reason: str
     query_hash: str
+    text: str = field(default="", repr=False, compare=False)  # the SMT-LIB2 query; not cached
 
 
 SOLVER_NAME = f"z3-{z3.get_version_string()}"
@@ -60,12 +61,25 @@ def _solver(budget: Budget) -> z3.Solver:
 
 
 def query_hash(constraints: list[z3.BoolRef], budget: Budget) -> str:
-    return text_hash(query_text(constraints), SOLVER_NAME)
+    return text_hash(canonical_text(query_text(constraints)), SOLVER_NAME)
 
 
 def check(constraints: list[z3.BoolRef], names: dict[str, z3.ArithRef], budget: Budget,
           small_bounds: tuple[z3.ArithRef, ...] = (), exact: bool = True,
           timeout_ms: int | None = None) -> Outcome:
+    """`_decide`, with the query hash and SMT-LIB2 text of the canonically named query
+    (`canonical_text`) attached. The cache is keyed by the exact text instead: a model's
+    values are read back through `names`, which belong to this very query."""
+    text = query_text(constraints)
+    canonical = canonical_text(text)
+    out = _decide(constraints, text_hash(text, SOLVER_NAME), names, budget, small_bounds,
+                  exact, timeout_ms)
+    return replace(out, query_hash=text_hash(canonical, SOLVER_NAME), text=canonical)
+
+
+def _decide(constraints: list[z3.BoolRef], digest: str, names: dict[str, z3.ArithRef],
+            budget: Budget, small_bounds: tuple[z3.ArithRef, ...] = (), exact: bool = True,
+            timeout_ms: int | None = None) -> Outcome:
     """Satisfiability of `constraints` (the negation of an obligation).
 
     On sat, tries to shrink the model by bounding `small_bounds` (the sizes), so that replays
@@ -74,7 +88,6 @@ def check(constraints: list[z3.BoolRef], names: dict[str, z3.ArithRef], budget: 
     unsat is still a proof, sat is only a candidate for the next refinement level.
     `timeout_ms` shortens the budget for a query that has a cheaper fallback.
     """
-    digest = query_hash(constraints, budget)
     if digest in _CACHE:
         return _CACHE[digest]
     abstract = linear_abstraction(constraints)

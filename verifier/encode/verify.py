@@ -25,6 +25,7 @@ from verifier.check import analyze
 from verifier.semantics import Finding as MachineFinding, run_machine
 from verifier.encode.obligations import Obligation, ObligationBuilder
 from verifier.encode.solver import SOLVER_NAME, Budget, Outcome, Status, check
+from verifier.encode.vacuity import Undecided, vacuity
 from verifier.encode.visibility import ANCHORED_FALLBACK, LEVELS
 
 
@@ -32,6 +33,7 @@ from verifier.encode.visibility import ANCHORED_FALLBACK, LEVELS
 class Options:
     timeout_s: float = 30.0
     fixed_sizes: dict[str, int] | None = None
+    keep_queries: bool = False  # keep each obligation's SMT-LIB2 text (--smt2, --recheck)
 
 
 def static_finding(e: SporkError) -> Finding:
@@ -133,6 +135,12 @@ def verify_proc(proc: ir.Proc, opts: Options | None = None,
         obligations = builder.all()
     except Unsupported as e:
         return done(Verdict.unsupported, [], [static_finding(e)])
+    try:
+        empty = vacuity(builder, budget, opts.fixed_sizes is not None)
+    except Undecided as e:
+        return done(Verdict.unknown, [], [Finding(FindingKind.unknown, str(e), None, proc.loc)])
+    if empty is not None:
+        return done(Verdict.vacuous, [], [empty])
 
     results: list[ObligationResult] = []
     findings: list[Finding] = []
@@ -164,7 +172,8 @@ def verify_proc(proc: ir.Proc, opts: Options | None = None,
         status, finding = _judge(proc, ob, outcome, replays, builder, confirmed)
         results.append(ObligationResult(ob.id, ob.rule, ob.kind, status,
                                         time.perf_counter() - t0, outcome.query_hash,
-                                        ob.description))
+                                        ob.description,
+                                        outcome.text if opts.keep_queries else ""))
         if finding is not None:
             findings.append(finding)
         pending += builder.premises(premises_seen)  # facts the counters just relied on
@@ -251,7 +260,8 @@ def _judge(proc: ir.Proc, ob: Obligation, outcome: Outcome,
 
 
 def concrete_verdict(proc: ir.Proc, sizes: dict[str, int]) -> tuple[Verdict, MachineFinding | None]:
-    """The machine's verdict at one size (differential oracle)."""
+    """The machine's verdict at one size (differential oracle): refuted, `no-hazard-at-sizes`
+    (never `proved`: one size is not all sizes), or vacuous when the asserts exclude the sizes."""
     try:
         analyze(proc)
     except RejectedInput:
@@ -260,8 +270,8 @@ def concrete_verdict(proc: ir.Proc, sizes: dict[str, int]) -> tuple[Verdict, Mac
         return Verdict.unsupported, None
     holds, findings = run_machine(proc, sizes)
     if not holds:
-        return Verdict.proved, None  # vacuous: the asserts exclude this size
-    return (Verdict.refuted, findings[0]) if findings else (Verdict.proved, None)
+        return Verdict.vacuous, None  # the asserts exclude these sizes (VAC-1)
+    return (Verdict.refuted, findings[0]) if findings else (Verdict.no_hazard_at_sizes, None)
 
 
 __all__ = ["Options", "verify_proc", "concrete_verdict", "z3"]

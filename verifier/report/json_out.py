@@ -7,9 +7,11 @@ from typing import Any
 
 from verifier import __version__
 from verifier.diagnostics import SrcLoc
-from verifier.results import Finding, ProcResult
+from verifier.results import Finding, ObligationResult, ProcResult
 
-SCHEMA_VERSION = 1
+# 2: verdicts `vacuous` and `no-hazard-at-sizes` (a --sizes run that finds nothing was `proved`
+# in 1: the meaning of a value changed), obligation `query_hash`/`recheck`, result `sizes`
+SCHEMA_VERSION = 2
 
 
 def _loc(loc: SrcLoc) -> dict[str, Any]:
@@ -34,15 +36,29 @@ def _finding(f: Finding) -> dict[str, Any]:
     return out
 
 
+def _obligation(o: ObligationResult) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": o.id, "rule": o.rule, "kind": o.kind,
+                           "status": o.status.value, "time_s": round(o.time_s, 4)}
+    if o.query_hash:
+        out["query_hash"] = o.query_hash
+    if o.recheck is not None:
+        c = o.recheck
+        out["recheck"] = {"solver": c.solver, "answer": c.answer, "reason": c.reason,
+                          "time_s": round(c.time_s, 4)}
+    return out
+
+
 def result_dict(r: ProcResult) -> dict[str, Any]:
-    return {
+    out = {
         "file": r.file, "proc": r.proc, "verdict": r.verdict.value, "time_s": round(r.time_s, 4),
-        "obligations": [{"id": o.id, "rule": o.rule, "kind": o.kind, "status": o.status.value,
-                         "time_s": round(o.time_s, 4)} for o in r.obligations],
+        "obligations": [_obligation(o) for o in r.obligations],
         "findings": [_finding(f) for f in r.findings],
         "certificate": r.certificate.digest() if r.certificate else None,
         "load_output": r.load_output,
     }
+    if r.sizes:
+        out["sizes"] = dict(r.sizes)
+    return out
 
 
 def to_json(results: list[ProcResult]) -> str:
