@@ -6,16 +6,24 @@ files, unmodified. `exo.*` names spork-verify's stdlib for the whole run (LOAD-6
 under a short timeout) instead of compiling C. A rejected or refuted proc raises
 `SporkVerifyRejection` carrying spork-verify's message, as upstream's compile raises; an
 accepted proc counts as matching upstream's acceptance (golden C is out of scope).
-Fixtures that run kernels on a GPU skip with the reason `GPU-only`.
+Fixtures that run kernels on a GPU skip with the reason `GPU-only`. `p.sync_check(...)` runs
+spork-verify's concrete machine (API-3). Upstream's test-helper packages under `exo.platforms`
+(e.g. `exo.platforms.gemm_Sm90a_test`) are read from the checkout in
+$SPORK_UPSTREAM_CHECKOUT when a test file imports them.
 
 Every test appends one JSON line to $SPORK_CONFORMANCE_LOG: its outcome, the long report of a
-failure, and the verdict of each proc the fixtures verified.
+failure, and the verdict of each proc the fixtures verified; a file that fails at collection
+appends one line with `"when": "collect"` and the error.
 """
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.util
 import json
 import os
+import sys
+from pathlib import Path
 from typing import Any, Callable
 
 import pytest
@@ -32,8 +40,33 @@ class SporkVerifyRejection(Exception):
     """spork-verify rejected or refuted a proc that a test asked to compile."""
 
 
+class _UpstreamHelpers(importlib.abc.MetaPathFinder):
+    """`exo.platforms.<package>` modules that are upstream's own test helpers (not platform
+    modules spork-verify serves), loaded from the checkout's source when a test imports them."""
+
+    PACKAGES = ("gemm_Sm90a_test",)
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        parts = name.split(".")
+        checkout = os.environ.get("SPORK_UPSTREAM_CHECKOUT")
+        if not checkout or parts[:2] != ["exo", "platforms"] or len(parts) < 3 or \
+                parts[2] not in self.PACKAGES:
+            return None
+        base = Path(checkout, "src", *parts)
+        if base.is_dir():
+            return importlib.util.spec_from_file_location(
+                name, base / "__init__.py", submodule_search_locations=[str(base)])
+        if base.with_suffix(".py").is_file():
+            return importlib.util.spec_from_file_location(name, base.with_suffix(".py"))
+        return None
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    from verifier.semantics.sync_check import install
+
+    install()  # the concrete machine behind `p.sync_check(...)`
     _aliases.__enter__()
+    sys.meta_path.insert(0, _UpstreamHelpers())
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -81,13 +114,26 @@ def _build(mkproc: Callable[..., Any], kwargs: dict[str, Any]) -> list[Any]:
     return list(procs) if isinstance(procs, (list, tuple)) else [procs]
 
 
+class CTextOutOfScope(Exception):
+    """The test goes on to inspect upstream's generated C/CUDA text (out of scope)."""
+
+
+class GeneratedSources:
+    """Stands for upstream's generated sources: the procs were accepted; reading the text
+    raises CTextOutOfScope (classified as the same outcome, with that note)."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise CTextOutOfScope(f"{name}: upstream's generated C text is not compared")
+
+
 class VerifyingCompiler:
     """The part of upstream's `compiler` fixture that tests/cuda calls without a GPU."""
 
     def cuda_cpu_test(self, mkproc: Callable[..., Any], golden: Any = None, sm: Any = None,
-                      **kwargs: Any) -> None:
+                      **kwargs: Any) -> GeneratedSources:
         for p in _build(mkproc, kwargs):
             _verify(p)
+        return GeneratedSources()
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
@@ -118,6 +164,15 @@ def golden() -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     _calls.clear()
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    log = os.environ.get("SPORK_CONFORMANCE_LOG")
+    if not log or not report.failed:
+        return
+    with open(log, "a", encoding="utf-8") as f:
+        f.write(json.dumps({"nodeid": report.nodeid, "when": "collect", "outcome": "failed",
+                            "longrepr": str(report.longrepr)[-4000:], "calls": []}) + "\n")
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -149,9 +149,10 @@ def test_unreproduced_rewrite_is_unsupported_naming_it(tmp_path: Path, call: str
 @pytest.mark.rule("LANG-4.2")
 def test_sm80_fragment_loads_take_swizzled_smem_as_upstream() -> None:
     """Upstream declares the fragment loads' source `CudaDeviceVisibleAtomicity16B`, which its
-    Sm90_SmemSwizzled subclasses; a CudaGridConstant or CudaRmem source stays refused."""
-    from verifier.lang import Sm90_SmemSwizzled, CudaRmem
+    Sm90_SmemSwizzled subclasses (and, by upstream's class hierarchy, CudaRmem and
+    CudaGridConstant through CudaDeviceVisibleLinear); packed or matrix registers stay refused."""
+    from verifier.lang import CudaRmemPacked32, Sm80_RmemMatrixA, Sm90_SmemSwizzled
     from verifier.lang.instrs import INSTRS
     formal = INSTRS["Sm80_mma_load_a_row_major_tf32"].params[1].formal_mem
     assert formal in Sm90_SmemSwizzled(128).bases
-    assert formal not in CudaRmem.bases
+    assert formal not in CudaRmemPacked32.bases and formal not in Sm80_RmemMatrixA.bases

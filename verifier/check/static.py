@@ -18,7 +18,7 @@ from verifier import collectives
 from verifier.diagnostics import RejectedInput, SporkError, SrcLoc, UnhandledNode, Unsupported
 from verifier.lang import ir
 from verifier.lang.memories import MBARRIER_STORAGE, CudaMbarrier, Memory
-from verifier.lang.printer import expr_text
+from verifier.lang.printer import expr_text, stmt_lines
 from verifier.lang.timelines import InstrTL, QualTL
 from verifier.check import barrier_exprs, static_barriers, static_calls
 from verifier.semantics import rules
@@ -55,6 +55,10 @@ class Analyzer:
         self.stack: list[ir.Stmt] = []  # statements enclosing the one being checked
         self.sync_uses: list[barrier_exprs.SyncUse] = []  # Arrives/Awaits in program order
         self.deferred: list[Unsupported] = []
+        # Errors of rules upstream checks after distributed memory deduction (one-thread
+        # writes, fence collectives, memory shapes): reported after it, so a program breaking
+        # both gets upstream's first message; the walk goes on with the statement recorded.
+        self.later: list[RejectedInput] = []
         self.next_id = 0
         for a in proc.args:
             if not isinstance(a.typ, ir.Control):
@@ -80,6 +84,8 @@ class Analyzer:
         self.block(self.proc.body, Context())
         static_barriers.finish(self)
         self.distributed_memory()
+        if self.later:
+            raise min(self.later, key=lambda e: (e.loc.line, e.loc.col))
         barrier_exprs.check_collectives(self)
         if self.deferred:
             raise min(self.deferred, key=lambda e: (e.loc.line, e.loc.col))
@@ -92,13 +98,21 @@ class Analyzer:
             is_barrier = sym in self.barrier_decls
             if ctx.device is None or (mem.native_unit is None and not is_barrier):
                 continue
+            shape = self.model.shapes[sym]
             try:
-                collectives.deduce_distribution(
+                dist = collectives.deduce_distribution(
                     ctx.tiling, None if is_barrier else mem.native_unit, self.uses.get(sym, []),
-                    [d.value if isinstance(d, ir.Const) else d for d in self.model.shapes[sym]],
+                    [d.value if isinstance(d, ir.Const) else _text_dim(d) for d in shape],
                     ctx.device.cfg, name=sym.name)
             except SporkError as e:
                 raise _located(e, self.alloc_site_loc[sym]) from None
+            if mem.is_register and any(_literal(d) is None for d in shape[dist.R:]):
+                # COLL-5.8: the shard (the dims left after the distributed ones) is the
+                # register allocation, and it must have a constant shape (LANG-6.3)
+                raise RejectedInput(f"{sym.name} @ {mem} requires constant shape. Saw: "
+                                    f"[{', '.join(expr_text(d) for d in shape)}]; simplify() "
+                                    "if needed", self.alloc_site_loc[sym], code="ERR-A16",
+                                    rule="LANG-6.3", variable=sym.name)
 
     def note_use(self, sym: ir.Sym, ctx: Context, idx: tuple[Any, ...]) -> None:
         if sym not in self.alloc_ctx or not ctx.cuda:
@@ -168,7 +182,12 @@ class Analyzer:
                                                       ctx.warp_name)
                 self.block(body, replace(ctx, tiling=tiling, warp_name=name))
             case ir.Fence():
-                static_calls.fence(self, s, ctx)
+                try:
+                    static_calls.fence(self, s, ctx)
+                except RejectedInput as e:
+                    if e.code != "ERR-L02":
+                        raise
+                    self.later.append(_located(e, s.loc))
             case ir.Call():
                 static_calls.call(self, s, ctx)
             case ir.Arrive():
@@ -188,10 +207,12 @@ class Analyzer:
 
     def device_function(self, s: ir.DeviceFunction, ctx: Context) -> None:
         if ctx.cuda:
-            raise RejectedInput("CudaDeviceFunction(...) requires cpu_basic_device", s.loc,
+            raise RejectedInput(f"{s.cfg.call_text()} requires cpu_basic_device (a device "
+                                "function cannot be nested in CUDA code)", s.loc,
                                 code="ERR-A06", rule="LANG-4.5")
         if len(s.body) != 1:
-            raise RejectedInput("expected cuda_tasks loop alone in CudaDeviceFunction", s.loc,
+            raise RejectedInput("Invalid cuda_tasks loop, expected cuda_tasks loop alone in "
+                                "CudaDeviceFunction", s.loc,
                                 code="ERR-A13", rule="LANG-4.6")
         loops: list[ir.For] = []
         node: ir.Stmt = s.body[0]
@@ -209,7 +230,9 @@ class Analyzer:
                 break
         names = [lp.iter.name for lp in loops]
         if len(set(names)) != len(names):
-            raise RejectedInput("duplicate cuda_tasks iter variable name", s.loc,
+            raise RejectedInput("Invalid cuda_tasks loop, duplicate cuda_tasks iter variable "
+                                f"name {next(n for n in names if names.count(n) > 1)}",
+                                s.loc,
                                 code="ERR-A13", rule="LANG-4.6")
         task_syms = {lp.iter for lp in loops}
         for lp in loops:
@@ -218,8 +241,12 @@ class Analyzer:
             used = {v.name for v in _walk_expr(lp.lo) if isinstance(v, ir.Var)} | \
                 {v.name for v in _walk_expr(lp.hi) if isinstance(v, ir.Var)}
             if used & task_syms:
-                raise RejectedInput("non-cuboid cuda_tasks loop nest unimplemented", lp.loc,
-                                    code="ERR-A13", rule="LANG-4.6")
+                dep = sorted(sym.name for sym in used & task_syms)[0]
+                raise RejectedInput(
+                    "Invalid cuda_tasks loop, non-cuboid cuda_tasks loop nest unimplemented; "
+                    f"for {lp.iter.name} in cuda_tasks({expr_text(lp.lo)}, {expr_text(lp.hi)}) "
+                    f"has dependence on {dep} iterator of previous cuda_tasks loop", lp.loc,
+                    code="ERR-A13", rule="LANG-4.6")
         device = Device(len(self.model.devices), s.cfg, tuple(lp.sym for lp in ctx.loops),
                         tuple(lp.iter for lp in loops), s.loc)
         self.model.devices.append(device)
@@ -235,8 +262,9 @@ class Analyzer:
         self.check_control(s.hi)
         match s.mode:
             case ir.CudaTasks():
-                raise RejectedInput("cuda_tasks loop must appear only in top level nest of "
-                                    "CudaDeviceFunction", s.loc, code="ERR-A13", rule="LANG-4.6")
+                raise RejectedInput("Invalid cuda_tasks loop, must appear only in top level nest "
+                                    "of CudaDeviceFunction", s.loc, code="ERR-A13",
+                                    rule="LANG-4.6")
             case ir.Par():
                 if ctx.cuda:
                     raise RejectedInput("unexpected loop mode par in CudaDeviceFunction", s.loc,
@@ -247,7 +275,8 @@ class Analyzer:
                 body_ctx = replace(ctx, loops=ctx.loops + (Loop(s.iter, s.lo, s.hi, "seq", s.loc),))
             case ir.CudaThreads(unit=unit):
                 if not ctx.cuda:
-                    raise RejectedInput("cannot have cuda_threads loop outside CUDA device "
+                    raise RejectedInput(f"unexpected loop mode cuda_threads in {s.iter.name} loop: "
+                                        "cannot have cuda_threads loop outside CUDA device "
                                         "function", s.loc, code="ERR-A14", rule="LANG-4.9")
                 lo, hi = _literal(s.lo), _literal(s.hi)
                 if lo != 0:
@@ -294,16 +323,22 @@ class Analyzer:
                                 f"{scope}", s.loc, code="ERR-A02", rule="LANG-4.2")
         shape = s.typ.shape if isinstance(s.typ, ir.Tensor) else ()
         if mem.family == "gmem" and not shape:
-            raise RejectedInput("Cannot allocate scalar CudaGmemLinear", s.loc, code="ERR-A16",
-                                rule="LANG-6.1")
+            self.later.append(RejectedInput("Cannot allocate scalar CudaGmemLinear", s.loc,
+                                            code="ERR-A16", rule="LANG-6.1"))
         elem = s.typ.base if isinstance(s.typ, ir.Tensor) else getattr(s.typ, "name", "")
         if mem.name == "CudaRmemPacked32" and elem not in ("f32", "i32", "f16", "bf16"):
             raise RejectedInput(f"CudaRmemPacked32 doesn't support {elem}", s.loc,
                                 code="ERR-A16", rule="LANG-6.4")
+        dims = f"[{', '.join(expr_text(d) for d in shape)}]"
         if mem.const_shape and any(_literal(d) is None for d in shape):
-            raise RejectedInput(f"{s.name.name} @ {mem} requires constant shape. Saw: "
-                                f"{[_show(d) for d in shape]}; simplify() if needed", s.loc,
-                                code="ERR-A16", rule="LANG-6.3")
+            if mem.is_smem:
+                self.later.append(RejectedInput(
+                    f"SMEM allocation {s.name.name} @ {mem} requires constant shape, not "
+                    f"{dims}; simplify() if needed", s.loc, code="ERR-A16", rule="LANG-6.3"))
+            elif not (mem.is_register and ctx.cuda):  # registers: the shard, after COLL-5
+                raise RejectedInput(f"{s.name.name} @ {mem} requires constant shape. Saw: "
+                                    f"{dims}; simplify() if needed", s.loc, code="ERR-A16",
+                                    rule="LANG-6.3")
         if mem.is_smem and ctx.device is not None and ctx.device.cfg.clusterDim > 1 \
                 and ctx.thread_iters:
             raise Unsupported("not supported by spork-verify: SMEM allocated below cluster "
@@ -328,7 +363,7 @@ class Analyzer:
             single_thread=False))
 
     def permission(self, sym: ir.Sym, kind: AccessKind, instr_tl: InstrTL, ctx: Context,
-                   loc: SrcLoc) -> Memory:
+                   loc: SrcLoc, callee: str | None = None) -> Memory:
         mem = self.mems[sym]
         perms = mem.cuda_perms if ctx.cuda else mem.cpu_perms
         if instr_tl is InstrTL.cpu_cuda_stream_instr and mem.family == "gmem":
@@ -336,16 +371,18 @@ class Analyzer:
         scope = "cuda_basic_device" if ctx.cuda else "cpu_basic_device"
         letter = "r" if kind is AccessKind.read else "w"
         if letter not in perms:
-            what = "reads" if letter == "r" else "mutable access"
+            what = "reads" if letter == "r" and callee is None else \
+                "mutable access" if "r" in perms else "any access"
+            where = f" (in call to {callee} with instr-tl {instr_tl})" if callee else ""
             raise RejectedInput(f"{sym.name} @ {mem} does not allow {what} in a scope using "
-                                f"{scope}", loc, code="ERR-A01", rule="LANG-4.2")
+                                f"{scope}{where}", loc, code="ERR-A01", rule="LANG-4.2")
         return mem
 
     def record_access(self, sym: ir.Sym, element: Element, kind: AccessKind, instr_tl: InstrTL,
                       ctx: Context, loc: SrcLoc, sub: int, in_instr: bool,
                       atomic_quals: frozenset[QualTL] = frozenset(),
-                      single_thread: bool = True) -> None:
-        mem = self.permission(sym, kind, instr_tl, ctx, loc)
+                      single_thread: bool = True, callee: str | None = None) -> None:
+        mem = self.permission(sym, kind, instr_tl, ctx, loc, callee)
         qual = rules.qual_entry(mem.family, instr_tl, f"{sym.name} @ {mem}")
         conv = rules.access_convergent(qual.q0, kind, in_instr, ctx.cuda, single_thread)
         self.add_site(sym, element, kind, qual, conv, ctx, loc, sub, atomic_quals,
@@ -365,9 +402,6 @@ class Analyzer:
     def scalar_stmt(self, s: ir.Assign | ir.Reduce, buf: ir.Sym, idx: tuple[ir.Expr, ...],
                     rhs: ir.Expr, ctx: Context) -> None:
         instr_tl = InstrTL.cuda_in_order_instr if ctx.cuda else InstrTL.cpu_in_order_instr
-        if ctx.cuda:
-            assert ctx.device is not None
-            collectives.one_thread(ctx.tiling, ctx.device.cfg)
         for i in idx:
             self.check_control(i)
         reads = data_reads(rhs)
@@ -383,6 +417,13 @@ class Analyzer:
         kind = AccessKind.write if isinstance(s, ir.Assign) else AccessKind.read_write
         self.record_access(buf, Element(idx, tuple(None for _ in idx)), kind, instr_tl, ctx,
                            s.loc, len(reads), False)
+        if ctx.cuda:
+            assert ctx.device is not None
+            try:
+                collectives.one_thread(ctx.tiling, ctx.device.cfg)
+            except RejectedInput as e:
+                e.message += f"\nstmt: {stmt_lines(s, 0)[0].strip()}"
+                self.later.append(_located(e, s.loc))
 
     def check_rank(self, sym: ir.Sym, n: int, loc: SrcLoc) -> None:
         shape = self.model.shapes.get(sym, ())
@@ -391,14 +432,15 @@ class Analyzer:
                                 f"{n} indices", loc, code="ERR-P21", rule="LANG-3.2")
 
 
+def _text_dim(d: ir.Expr) -> object:
+    """A non-constant extent for distributed memory deduction, named by its text."""
+    return collectives.NotAVariable(expr_text(d))
+
+
 def _literal(e: ir.Expr) -> int | None:
     if isinstance(e, ir.Const) and isinstance(e.value, int) and not isinstance(e.value, bool):
         return e.value
     return None
-
-
-def _show(e: ir.Expr) -> str:
-    return str(e.value) if isinstance(e, ir.Const) else type(e).__name__
 
 
 def _walk_expr(e: Any) -> list[Any]:

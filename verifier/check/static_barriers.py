@@ -257,10 +257,11 @@ def finish(an: AnalyzerView) -> None:
 
 
 def _alternation(an: AnalyzerView, decl: BarrierDecl, guard: ir.Sym, target: ir.Sym) -> None:
-    """LANG-5.16/5.17: Await(guard) and Arrive >> target alternate, per scope, syntactically."""
+    """LANG-5.16/5.17: Await(guard) and Arrive >> target alternate, per scope, syntactically;
+    a guarded pair is await-first, a self-guarded barrier keeps the order of its first use."""
     stmts = an.alloc_lists[decl.sym]
-    await_first = guard != target
-    state = _walk_alternation(stmts, guard, target, None, await_first, decl)
+    order: list[bool | None] = [True if guard != target else None]  # await first?
+    state = _walk_alternation(stmts, guard, target, None, order, decl)
     if state is not None:
         missing = f"Arrive(...) >> {target.name}" if state == "awaited" else \
             f"Await({guard.name}, ...)"
@@ -269,12 +270,13 @@ def _alternation(an: AnalyzerView, decl: BarrierDecl, guard: ir.Sym, target: ir.
 
 
 def _walk_alternation(stmts: tuple[ir.Stmt, ...], guard: ir.Sym, target: ir.Sym,
-                      state: str | None, await_first: bool, decl: BarrierDecl) -> str | None:
+                      state: str | None, order: list[bool | None], decl: BarrierDecl
+                      ) -> str | None:
     """state: None (balanced), "awaited" (Await(guard) seen), "arrived" (Arrive first)."""
     for s in stmts:
         match s:
             case ir.Warps(body=body) | ir.For(mode=ir.CudaThreads(), body=body):
-                state = _walk_alternation(body, guard, target, state, await_first, decl)
+                state = _walk_alternation(body, guard, target, state, order, decl)
             case ir.For(body=body) | ir.If(body=body):
                 bodies = [body] + ([s.orelse] if isinstance(s, ir.If) else [])
                 for b in bodies:
@@ -282,27 +284,27 @@ def _walk_alternation(stmts: tuple[ir.Stmt, ...], guard: ir.Sym, target: ir.Sym,
                         continue
                     if state is not None:
                         raise RejectedInput(
-                            f"{_describe(s)} forbidden here when Await({guard.name})->Arrive("
-                            f"{target.name}) sees usage outside", s.loc, code="ERR-A32",
-                            rule="LANG-5.17")
-                    inner = _walk_alternation(b, guard, target, None, await_first, decl)
+                            f"Await/Arrive in {_describe(s)} forbidden here when "
+                            f"Await({guard.name})->Arrive({target.name}) sees usage outside "
+                            f"{_describe(s)}", s.loc, code="ERR-A32", rule="LANG-5.17")
+                    inner = _walk_alternation(b, guard, target, None, order, decl)
                     if inner is not None:
                         raise RejectedInput(
                             f"{_describe(s)} body ends without completing Await({guard.name})"
                             f" -> Arrive(...) >> {target.name}", s.loc, code="ERR-A32",
                             rule="LANG-5.17")
             case ir.Await(target=ref) if ref.buf == guard:
-                if state == "awaited":
+                if order[0] is None:
+                    order[0] = True
+                if state == "awaited" or (state is None and not order[0]):
                     raise RejectedInput(f"expect Arrive(...) >> {target.name} before "
                                         f"Await({guard.name}, ...)", s.loc, code="ERR-A32",
                                         rule="LANG-5.16")
                 state = None if state == "arrived" else "awaited"
             case ir.Arrive(targets=refs) if any(r.buf == target for r in refs):
-                if state is None and await_first:
-                    raise RejectedInput(f"expect Await({guard.name}, ...) before Arrive(...) >> "
-                                        f"{target.name}", s.loc, code="ERR-A32",
-                                        rule="LANG-5.16")
-                if state == "arrived":
+                if order[0] is None:
+                    order[0] = False
+                if (state is None and order[0]) or state == "arrived":
                     raise RejectedInput(f"expect Await({guard.name}, ...) before Arrive(...) >> "
                                         f"{target.name}", s.loc, code="ERR-A32",
                                         rule="LANG-5.16")
@@ -324,4 +326,4 @@ def _uses(stmts: tuple[ir.Stmt, ...], guard: ir.Sym, target: ir.Sym) -> bool:
 
 
 def _describe(s: ir.Stmt) -> str:
-    return f"for {s.iter.name}-loop" if isinstance(s, ir.For) else "if"
+    return f"sequential {s.iter.name}-loop" if isinstance(s, ir.For) else "if"

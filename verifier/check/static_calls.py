@@ -12,18 +12,20 @@ Non-goals: barrier statements (static_barriers), hazards (proof obligations).
 
 from __future__ import annotations
 
+from dataclasses import replace
 
 from verifier import collectives
 from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
 from verifier.lang import ir
-from verifier.lang.instrs import Instr
+from verifier.lang.instrs import Instr, InstrParam
 from verifier.lang.memories import CudaClusterSync, CudaMbarrier, Memory
 from verifier.lang.printer import expr_text
 from verifier.lang.timelines import CPU_INSTR_TLS, QualTL, SyncTL, implements
 from verifier.lang.units import cuda_warpgroup
 from verifier.semantics import rules
 from verifier.semantics.rules import AccessKind
-from verifier.check.sites import Context, Element, FenceSite
+from verifier.semantics.access import callee_distributed
+from verifier.check.sites import Context, Element, FenceSite, Loop
 from verifier.check.walk_view import AnalyzerView
 
 
@@ -97,22 +99,72 @@ def call(an: AnalyzerView, s: ir.Call, ctx: Context) -> None:
                                 f"{callee.name}(): {problem}", s.loc, code="ERR-A19",
                                 rule="COLL-3.1")
     trailing_barrier(an, s, callee)
+    if callee.unmodelled:  # its static rules above hold; its accesses are not modelled
+        for param, arg in zip(callee.params, s.args):
+            if isinstance(arg, ir.Window) and param.formal_mem:
+                check_formal(an, arg, param.formal_mem, callee.name, s.loc)
+        an.defer(Unsupported(f"not supported by spork-verify yet: instruction "
+                             f"{callee.unmodelled}", s.loc, code="ERR-V11", rule="LANG-3.11"))
+        return
     for k, (param, arg) in enumerate(zip(callee.params, s.args)):
-        if param.kind != "tensor":
+        if param.kind not in ("tensor", "scalar"):
             an.check_control(arg)
             continue
-        if not isinstance(arg, ir.Window):
-            raise RejectedInput(f"argument {param.name} of {callee.name} must be a tensor",
+        if param.kind == "scalar" and isinstance(arg, ir.Read):
+            arg = ir.Window(arg.buf, tuple(ir.Point(i, i.loc) for i in arg.idx), arg.loc)
+        if not isinstance(arg, ir.Window) or (param.kind == "scalar" and any(
+                isinstance(a, ir.Interval) for a in arg.idx)):
+            what = "a scalar element" if param.kind == "scalar" else "a tensor"
+            raise RejectedInput(f"argument {param.name} of {callee.name} must be {what}",
                                 s.loc, code="ERR-P21", rule="LANG-3.6")
         check_formal(an, arg, param.formal_mem, callee.name, s.loc)
         packed_window(an, arg, s.loc)
-        an.note_use(arg.buf, ctx, arg.idx)
-        points = tuple(a.pt if isinstance(a, ir.Point) else None for a in arg.idx)
-        intervals = tuple((a.lo, a.hi) if isinstance(a, ir.Interval) else None
-                          for a in arg.idx)
+        sliced_ctx, idx = callee_slices(an, s, param, arg, ctx)
+        an.note_use(arg.buf, sliced_ctx, idx)
+        if not param.owner_only:
+            sliced_ctx, idx = ctx, arg.idx
+        points = tuple(a.pt if isinstance(a, ir.Point) else None for a in idx)
+        intervals = tuple((a.lo, a.hi) if isinstance(a, ir.Interval) else None for a in idx)
         an.record_access(arg.buf, Element(points, intervals), _KIND[param.access],
-                         callee.instr_tl, ctx, s.loc, k, True, param.atomic_quals,
-                         single_thread=False)
+                         callee.instr_tl, sliced_ctx, s.loc, k, True, param.atomic_quals,
+                         single_thread=False, callee=callee.name)
+        mem = an.mems[arg.buf]
+        q0 = rules.qual_entry(mem.family, callee.instr_tl, f"{arg.buf.name} @ {mem}").q0
+        if param.out_of_order is not None and param.out_of_order != (q0 in rules.OUT_OF_ORDER):
+            order = "out-of-order" if param.out_of_order else "in-order"
+            an.defer(Unsupported(f"not supported by spork-verify: instruction {callee.name} "
+                                 f"declares {param.name} {order}, which {callee.instr_tl} on "
+                                 f"{mem} is not (SEM-3.3)", s.loc, code="ERR-V11",
+                                 rule="LANG-3.11"))
+
+
+def callee_slices(an: AnalyzerView, s: ir.Call, param: InstrParam, arg: ir.Window,
+                  ctx: Context) -> tuple[Context, tuple[ir.Expr, ...]]:
+    """COLL-5.12: a window whose first intervals the callee distributes is used as if it sat
+    in `for y in cuda_threads(0, c, unit=U)` loops, one per distributed interval, which must
+    be exactly `0:c`; each interval becomes its synthetic iterator (ERR-A23)."""
+    dims = callee_distributed(param, arg)
+    if not dims or not ctx.cuda:
+        return ctx, arg.idx
+    assert ctx.device is not None
+    idx = list(arg.idx)
+    for j, d in enumerate(dims):
+        lo, hi = _const(d.interval.lo), _const(d.interval.hi)
+        shape = param.shape({}) if param.shape is not None else ()
+        want = shape[j] if j < len(shape) and isinstance(shape[j], int) else hi
+        if lo != 0 or hi is None or hi != want:
+            raise RejectedInput(f"Distributed memory deduction for {arg.buf.name} failed: "
+                                f"{s.callee.name} argument {param.name}: expected "
+                                f"idx[{d.pos}]=0:{want}, not {expr_text(d.interval)}", s.loc,
+                                code="ERR-A23", rule="COLL-5.12", variable=arg.buf.name)
+        sym = ir.Sym.fresh(f"_{j}_CALLEE_DISTRIBUTED")
+        tiling = collectives.tile_threads(ctx.tiling, sym, sym.name, 0, hi, d.unit,
+                                          ctx.device.cfg)
+        ctx = replace(ctx, tiling=tiling, thread_iters=ctx.thread_iters + (sym,),
+                      loops=ctx.loops + (Loop(sym, ir.Const(0, s.loc), ir.Const(hi, s.loc),
+                                              "threads", s.loc),))
+        idx[d.pos] = ir.Point(ir.Var(sym, s.loc), s.loc)
+    return ctx, tuple(idx)
 
 
 def trailing_barrier(an: AnalyzerView, s: ir.Call, callee: Instr) -> None:

@@ -39,8 +39,8 @@ class AnalyzerView(Protocol):
 
     def record_access(self, sym: ir.Sym, element: Element, kind: AccessKind, instr_tl: InstrTL,
                       ctx: Context, loc: SrcLoc, sub: int, in_instr: bool,
-                      atomic_quals: frozenset[QualTL] = ..., single_thread: bool = ...
-                      ) -> None: ...
+                      atomic_quals: frozenset[QualTL] = ..., single_thread: bool = ...,
+                      callee: str | None = ...) -> None: ...
 
     def add_site(self, sym: ir.Sym, element: Element, kind: AccessKind, qual: rules.QualEntry,
                  conv: bool, ctx: Context, loc: SrcLoc, sub: int,

@@ -118,6 +118,9 @@ class _Deduction:
                 remaining: dict[object, str]) -> Guard:
         if entry is None or isinstance(entry, NotAVariable):
             text = entry.text if isinstance(entry, NotAVariable) else "an expression"
+            if self.native is None:  # a barrier: upstream's wording for barrier indices
+                raise self.fail(f"expected a plain variable, not {text}, in {self.name}[...] "
+                                "(Expected single variable name)", "COLL-5.6")
             raise self.fail(f"Expected single variable name, not {text}", "COLL-5.6")
         guard = t.guard_of(entry)
         if guard is None:
@@ -131,7 +134,9 @@ class _Deduction:
             del remaining[entry]
         extent = self.shape[i] if i < len(self.shape) else None
         if not isinstance(extent, int) or isinstance(extent, bool):
-            raise self.fail(f"shape[{i}] must be constant", "COLL-5.6")
+            text = f" = {extent.text}" if isinstance(extent, NotAVariable) else ""
+            raise self.fail(f"shape[{i}]{text} must be constant (to match {label}.tile_count "
+                            f"= {guard.tile_count})", "COLL-5.6")
         if guard.tile_count != extent:
             raise self.fail(f"{label}.tile_count = {guard.tile_count}; must be {extent} to "
                             "match underlying tensor", "COLL-5.6")

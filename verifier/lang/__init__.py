@@ -8,14 +8,21 @@ from verifier.lang import memories as _mem
 from verifier.lang import units as _units
 from verifier.lang.config import CudaDeviceFunction, CudaWarpConfig, CudaWarps
 from verifier.lang.instrs import INSTRS as _INSTRS
+from verifier.lang.instrs_cuda import CUDA_INSTRS as _CUDA_INSTRS
+from verifier.lang.instrs_cuda import get_cuda_packed32_load_v, get_cuda_packed32_store_v
+from verifier.lang.instrs_sm90 import SM90_INSTRS as _SM90_INSTRS
 from verifier.lang.procs import proc, simplify
+from verifier.lang.scalars import ScalarInfo, bf16, f16, f32, f64, i8, i32, ui8, ui16
+from verifier.lang.user_instrs import (
+    AccessInfo, AtomicityInfo, InstrArgs, InstrInfo, InstrTemplate, instr,
+)
 from verifier.lang.scheduling import UNSUPPORTED_REWRITES as _REWRITES
 from verifier.lang.scheduling import delete_buffer, rename, set_precision
 from verifier.lang.timelines import InstrTL, QualTL, SyncTL
 from verifier.lang.units import (
     CollUnit, blockDim, clusterDim, cuda_cluster, cuda_cta_in_cluster,
     cuda_cta_in_cluster_strided, cuda_quadpair, cuda_thread, cuda_threads_strided, cuda_warp,
-    cuda_warp_in_cluster, cuda_warp_in_cluster_strided, cuda_warpgroup,
+    cuda_warp_in_cluster, cuda_warp_in_cluster_strided, cuda_warpgroup, standalone_thread,
 )
 from verifier.lang.memories import (
     DRAM, CudaBasicDeviceVisible, CudaBasicSmem, CudaClusterSync, CudaCommitGroup,
@@ -50,6 +57,8 @@ wgmma_async_instr = InstrTL.wgmma_async_instr
 
 globals().update(_REWRITES)
 globals().update(_INSTRS)
+globals().update(_CUDA_INSTRS)
+globals().update(_SM90_INSTRS)
 
 __all__ = [name for name in list(globals()) if not name.startswith("_")
            and name not in ("annotations",)]

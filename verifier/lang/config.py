@@ -86,6 +86,16 @@ class CudaDeviceFunction:
         object.__setattr__(self, "blocks_per_sm", blocks_per_sm)
         object.__setattr__(self, "warp_config", configs)
 
+    def call_text(self) -> str:
+        """The constructor call as written, e.g. `CudaDeviceFunction(blockDim=256)`."""
+        named = [w.name for w in self.warp_config if w.name]
+        parts = [f"warp_config=[{', '.join(named)}]" if named else f"blockDim={self.blockDim}"]
+        if self.clusterDim != 1:
+            parts.append(f"clusterDim={self.clusterDim}")
+        if self.blocks_per_sm != 1:
+            parts.append(f"blocks_per_sm={self.blocks_per_sm}")
+        return f"CudaDeviceFunction({', '.join(parts)})"
+
     @property
     def num_threads(self) -> int:
         """N = C * B threads per cluster."""
@@ -111,15 +121,17 @@ def _check_warp_config(configs: tuple[CudaWarpConfig, ...]) -> None:
             raise RejectedInput(prefix + f"expected CudaWarpConfig, not {w!r}", code="ERR-O05",
                                 rule="LANG-4.12")
         if not _IDENT.match(w.name):
-            raise RejectedInput(prefix + f"invalid name {w.name!r}", code="ERR-O05",
+            raise RejectedInput(prefix + f"warp name {w.name!r} is not a valid C identifier", code="ERR-O05",
                                 rule="LANG-4.12")
-    if len(set(names)) != len(names):
-        raise RejectedInput(prefix + f"duplicate names in {names}", code="ERR-O05",
-                            rule="LANG-4.12")
+    dups = sorted({n for n in names if names.count(n) > 1})
+    if dups:
+        raise RejectedInput(prefix + f"duplicate warp name {dups[0]!r} in {names}",
+                            code="ERR-O05", rule="LANG-4.12")
     if any(w.setmaxnreg is not None for w in configs):
         total = 32 * sum(w.count for w in configs)
         if total % 128 != 0:
-            raise RejectedInput(prefix + "setmaxnreg requires blockDim to be a multiple of 128",
+            raise RejectedInput(prefix + "setmaxnreg requires blockDim to be a multiple of 128, not "
+                                f"blockDim={total}",
                                 code="ERR-O05", rule="LANG-4.12")
         per_warp: list[tuple[int | None, str]] = []
         for w in configs:
@@ -127,19 +139,21 @@ def _check_warp_config(configs: tuple[CudaWarpConfig, ...]) -> None:
             per_warp.extend([(w.setmaxnreg, kind)] * w.count)
             reg = w.setmaxnreg
             if reg is not None and (reg % 8 != 0 or not 24 <= reg <= 256):
-                raise RejectedInput(prefix + f"setmaxnreg {reg} must be a multiple of 8 in "
-                                    "[24, 256]", code="ERR-O05", rule="LANG-4.12")
+                raise RejectedInput(prefix + f"setmaxnreg must be a multiple of 8 in [24, 256], "
+                                    f"not {reg}", code="ERR-O05", rule="LANG-4.12")
         for g in range(0, len(per_warp), 4):
             if len({v for v, _ in per_warp[g:g + 4]}) > 1:
-                raise RejectedInput(prefix + "setmaxnreg must be uniform within each warpgroup",
+                raise RejectedInput(prefix + "setmaxnreg must be uniform within each warpgroup "
+                                    "(128 threads)",
                                     code="ERR-O05", rule="LANG-4.12")
         kinds: dict[int, set[str]] = {}
         for value, kind in per_warp:
             if value is not None:
                 kinds.setdefault(value, set()).add(kind)
-        if any(len(k) > 1 for k in kinds.values()):
-            raise RejectedInput(prefix + "a register count is used with both .inc and .dec",
-                                code="ERR-O05", rule="LANG-4.12")
+        both = sorted(v for v, k in kinds.items() if len(k) > 1)
+        if both:
+            raise RejectedInput(prefix + f"{both[0]} used both for setmaxnreg.inc and "
+                                "setmaxnreg.dec", code="ERR-O05", rule="LANG-4.12")
 
 
 @dataclass(frozen=True, slots=True)

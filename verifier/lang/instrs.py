@@ -2,27 +2,49 @@
 
 Each `Instr` states its parameters (kind, access kind per SEM-4.2, formal memory, rank), its
 instr-tl and the collective unit it must be called at. Lowering text lives in codegen; access
-semantics in semantics. Calling an instr with bad template keywords is ERR-P07.
+semantics in semantics. Calling an instr with bad template keywords is ERR-P07. Template keywords
+are ints (`K=8`), precisions (`dst=f16`: a type name or a `scalars` value) or free-form extras;
+`partial(**kw)` fixes some of them, as upstream's `InstrTemplate.partial` does. User-defined
+instrs (`@instr` classes, `user_instrs`) are turned into the same `Instr` records.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
 
 from verifier.diagnostics import RejectedInput
 from verifier.lang import units
+from verifier.lang.ir import SCALAR_TYPES
 from verifier.lang.timelines import InstrTL, QualTL
 
 
 @dataclass(frozen=True, slots=True)
 class InstrParam:
     name: str
-    kind: str  # "size" | "index" | "tensor"
+    kind: str  # "size" | "index" | "tensor" | "scalar" (one element, passed as `x` or `x[i]`)
     access: str = "r"  # r | w | rw | a  (SEM-4.2; "a" = atomic mutate)
     formal_mem: str = ""  # formal memory (class name; actual must be it or a subclass)
-    shape: Callable[[dict[str, int]], tuple[int | str, ...]] | None = None  # window extents
+    shape: Callable[[dict[str, Any]], tuple[int | str, ...]] | None = None  # window extents
     atomic_quals: frozenset[QualTL] = frozenset()
+    # COLL-5.12: the first len(distributed) intervals of the window are distributed over these
+    # units, as if the access sat in `for y in cuda_threads(0, c, unit=U)` loops; with
+    # owner_only each slice is accessed by its owner thread(s) only (SEM-4.3), else by the
+    # whole calling collective.
+    distributed: tuple[units.CollUnit, ...] = ()
+    owner_only: bool = False
+    out_of_order: bool | None = None  # as the instr declares it; None: as SEM-3.3 derives it
+
+
+@dataclass(frozen=True, slots=True)
+class FixedShape:
+    """The window extents of a parameter once an instr is instantiated: ints, or the name (or
+    text) of a runtime size parameter. Data, so that user instrs pickle (LOAD-9)."""
+
+    dims: tuple[int | str, ...]
+
+    def __call__(self, _kw: dict[str, Any]) -> tuple[int | str, ...]:
+        return self.dims
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,29 +57,54 @@ class Instr:
     check_template: Callable[[dict[str, int]], str | None] | None = None
     trailing_mech: str | None = None  # "CudaMbarrier" when a trailing barrier is required
     barrier_units: int = 0  # intervals its trailing barrier must have (LANG-5.7, COLL-5.12)
-    unit_of: Callable[[dict[str, int]], units.CollUnit] | None = None  # unit set by keywords
+    unit_of: Callable[[dict[str, Any]], units.CollUnit] | None = None  # unit set by keywords
+    precisions: tuple[str, ...] = ()  # precision keywords: a type (`dst=f16`), LANG-3.6
+    extras: tuple[str, ...] = ()  # free-form keywords (`mem="global"`, `smem_box=(8, 32)`)
+    bound: tuple[tuple[str, Any], ...] = ()  # keywords fixed by `partial` (or a user instance)
+    unmodelled: str | None = None  # why calls are outside the encoding (ERR-V11), if they are
+    base: "Instr | None" = field(default=None, compare=False, repr=False)  # before `partial`
 
-    def unit_at(self, kwargs: dict[str, int]) -> units.CollUnit:
+    def unit_at(self, kwargs: dict[str, Any]) -> units.CollUnit:
         """The collective unit of a call with these template keywords (COLL-3.1)."""
-        return self.unit if self.unit_of is None else self.unit_of(kwargs)
+        return self.unit if self.unit_of is None else self.unit_of({**dict(self.bound),
+                                                                     **kwargs})
 
     def __str__(self) -> str:
         return self.name
 
-    def instantiate(self, kwargs: dict[str, object]) -> dict[str, int]:
-        """Validate template keywords (ERR-P07); returns them as ints."""
-        bad = [k for k in kwargs if k not in self.template]
-        missing = [k for k in self.template if k not in kwargs]
+    def partial(self, **kwargs: Any) -> "Instr":
+        """This instr with some template keywords fixed (upstream's `partial`)."""
+        return replace(self, bound=tuple(sorted({**dict(self.bound), **kwargs}.items())),
+                       base=self.root())
+
+    def root(self) -> "Instr":
+        """The instr `partial` started from: the one a call's IR names (a stdlib instr is sent
+        to the parent by name, LOAD-9); the call's keywords carry what `partial` fixed."""
+        return self.base or self
+
+    def __call__(self, **kwargs: Any) -> "Instr":
+        """`instr(dst="f32", K=8)` in Python: the instr with those keywords fixed."""
+        return self.partial(**kwargs)
+
+    def instantiate(self, kwargs: dict[str, object]) -> dict[str, Any]:
+        """Validate template keywords (ERR-P07); ints stay ints, precisions become type names.
+        Keywords fixed by `partial` count as given."""
+        given = {**dict(self.bound), **kwargs}
+        known = self.template + self.precisions + self.extras
+        bad = [k for k in given if k not in known]
+        missing = [k for k in self.template + self.precisions if k not in given]
         if bad or missing:
-            raise RejectedInput(f"Failed to instantiate {self.name}({kwargs}): expected "
-                                f"keywords {list(self.template)}", code="ERR-P07",
-                                rule="LANG-3.6")
-        values: dict[str, int] = {}
-        for k, v in kwargs.items():
-            if not isinstance(v, int) or isinstance(v, bool):
+            raise RejectedInput(f"Failed to instantiate {self.name}({given}): expected "
+                                f"keywords {list(known)}", code="ERR-P07", rule="LANG-3.6")
+        values: dict[str, Any] = {}
+        for k, v in given.items():
+            if k in self.precisions:
+                values[k] = precision_name(v, f"{self.name}: {k}")
+            elif k in self.template and (not isinstance(v, int) or isinstance(v, bool)):
                 raise RejectedInput(f"Failed to instantiate {self.name}: {k}={v!r} is not an int",
                                     code="ERR-P07", rule="LANG-3.6")
-            values[k] = v
+            else:
+                values[k] = v
         if self.check_template is not None:
             problem = self.check_template(values)
             if problem:
@@ -66,29 +113,38 @@ class Instr:
         return values
 
 
+def precision_name(value: object, what: str) -> str:
+    """A precision keyword's type name: `"f16"` or a `scalars` value such as `f16`."""
+    name = value if isinstance(value, str) else getattr(value, "name", None)
+    if not isinstance(name, str) or name not in SCALAR_TYPES or name == "R":
+        raise RejectedInput(f"Failed to instantiate {what}={value!r}: expected a type such as "
+                            "f32, f16 or bf16", code="ERR-P07", rule="LANG-3.6")
+    return name
+
+
 def _host_copies() -> dict[str, Instr]:
     out: dict[str, Instr] = {}
     dims = "mnopq"
     stream = InstrTL.cpu_cuda_stream_instr
-    # upstream's names: `_{rank}d` (any element type) and the `_{rank}{type}` aliases
+    # upstream's names: `_{rank}d` (the element type given as precision keywords `dst=`,
+    # `src=`) and the `_{rank}{type}` aliases with those keywords fixed
     for rank in range(1, 6):
+        sizes = tuple(InstrParam(dims[i], "size") for i in range(rank))
+        shape = FixedShape(tuple(dims[:rank]))
         for ty in ("d", "f32", "f16", "bf16", "i32"):
-            sizes = tuple(InstrParam(dims[i], "size") for i in range(rank))
-
-            def shape(_kw: dict[str, int], rank: int = rank) -> tuple[str, ...]:
-                return tuple(dims[:rank])
-
             for direction, dst_mem, src_mem in (("htod", "CudaGmemLinear", "DRAM"),
                                                 ("dtoh", "DRAM", "CudaGmemLinear")):
                 name = f"cudaMemcpyAsync_{direction}_{rank}{ty}"
                 out[name] = Instr(name, sizes + (
                     InstrParam("dst", "tensor", "w", dst_mem, shape),
                     InstrParam("src", "tensor", "r", src_mem, shape)), stream,
-                    units.standalone_thread)
+                    units.standalone_thread, precisions=("dst", "src"),
+                    bound=() if ty == "d" else (("dst", ty), ("src", ty)))
             name = f"cudaMemsetAsync0_{rank}{ty}"
             out[name] = Instr(name, sizes + (
                 InstrParam("dst", "tensor", "w", "CudaGmemLinear", shape),), stream,
-                units.standalone_thread)
+                units.standalone_thread, precisions=("dst",),
+                bound=() if ty == "d" else (("dst", ty),))
     return out
 
 
@@ -155,14 +211,19 @@ def _lane_mask_check(kw: dict[str, int]) -> str | None:
 
 
 def _warp_shuffles() -> dict[str, Instr]:
-    """`__shfl_xor_sync` between the two threads `laneMask` lanes apart: each reads both
-    threads' `inputs` and writes its own `outputs` (upstream's cuda_warp_intrin)."""
+    """`__shfl_xor_sync` between the two threads `laneMask` lanes apart (upstream's
+    cuda_warp_intrin). The window's one dimension is distributed over the pair (COLL-5.12,
+    unit cuda_thread): each thread writes its own `outputs` element and reads its own `inputs`
+    element; the exchange between the two registers is the instruction itself."""
     out: dict[str, Instr] = {}
+    pair = (units.cuda_thread,)
     for name in ("cuda_shfl_xor_sync_1f32", "cuda_shfl_xor_sync_1f32_sum"):
         out[name] = Instr(
             name,
-            (InstrParam("outputs", "tensor", "w", "CudaRmem", lambda kw: (2,)),
-             InstrParam("inputs", "tensor", "r", "CudaRmem", lambda kw: (2,))),
+            (InstrParam("outputs", "tensor", "w", "CudaRmem", FixedShape((2,)),
+                        distributed=pair, owner_only=True),
+             InstrParam("inputs", "tensor", "r", "CudaRmem", FixedShape((2,)),
+                        distributed=pair, owner_only=True)),
             InstrTL.cuda_in_order_instr, 2 * units.cuda_threads_strided(1, 1), ("laneMask",),
             _lane_mask_check,
             unit_of=lambda kw: 2 * units.cuda_threads_strided(1, kw["laneMask"]))
@@ -171,11 +232,5 @@ def _warp_shuffles() -> dict[str, Instr]:
 
 INSTRS: dict[str, Instr] = {**_host_copies(), **_sm80(), **_warp_shuffles()}
 
-# Names of other instructions upstream exports; calling one is ERR-V11 (Decision 7: closed set).
-UNSUPPORTED_INSTR_NAMES = (
-    "cuda_packed_load_f32", "cuda_packed_store_f32", "cuda_warp_broadcast_sync_1f32",
-    "Sm90_copy_tensor_to_smem_linear_2f32",
-    "Sm90_copy_tensor_to_smem_swizzled_2f32", "Sm90_multicast_copy_tensor_to_smem_swizzled_2f32",
-    "Sm90_copy_tensor_to_gmem_linear_2f32", "Sm90_reduce_tensor_to_gmem_linear_2f32",
-    "Sm90_zero_scale_d_f32", "Sm90_mma_async_tf32", "Sm90_mma_store_d_row_major_tf32",
-)
+# Names of instructions upstream exports that spork-verify lacks: a call is ERR-V11.
+UNSUPPORTED_INSTR_NAMES: tuple[str, ...] = ()

@@ -46,13 +46,17 @@ class Memory:
         return self.family in ("rmem", "rmem_matrix", "rmem_wgmma_d")
 
 
+# Abstract bases as upstream's class hierarchy (cuda_memory.py): a formal memory accepts an
+# actual that is it or subclasses it (LANG-4.2).
 _DEV = ("CudaBasicDeviceVisible", "CudaDeviceVisibleLinear")
+_LINEAR = _DEV + ("CudaDeviceVisibleAtomicity16B",)
 DRAM = Memory("DRAM", "host", "rwc", "", None, True, False)
 # The storage of an mbarrier variable: RAM-like qual-tls (SEM-3.3), allocated in SMEM.
 MBARRIER_STORAGE = Memory("CudaMbarrier (storage)", "mbarrier", "", "rwc", None, False, True)
 CudaGmemLinear = Memory("CudaGmemLinear", "gmem", "c", "rw", None, False, False,
                         bases=_DEV + ("CudaDeviceVisibleAtomicity16B", "CudaGmemAtomicity16B"))
-CudaGridConstant = Memory("CudaGridConstant", "grid_constant", "rwc", "r", None, True, True)
+CudaGridConstant = Memory("CudaGridConstant", "grid_constant", "rwc", "r", None, True, True,
+                          bases=_LINEAR + ("DRAM",))
 CudaSmemLinear = Memory("CudaSmemLinear", "smem", "", "rwc", units.cuda_cta_in_cluster, False,
                         True, bases=_DEV + ("CudaBasicSmem", "CudaDeviceVisibleAtomicity16B",
                                             "CudaSmemAtomicity16B"))
@@ -60,17 +64,19 @@ Sm90_SmemSwizzled = Memory("Sm90_SmemSwizzled", "smem", "", "rwc", units.cuda_ct
                            False, True, bases=("CudaBasicDeviceVisible", "CudaBasicSmem",
                                                "CudaDeviceVisibleAtomicity16B",
                                                "CudaSmemAtomicity16B"))  # as upstream's
-CudaRmem = Memory("CudaRmem", "rmem", "", "rwc", units.cuda_thread, False, True)
+CudaRmem = Memory("CudaRmem", "rmem", "", "rwc", units.cuda_thread, False, True,
+                  bases=_LINEAR)
+_BDV = ("CudaBasicDeviceVisible",)
 CudaRmemPacked32 = Memory("CudaRmemPacked32", "rmem", "", "rwc", units.cuda_thread, False, True,
-                          packed_dims=1)
+                          packed_dims=1, bases=_BDV)
 Sm80_RmemMatrixA = Memory("Sm80_RmemMatrixA", "rmem_matrix", "", "rwc", units.cuda_warp, False,
-                          True, packed_dims=2)
+                          True, packed_dims=2, bases=_BDV)
 Sm80_RmemMatrixB = Memory("Sm80_RmemMatrixB", "rmem_matrix", "", "rwc", units.cuda_warp, False,
-                          True, packed_dims=2)
+                          True, packed_dims=2, bases=_BDV)
 Sm80_RmemMatrixD = Memory("Sm80_RmemMatrixD", "rmem_matrix", "", "rwc", units.cuda_warp, False,
-                          True, packed_dims=2)
+                          True, packed_dims=2, bases=_BDV)
 Sm90_RmemMatrixD = Memory("Sm90_RmemMatrixD", "rmem_wgmma_d", "", "rwc", units.cuda_warpgroup,
-                          False, True, packed_dims=2)
+                          False, True, packed_dims=2, bases=_BDV)
 Sm90_RmemMatrixA = Memory("Sm90_RmemMatrixA", "abstract", "", "", None, False, True,
                           abstract=True)
 

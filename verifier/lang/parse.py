@@ -26,6 +26,7 @@ from verifier.lang import ir, parse_sync
 from verifier.lang.config import CudaDeviceFunction, CudaWarps
 from verifier.lang.memories import DRAM, BarrierMechanism, Memory, SpecialWindow
 from verifier.lang.parse_sync import OTHER_DIALECT as _OTHER_DIALECT
+from verifier.lang.scalars import ScalarInfo
 from verifier.lang.units import CollUnit, cuda_thread
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Mod: "%"}
@@ -158,16 +159,29 @@ class ProcParser:
         self.bind(a.arg, _Binding(sym, "data", typ, mem))
         return ir.Arg(sym, typ, mem, self.loc(a))
 
+    def scalar_name(self, node: ast.expr) -> str | None:
+        """The element type a name denotes: a type keyword (`f32`), or a Python value that is
+        one (`my_f16 = f16`, upstream's `exo.scalars`). LANG-2.4"""
+        if not isinstance(node, ast.Name):
+            return None
+        if node.id in ir.SCALAR_TYPES:
+            return node.id
+        if self.lookup(node.id) is None and node.id in self.py_env:
+            name = getattr(self.py_env[node.id], "name", None)
+            if isinstance(self.py_env[node.id], ScalarInfo) and name in ir.SCALAR_TYPES:
+                return name
+        return None
+
     def data_type(self, node: ast.expr, allow_window: bool = False) -> ir.Scalar | ir.Tensor:
-        if isinstance(node, ast.Name) and node.id in ir.SCALAR_TYPES:
-            return ir.Scalar(node.id)
+        if (name := self.scalar_name(node)) is not None:
+            return ir.Scalar(name)
         if isinstance(node, ast.Subscript):
             base, window = node.value, False
             if isinstance(base, ast.List) and allow_window and len(base.elts) == 1:
                 base, window = base.elts[0], True
-            if isinstance(base, ast.Name) and base.id in ir.SCALAR_TYPES:
+            if (name := self.scalar_name(base)) is not None:
                 dims = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-                return ir.Tensor(base.id, tuple(self.expr(d) for d in dims), window)
+                return ir.Tensor(name, tuple(self.expr(d) for d in dims), window)
         raise self.err(node, f"expected a data type such as f32 or f32[n], not "
                        f"`{ast.unparse(node)}`", "ERR-P11", "LANG-2.4")
 
@@ -411,10 +425,24 @@ class ProcParser:
                 b = self.lookup(buf)
                 if b is None:
                     raise self.err(node, f"unknown name {buf}", "ERR-P05", "LANG-2.6")
-                return ir.Stride(b.sym, int(self.py_eval(dim)), loc)
+                d = int(self.py_eval(dim))
+                if b.kind == "data" and isinstance(b.typ, ir.Tensor) and not b.typ.window \
+                        and 0 <= d < len(b.typ.shape):
+                    return self.dense_stride(b.typ.shape[d + 1:], loc)
+                return ir.Stride(b.sym, d, loc)
             case _:
                 raise self.err(node, f"unsupported expression `{ast.unparse(node)}`", "ERR-P25",
                                "LANG-2.6")
+
+    @staticmethod
+    def dense_stride(dims: tuple[ir.Expr, ...], loc: SrcLoc) -> ir.Expr:
+        """`stride(x, d)` of a dense tensor (not a window): the product of the extents after
+        `d`, as upstream computes it (LANG-2.6); a window's stride stays `ir.Stride`."""
+        out: ir.Expr = ir.Const(1, loc)
+        for extent in dims:
+            out = extent if isinstance(out, ir.Const) and out.value == 1 else \
+                ir.BinOp("*", out, extent, loc)
+        return out
 
     def name_expr(self, name: str, node: ast.expr) -> ir.Expr:
         b = self.lookup(name)

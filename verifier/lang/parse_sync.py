@@ -185,6 +185,8 @@ def call(p: ParserView, node: ast.Call, trailing: list[ast.expr], s: ast.stmt) -
         raise p.err(node, f"{name} is not part of the spork26 dialect; {hint}", "ERR-P28",
                     "LANG-1.2")
     callee = p.py_env.get(name)
+    if hasattr(callee, "instr_for_call"):  # a user-defined `@instr` template (user_instrs)
+        callee = _user_instr(p, callee, node)
     if not isinstance(callee, (Instr, ir.Proc)):
         if name in UNSUPPORTED_INSTR_NAMES:
             raise Unsupported(f"not supported by spork-verify: instruction {name}",
@@ -203,6 +205,10 @@ def call(p: ParserView, node: ast.Call, trailing: list[ast.expr], s: ast.stmt) -
         except RejectedInput as e:
             raise RejectedInput(e.message, p.loc(node), e.rule, e.code) from None
         nparams = len(callee.params)
+        # the IR names the instr `partial` started from, with every keyword it fixed, so a
+        # stdlib instr still travels by name (LOAD-9); a module-level alias keeps its own
+        callee = callee.root()
+        kwargs = {k: v for k, v in kwargs.items() if k not in dict(callee.bound)}
     else:
         nparams = len(callee.args)
     if len(node.args) != nparams:
@@ -211,9 +217,24 @@ def call(p: ParserView, node: ast.Call, trailing: list[ast.expr], s: ast.stmt) -
     if len(trailing) > 1:
         raise p.err(node, f"{name} cannot have more than 1 trailing barrier expr",
                     "ERR-P04", "LANG-3.7")
+    if trailing and isinstance(callee, Instr) and callee.trailing_mech is None:
+        # structural, so found before any other rule, as upstream's memory analysis finds it
+        raise p.err(node, f"{name} does not take trailing barrier expression >> "
+                    f"{ast.unparse(trailing[0])}", "ERR-A09", "LANG-3.7")
     args = tuple(_call_arg(p, a) for a in node.args)
     refs = tuple(barrier_ref(p, t) for t in trailing)
     return ir.Call(callee, args, tuple(sorted(kwargs.items())), refs, p.loc(s))
+
+
+def _user_instr(p: ParserView, template: Any, node: ast.Call) -> Instr:
+    """The concrete instr of a call of a user-defined `@instr` template: its keywords are
+    evaluated and the template's `instance` runs now, as upstream instantiates at parse time
+    (LANG-3.6, LANG-3.11); the call's keywords are then checked against the result."""
+    kwargs = {str(k.arg): p.py_eval(k.value) for k in node.keywords}
+    try:
+        return template.instr_for_call(kwargs)
+    except RejectedInput as e:
+        raise RejectedInput(e.message, p.loc(node), e.rule, e.code) from None
 
 
 def _call_arg(p: ParserView, node: ast.expr) -> ir.Expr:

@@ -28,7 +28,9 @@ from verifier.semantics.rules import AccessKind, Flag
 from verifier.semantics.state import (
     EVERYONE, Finding, Grant, History, MachineError, Origin, Record, Threads,
 )
-from verifier.semantics.access import instr_accesses, tracked_buffers
+from verifier.semantics.access import (
+    InstrAccess, callee_distributed, instr_accesses, tracked_buffers,
+)
 from verifier.semantics.index import RecordIndex
 
 
@@ -65,7 +67,7 @@ class Machine:
         self.env: dict[ir.Sym, int] = {}
         self.bufs: dict[ir.Sym, BufInstance] = {}
         self.tracked = tracked_buffers(proc)
-        self.tiling_cache: dict[int, Any] = {}
+        self.tiling_cache: dict[Any, Any] = {}
         self.current_dev_threads = 0
         self.by_task: dict[int | None, list[Record]] = {}
         self.barriers: dict[ir.Sym, barriers.BarrierInstance] = {}
@@ -220,7 +222,9 @@ class Machine:
                 raise UnhandledNode(s)
 
     def cached(self, s: ir.Stmt, make: Any) -> Any:
-        key = id(s)
+        return self.cached_key(id(s), make)
+
+    def cached_key(self, key: Any, make: Any) -> Any:
         if key not in self.tiling_cache:
             self.tiling_cache[key] = make()
         return self.tiling_cache[key]
@@ -319,11 +323,43 @@ class Machine:
         if not isinstance(s.callee, Instr):
             raise Unsupported("not supported by spork-verify: call of a non-instr proc",
                               s.loc, code="ERR-V11", rule="LANG-3.10")
+        if s.callee.unmodelled:
+            raise Unsupported(f"not supported by spork-verify yet: instruction "
+                              f"{s.callee.unmodelled}", s.loc, code="ERR-V11", rule="LANG-3.11")
         threads = self.collective(ctx)
-        for acc in instr_accesses(s, self.bufs_view(), self.value):
-            for index in acc.elements:
-                self.access(acc.buf, index, acc.kind, s.callee.instr_tl, threads, s.loc, ctx,
+        for k, acc in enumerate(instr_accesses(s, self.bufs_view(), self.value)):
+            for index, by in self.owner_slices(s, k, acc, ctx, threads):
+                self.access(acc.buf, index, acc.kind, s.callee.instr_tl, by, s.loc, ctx,
                             atomic_quals=acc.atomic_quals, in_instr=True)
+
+    def owner_slices(self, s: ir.Call, k: int, acc: InstrAccess, ctx: Ctx, threads: Threads
+                     ) -> Iterator[tuple[tuple[int, ...], Threads]]:
+        """Each element of an instr access with the threads accessing it: the calling
+        collective, or for an owner-only distributed window (COLL-5.12, SEM-4.3) the owner of
+        its slice, as if the access sat in `cuda_threads` loops over the distributed dims."""
+        dims = callee_distributed(acc.param, acc.window) if acc.param and acc.window and \
+            acc.param.owner_only and ctx.cuda else ()
+        if not dims:
+            yield from ((index, threads) for index in acc.elements)
+            return
+
+        def make() -> tuple[Any, tuple[ir.Sym, ...]]:
+            tiling, syms = ctx.tiling, []
+            for j, d in enumerate(dims):
+                sym = ir.Sym.fresh(f"_{j}_CALLEE_DISTRIBUTED")
+                tiling = collectives.tile_threads(tiling, sym, sym.name, 0,
+                                                  self.value(d.interval.hi), d.unit, ctx.dev)
+                syms.append(sym)
+            return tiling, tuple(syms)
+        tiling, syms = self.cached_key((id(s), k), make)
+        lows = [self.value(d.interval.lo) for d in dims]
+        by_slice: dict[tuple[int, ...], Threads] = {}
+        for index in acc.elements:
+            key = tuple(index[d.pos] - lo for d, lo in zip(dims, lows))
+            if key not in by_slice:
+                sub = replace(ctx, tiling=tiling, iters=ctx.iters + tuple(zip(syms, key)))
+                by_slice[key] = self.collective(sub)
+            yield index, by_slice[key]
 
     def bufs_view(self) -> Mapping[ir.Sym, tuple[tuple[int, ...], Memory]]:
         return {k: (b.shape, b.mem) for k, b in self.bufs.items()}
