@@ -127,3 +127,30 @@ def test_a_disagreement_is_an_internal_error(capsys: pytest.CaptureFixture[str],
     code, out, _ = run(capsys, "--recheck", "cvc5", SAXPY)
     assert code == 4 and "PROVED" not in out and "ERR-V13" in out
     assert "solvers disagree" in out
+
+
+def test_smt2_write_failure_is_said_and_exits_2(capsys: pytest.CaptureFixture[str],
+                                                tmp_path: Path) -> None:
+    """A folder that cannot take the files mid-run (here a file where the proc's folder goes):
+    the report is complete, stderr says why, exit 2, no traceback."""
+    (tmp_path / "q").mkdir()
+    (tmp_path / "q" / "saxpy").write_text("in the way")
+    code, out, err = run(capsys, "--smt2", tmp_path / "q", SAXPY)
+    assert code == 2 and "saxpy: PROVED" in out
+    assert "cannot write the queries of saxpy" in err and "Traceback" not in err
+
+
+def test_check_cert_source_from_the_header(capsys: pytest.CaptureFixture[str],
+                                           tmp_path: Path) -> None:
+    """Without PATH the source named in the header is read; when it is gone: exit 2, saying
+    to give it."""
+    source = tmp_path / "saxpy.py"
+    source.write_text(SAXPY.read_text())
+    code, _, _ = run(capsys, "--emit-cuda", tmp_path / "cu", source)
+    cu = tmp_path / "cu" / "saxpy.cu"
+    assert code == 0 and cu.is_file()
+    code, out, _ = run(capsys, "--check-cert", cu)
+    assert code == 0 and "matches" in out, out
+    source.unlink()
+    code, _, err = run(capsys, "--check-cert", cu)
+    assert code == 2 and "is not a file here" in err and "--check-cert FILE.cu PATH" in err

@@ -355,7 +355,8 @@ def _verify_all(args: argparse.Namespace) -> int:
         return 2
     code = exit_code(results)
     code = 3 if not_lowered and code == 0 else code
-    return 2 if sink.write_error and code in (0, 3) else code
+    write_error = sink.write_error or (queries is not None and queries.write_error)
+    return 2 if write_error and code in (0, 3) else code
 
 
 if __name__ == "__main__":

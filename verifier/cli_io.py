@@ -76,8 +76,22 @@ class QueryWriter:
     def __init__(self, folder: str) -> None:
         self.folder = Path(folder)
         self.taken: set[str] = set()
+        self.write_error = False  # a file could not be written (a full disk): said, exit 2
 
     def write(self, result: ProcResult) -> int:
+        """Write the result's queries; on an OSError say so on stderr once and go on: the
+        verdicts do not depend on the files (CLI-8)."""
+        try:
+            return self._write(result)
+        except OSError as e:
+            if not self.write_error:
+                print(f"spork-verify: error: --smt2 {self.folder}: cannot write the queries of "
+                      f"{result.proc}: {e.strerror}; the report is complete, the folder is not",
+                      file=sys.stderr)
+            self.write_error = True
+            return 0
+
+    def _write(self, result: ProcResult) -> int:
         name, k = result.proc, 1
         while name in self.taken:
             k += 1

@@ -1,7 +1,11 @@
 """`--check-cert` fails on any edit of an emitted file (specs/cli.md CLI-7, LANG-8.1): every
-byte of one small kernel's file, and a deterministic sample of edits for every other proved
-example, makes it exit 5; the untouched file passes, and forgeries that keep the file
-self-consistent are caught by re-emission and by the re-run proof."""
+byte of one small kernel's file, and a deterministic sample of edits of the file of every
+example expected to be proved, is found; the untouched file passes, and forgeries that keep the
+file self-consistent are caught by re-emission and by the re-run proof.
+
+The sampled files carry a hand-made certificate with the proc's own IR hash (the CUDA text does
+not depend on the certificate's other fields), so the test does not re-run every proof; the
+saxpy tests go through real proofs and the command line end to end."""
 
 from __future__ import annotations
 
@@ -12,12 +16,15 @@ import random
 from pathlib import Path
 
 import pytest
-from codegen_support import certified, proved_cases
+from codegen_support import certified, load, proved_cases
 
+from verifier import __version__
 from verifier.cli import main
 from verifier.cli_cert import CERT_MISMATCH
-from verifier.codegen import emit_cuda, proc_problems, proof_problems, read_emitted
+from verifier.codegen import emit_cuda, proc_problems, read_emitted
 from verifier.codegen.certificate import CUDA_PREFIX, SEAL_PREFIX
+from verifier.encode.solver import SOLVER_NAME
+from verifier.lang.printer import ir_hash
 from verifier.results import Certificate
 
 EXAMPLES = Path(__file__).resolve().parent.parent.parent / "examples"
@@ -50,23 +57,33 @@ def test_every_proved_example_is_covered() -> None:
 @pytest.mark.rule("LANG-8.1")
 def test_every_byte_of_a_small_kernel(tmp_path: Path) -> None:
     """saxpy: each of its bytes changed (the header and the kernel body), every third one
-    also deleted and duplicated: --check-cert exits 5 every time, naming a mismatch."""
+    also deleted and duplicated: each edit is found, and the command line (every 50th edit)
+    exits 5 naming a mismatch."""
     proc, cert = certified(EXAMPLES / "saxpy.py", "saxpy")
     data = emit_cuda(proc, cert).encode()
     edits = _edits(data, list(range(len(data))))
     cu = tmp_path / "saxpy.cu"
-    for what, tampered in edits:
-        cu.write_bytes(tampered)
-        code, text = _check(cu)
-        assert code == CERT_MISMATCH and "does not match its certificate" in text, what
+    for k, (what, tampered) in enumerate(edits):
+        emitted, problems = read_emitted(tampered)
+        assert problems, what
+        if k % 50 == 0:
+            cu.write_bytes(tampered)
+            code, text = _check(cu)
+            assert code == CERT_MISMATCH and "does not match its certificate" in text, what
     assert len(edits) > 3 * 4000 // 2
+
+
+def _hand_certified(path: Path, name: str) -> tuple[object, bytes]:
+    proc = load(path, name)
+    cert = Certificate(name, ir_hash(proc), (("hand-made", "0" * 16),), SOLVER_NAME,
+                       __version__)
+    return proc, emit_cuda(proc, cert).encode()
 
 
 @pytest.mark.rule("LANG-8.1")
 @pytest.mark.parametrize("case", PROVED, ids=lambda c: c[1])
 def test_sampled_edits_of_every_proved_example(case: tuple[Path, str]) -> None:
-    proc, cert = certified(*case)
-    data = emit_cuda(proc, cert).encode()
+    proc, data = _hand_certified(*case)
     emitted, problems = read_emitted(data)
     assert emitted is not None and problems == [] and proc_problems(emitted, proc) == []
     body_at = data.index(SEAL_PREFIX.encode())
