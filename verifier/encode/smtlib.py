@@ -14,28 +14,7 @@ import z3
 _BINDER = re.compile(r"#(\d+)@")  # `blk#5@a`: a loop variable's encoding, named by its Sym id
 
 
-def _declarations(constraints: list[z3.BoolRef]) -> list[str]:
-    """`declare-fun` of every uninterpreted constant and function, in first-use order."""
-    seen: set[int] = set()
-    decls: dict[str, str] = {}
-    todo = list(reversed(constraints))
-    while todo:
-        e = todo.pop()
-        if e.get_id() in seen:
-            continue
-        seen.add(e.get_id())
-        if z3.is_quantifier(e):
-            todo.append(e.body())
-        elif z3.is_app(e):
-            d = e.decl()
-            if d.kind() == z3.Z3_OP_UNINTERPRETED and d.name() not in decls:
-                decls[d.name()] = d.sexpr()
-            todo.extend(reversed(e.children()))
-    return list(decls.values())
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
+_CONTINUATION = re.compile(r"\n[ \t]+")
 
 
 def query_text(constraints: list[z3.BoolRef]) -> str:
@@ -44,13 +23,13 @@ def query_text(constraints: list[z3.BoolRef]) -> str:
 
     Not `Solver.to_smt2()`: that printer let-binds every term whose reference count exceeds
     one, and reference counts depend on which wrappers and caches happen to be alive, so the
-    same query printed twice could differ. `sexpr()` shares subterms by their occurrences in
-    the printed term itself. Its line breaks depend on the width of the names, so each
-    assertion is put on one line (the names are identifiers: no whitespace inside).
+    same query printed twice could differ. `Solver.sexpr()` aliases subterms by their structure;
+    its line breaks depend on the width of the names, so each top-level form is put on one line
+    (continuation lines are indented; the names are identifiers: no whitespace inside).
     """
-    lines = _declarations(constraints)
-    lines += [f"(assert {_one_line(c.sexpr())})" for c in constraints]
-    return "\n".join(lines + ["(check-sat)"]) + "\n"
+    s = z3.Solver(ctx=constraints[0].ctx) if constraints else z3.Solver()
+    s.add(*constraints)
+    return _CONTINUATION.sub(" ", s.sexpr().rstrip("\n")) + "\n(check-sat)\n"
 
 
 def canonical_text(text: str) -> str:
