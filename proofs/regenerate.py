@@ -10,8 +10,8 @@ Unless `--no-recheck`: the run also writes every obligation's SMT-LIB2 query (`-
 re-decides each proved one with cvc5 (`--recheck cvc5`, pip install 'spork-verify[cvc5]'); this
 script then re-decides each proved obligation's written query with z3 as well, from the text
 alone. It prints, per example, the obligations proved and how many each solver re-decided as
-unsat (agrees), sat (disagrees) or unknown, writes the table to `proofs/recheck.txt`, and exits
-1 on any disagreement.
+unsat (agrees), sat (disagrees) or unknown, merges those rows into `proofs/recheck.txt` (a run
+over some examples updates their rows only), and exits 1 on any disagreement.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from pathlib import Path
 import z3
 
 ROOT = Path(__file__).resolve().parent.parent
+RECHECK = ROOT / "proofs" / "recheck.txt"
 Z3_TIMEOUT_MS = 60_000
 _OBLIGATION = re.compile(r"^;; obligation (\S+) ", re.M)
 COLUMNS = ("example", "obligations", "proved", "z3 unsat", "z3 sat", "z3 unknown",
@@ -93,6 +94,31 @@ def table(rows: list[list[object]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def recorded_rows() -> dict[str, list[object]]:
+    """The rows of proofs/recheck.txt, so a run over some examples updates only theirs."""
+    if not RECHECK.exists():
+        return {}
+    rows = {}
+    for line in RECHECK.read_text().splitlines():
+        cells = line.split()
+        if len(cells) == len(COLUMNS) and cells[0] != "total" and cells[1].isdigit():
+            rows[cells[0]] = [cells[0], *map(int, cells[1:])]
+    return rows
+
+
+def write_table(rows: list[list[object]]) -> str:
+    """Merge `rows` into proofs/recheck.txt (examples that no longer exist dropped)."""
+    merged = recorded_rows()
+    merged.update({str(r[0]): r for r in rows})
+    stems = {p.stem for p in (ROOT / "examples").glob("*.py")}
+    report = table([merged[k] for k in sorted(merged) if k in stems])
+    RECHECK.write_text(
+        "Every proved obligation of every example, re-decided from its SMT-LIB2 text "
+        "(python proofs/regenerate.py):\nsat = a disagreement with the proof, unknown = "
+        f"not decided (z3 limit {Z3_TIMEOUT_MS // 1000} s, cvc5 --timeout).\n\n" + report)
+    return report
+
+
 def main() -> int:
     check = "--check" in sys.argv
     recheck = "--no-recheck" not in sys.argv
@@ -105,6 +131,8 @@ def main() -> int:
             if folder is not None:
                 rows.append(recheck_row(example, doc, folder))
                 print("  ".join(map(str, rows[-1])), file=sys.stderr, flush=True)
+                if not check:
+                    write_table([rows[-1]])  # kept as each example finishes
             target = ROOT / "proofs" / f"{example.stem}.json"
             text = recorded(doc)
             if check:
@@ -116,15 +144,9 @@ def main() -> int:
         print(f"differs: {name}")
     disagree = 0
     if rows:
-        report = table(rows)
-        print(report, end="")
+        print(table(rows), end="")
         disagree = sum(int(r[COLUMNS.index("z3 sat")]) + int(r[COLUMNS.index("cvc5 sat")])
                        for r in rows)
-        if not named and not check:
-            (ROOT / "proofs" / "recheck.txt").write_text(
-                "Every proved obligation of every example, re-decided from its SMT-LIB2 text "
-                "(python proofs/regenerate.py):\nsat = a disagreement with the proof, unknown = "
-                f"not decided (z3 limit {Z3_TIMEOUT_MS // 1000} s, cvc5 --timeout).\n\n" + report)
     return 1 if differs or disagree else 0
 
 
