@@ -19,7 +19,7 @@ from pathlib import Path
 
 from verifier.codegen import emit_cuda
 from verifier.encode import Options, verify_proc
-from verifier.encode.solver import clear_cache
+from verifier.encode.discharge import clear_cache
 from verifier.lang import ir
 from verifier.lang.load import load_procs
 

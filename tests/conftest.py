@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,6 +13,10 @@ import pytest
 from verifier.lang import ir
 from verifier.lang.load import load_procs
 from verifier.semantics import sync_check as _sync_check
+
+# The CLI's proof cache (CLI-7) goes to a folder of this test run, never the user's cache
+# (child processes inherit it); answers are the same either way, this only keeps runs apart.
+os.environ.setdefault("SPORK_VERIFY_CACHE_DIR", tempfile.mkdtemp(prefix="spork-verify-cache-"))
 
 _sync_check.install()  # `p.sync_check(...)` in files loaded in-process (API-3)
 

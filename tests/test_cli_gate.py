@@ -1,6 +1,6 @@
 """Exact verdicts and independent checks at the command line: `vacuous` (VAC-1, VAC-2), the
 concrete mode's `no-hazard-at-sizes` and its refusals, `--smt2 DIR` and `--recheck cvc5`
-(specs/cli.md CLI-1, CLI-2, CLI-8; specs/verification.md)."""
+(specs/cli.md CLI-1, CLI-2, CLI-10; specs/verification.md)."""
 
 from __future__ import annotations
 

@@ -156,3 +156,38 @@ def test_sm80_fragment_loads_take_swizzled_smem_as_upstream() -> None:
     formal = INSTRS["Sm80_mma_load_a_row_major_tf32"].params[1].formal_mem
     assert formal in Sm90_SmemSwizzled(128).bases
     assert formal not in CudaRmemPacked32.bases and formal not in Sm80_RmemMatrixA.bases
+
+
+PER_CTA_SMEM = """from exo import *
+from exo.platforms.cuda import *
+
+
+@proc
+def per_cta():
+    with CudaDeviceFunction(clusterDim=2, blockDim=256):
+        for task in cuda_tasks(0, 1):
+            for cta in cuda_threads(0, 2, unit=cuda_cta_in_cluster):
+                the_mem: f32[16, 16] @ CudaSmemLinear
+                for y in cuda_threads(0, 16, unit=16 * cuda_thread):
+                    for x in cuda_threads(0, 16, unit=cuda_thread):
+                        the_mem[y, x] = 3
+                Fence(cuda_in_order, cuda_in_order)
+"""
+
+
+@pytest.mark.rule("API-3")
+@pytest.mark.rule("LANG-6.3")
+def test_per_cta_smem_in_a_cluster_is_unsupported_and_sync_check_raises(tmp_path: Path) -> None:
+    """Upstream's sync_check requires SMEM at cluster scope and raises; so does ours (the
+    machine does not model one copy per CTA, so it must not report a hazard there), and the
+    proof is unsupported, naming the allocation."""
+    from verifier.diagnostics import Unsupported
+    path = tmp_path / "k.py"
+    path.write_text(PER_CTA_SMEM + "\nper_cta.sync_check()\n")
+    loaded = load_isolated(path)
+    assert isinstance(loaded.error, Unsupported), loaded.error
+    assert "cluster" in loaded.error.message and "CudaSmemLinear" in loaded.error.message
+    assert loaded.error.loc.line == 10
+    path.write_text(PER_CTA_SMEM)
+    result = verify_proc(load_isolated(path).procs[0])
+    assert result.verdict.value == "unsupported" and "the_mem" in result.findings[0].message

@@ -15,7 +15,6 @@ try:  # Ctrl-C while the verifier's modules load (the console script imports the
     import contextlib
     import dataclasses
     import math
-    import time
     import traceback
     from pathlib import Path
 
@@ -30,7 +29,8 @@ try:  # Ctrl-C while the verifier's modules load (the console script imports the
     from verifier.lang.load_isolated import DEFAULT_TIMEOUT_S, load_isolated
     from verifier.report import FORMATS
     from verifier.report.progress import Progress, colour_verdicts, use_colour
-    from verifier.results import ProcResult, Verdict
+    from verifier.cli_chain import named_references, with_chain
+    from verifier.results import ChainStatus, ProcResult, Verdict
 except KeyboardInterrupt:  # exits 130 quietly, as main() does (CLI-4), never a traceback
     sys.stderr.write("spork-verify: interrupted\n")
     raise SystemExit(130) from None
@@ -46,6 +46,8 @@ def exit_code(results: list[ProcResult]) -> int:
         return 2
     if verdicts - {Verdict.proved, Verdict.no_hazard_at_sizes}:
         return 3  # unknown, unsupported, vacuous: nothing proved, nothing refuted
+    if any(r.chain is not None and r.chain.status is not ChainStatus.proved for r in results):
+        return 3  # a chain asked for and only tested (or not decided) is not a proof: CHAIN-9.3
     return 0
 
 
@@ -82,6 +84,12 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def positive_int(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="spork-verify",
@@ -95,11 +103,24 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write certified CUDA for every proved proc into DIR")
     p.add_argument("--sizes", type=parse_sizes, metavar="NAME=VALUE,...",
                    help="run the concrete abstract machine at these sizes instead of proving")
-    p.add_argument("--timeout", type=positive_seconds, default=30.0, metavar="SECONDS",
-                   help="solver timeout per obligation (default 30)")
+    p.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
+                   help="wall-clock safety net per solver query, reported as such when hit "
+                   "(default 300); the budget that decides is --rlimit")
+    p.add_argument("--rlimit", type=positive_int, metavar="UNITS",
+                   help="deterministic solver budget per query in Z3 resource units "
+                   "(default 60,000,000): the verdict does not depend on the machine's load")
+    p.add_argument("--jobs", "-j", type=positive_int, default=1, metavar="N",
+                   help="solve obligations in N worker processes (same results for every N)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="neither read nor write the on-disk proof cache "
+                   "($SPORK_VERIFY_CACHE_DIR, else ~/.cache/spork-verify)")
     p.add_argument("--load-timeout", type=positive_seconds, default=DEFAULT_TIMEOUT_S,
                    metavar="SECONDS", help="time limit for running each file to build its procs "
                    f"(default {DEFAULT_TIMEOUT_S:g})")
+    p.add_argument("--against", metavar="REF.py:PROC",
+                   help="also prove each proc's sequential reading equal to this exo-lang proc "
+                   "(the chain of equivalence, specs/chain.md); a kernel file may name its "
+                   "own with a line `# spork-verify: against REF.py:PROC`")
     p.add_argument("--check-cert", metavar="FILE.cu",
                    help="check a CUDA file written by --emit-cuda: not a byte changed, the same "
                    "IR as PATH (default: the source its header names), and a re-run proof with "
@@ -135,18 +156,29 @@ def _error_result(file: str, name: str, e: SporkError) -> ProcResult:
                       internal_error=internal)
 
 
+def options(args: argparse.Namespace) -> "Options":
+    """The proof options the command line asks for (CLI-7: budget, workers, cache)."""
+    from verifier.encode import Options
+    from verifier.encode.proof_cache import default_dir
+
+    given = {"timeout_s": args.timeout, "rlimit": args.rlimit}
+    return Options(jobs=args.jobs, cache_dir=None if args.no_cache else default_dir(),
+                   **{k: v for k, v in given.items() if v is not None})
+
+
 def verify_file(path: str, args: argparse.Namespace, progress: Progress | None = None,
                 recheck: RecheckSession | None = None, queries: QueryWriter | None = None
                 ) -> tuple[list[ProcResult], int]:
     """Results of every proc in the file, and how many proved procs got no CUDA."""
     if args.recheck and recheck is None:  # a caller that did not open a session (pytest plugin)
-        with RecheckSession(args.recheck, args.timeout) as session:
+        with RecheckSession(args.recheck, options(args).timeout_s) as session:
             return verify_file(path, args, progress, session, queries)
     loaded = load_isolated(path, args.load_timeout)
     if loaded.error is not None:
         failed = _error_result(path, loaded.error.proc or "<file>", loaded.error)
         return [dataclasses.replace(failed, load_output=loaded.output)], 0
     procs = list(loaded.procs)
+    references = named_references(path)
     if args.proc:
         procs = [p for p in procs if p.name in args.proc]
     results = []
@@ -161,6 +193,10 @@ def verify_file(path: str, args: argparse.Namespace, progress: Progress | None =
                 results.append(_prove(p, args, progress, recheck, queries))
         except SporkError as e:
             results.append(_error_result(path, p.name, e))
+        reference = args.against or references.get(p.name) or references.get(None)
+        if reference and args.sizes is None:
+            base = None if args.against else Path(path).parent
+            results[-1] = with_chain(results[-1], p, reference, base, args.timeout)
         if args.emit_cuda and results[-1].verdict is Verdict.proved and \
                 results[-1].certificate is not None:
             not_lowered += not _emit(p, results[-1], args.emit_cuda)
@@ -170,7 +206,7 @@ def verify_file(path: str, args: argparse.Namespace, progress: Progress | None =
 def _prove(p: Proc, args: argparse.Namespace, progress: Progress | None,
            recheck: RecheckSession | None, queries: QueryWriter | None) -> ProcResult:
     """Prove one proc; write its queries (--smt2), re-decide them (--recheck), add hints."""
-    from verifier.encode import Options, verify_proc
+    from verifier.encode import verify_proc
     from verifier.encode.hints import add_sync_hints
     from verifier.encode.recheck import recheck_result
 
@@ -180,13 +216,14 @@ def _prove(p: Proc, args: argparse.Namespace, progress: Progress | None,
             progress.obligations(name, done, known)
 
     keep = bool(args.smt2 or recheck)
-    result = verify_proc(p, Options(timeout_s=args.timeout, keep_queries=keep), tick)
+    opts = options(args)
+    result = verify_proc(p, dataclasses.replace(opts, keep_queries=keep), tick)
     stop_if_interrupted()  # checks cancelled by Ctrl-C must not make a verdict
     if queries is not None:
         queries.write(result)
     if recheck is not None:
         result = recheck_result(result, recheck)
-    result = add_sync_hints(p, result, args.timeout)
+    result = add_sync_hints(p, result, opts)
     stop_if_interrupted()
     if keep:  # the texts were for the files and the second solver; the report has the hashes
         result = dataclasses.replace(result, obligations=tuple(
@@ -195,7 +232,7 @@ def _prove(p: Proc, args: argparse.Namespace, progress: Progress | None,
 
 
 def _emit(p: Proc, result: ProcResult, folder: str) -> bool:
-    """Write `folder/PROC.cu`, byte for byte as its seal says (CLI-7); False, said on stderr,
+    """Write `folder/PROC.cu`, byte for byte as its seal says (CLI-9); False, said on stderr,
     when the proc is proved but cannot be lowered or written."""
     from verifier.codegen import emit_cuda
 
@@ -270,7 +307,7 @@ def _main(argv: list[str] | None) -> int:
         if args.check_cert:
             from verifier.cli_cert import check_cert
 
-            return check_cert(args.check_cert, args.paths, args.load_timeout, args.timeout)
+            return check_cert(args.check_cert, args.paths, args.load_timeout, options(args))
         if args.cex_svg and not write_pictures(None, args.cex_svg):
             return 2
         return _verify_all(args)
@@ -319,7 +356,8 @@ def _verify_all(args: argparse.Namespace) -> int:
     interrupted = False
     queries = QueryWriter(args.smt2) if args.smt2 else None
     try:
-        recheck = RecheckSession(args.recheck, args.timeout) if args.recheck else None
+        recheck = RecheckSession(args.recheck, options(args).timeout_s) if args.recheck \
+            else None
         with interruptible_solvers(stop_checks_on_interrupt()), \
                 recheck or contextlib.nullcontext():
             for index, path in enumerate(args.paths, 1):

@@ -1,5 +1,5 @@
 """`spork-verify --check-cert FILE.cu [PATH...]`: is an emitted CUDA file exactly what
-spork-verify wrote, for the proc, IR and proof it names? (specs/cli.md CLI-7)
+spork-verify wrote, for the proc, IR and proof it names? (specs/cli.md CLI-9)
 
 Reads FILE.cu and its source (PATH, or the source path its header records); checks, in order,
 the file against itself (any edited byte), the proc's IR and the CUDA text codegen emits for
@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from verifier.cli_io import UsageError, interruptible_solvers, read_file_bytes
 from verifier.codegen import MARKERS, proc_problems, proof_problems, read_emitted
 from verifier.lang import ir
 from verifier.lang.load_isolated import load_isolated
+
+if TYPE_CHECKING:
+    from verifier.encode import Options
 
 CERT_MISMATCH = 5  # CLI-1: the file does not match its certificate
 CODE = "ERR-V14"
@@ -45,9 +49,9 @@ def _find_proc(name: str, paths: list[str], load_timeout: float
     return None, None
 
 
-def check_cert(cu_file: str, paths: list[str], load_timeout: float, timeout_s: float) -> int:
+def check_cert(cu_file: str, paths: list[str], load_timeout: float, opts: "Options") -> int:
     """Rules: LANG-8.1"""
-    from verifier.encode import Options, verify_proc
+    from verifier.encode import verify_proc
     from verifier.encode.solver import stop_checks_on_interrupt
 
     data = read_file_bytes("--check-cert", cu_file)
@@ -72,7 +76,7 @@ def check_cert(cu_file: str, paths: list[str], load_timeout: float, timeout_s: f
     if problems:
         return _mismatch(cu_file, problems)
     with interruptible_solvers(stop_checks_on_interrupt()):
-        result = verify_proc(proc, Options(timeout_s=timeout_s))
+        result = verify_proc(proc, opts)
     problems = proof_problems(emitted.cert, result.certificate, result.verdict.value)
     if problems:
         return _mismatch(cu_file, problems)

@@ -68,7 +68,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
 class QueryWriter:
-    """`--smt2 DIR`: every obligation's query as `DIR/PROC/ID.smt2` (CLI-8), the id with
+    """`--smt2 DIR`: every obligation's query as `DIR/PROC/ID.smt2` (CLI-10), the id with
     every character outside `[A-Za-z0-9._-]` as `_`; a proc name met twice in one run gets
     `DIR/PROC.2/`, so nothing is overwritten. Each file is `;;` comment lines (proc, obligation,
     rule, status, query hash), then the query text exactly as its hash was taken."""
@@ -80,7 +80,7 @@ class QueryWriter:
 
     def write(self, result: ProcResult) -> int:
         """Write the result's queries; on an OSError say so on stderr once and go on: the
-        verdicts do not depend on the files (CLI-8)."""
+        verdicts do not depend on the files (CLI-10)."""
         try:
             return self._write(result)
         except OSError as e:

@@ -1,4 +1,4 @@
-"""`--check-cert` fails on any edit of an emitted file (specs/cli.md CLI-7, LANG-8.1): every
+"""`--check-cert` fails on any edit of an emitted file (specs/cli.md CLI-9, LANG-8.1): every
 byte of one small kernel's file, and a deterministic sample of edits of the file of every
 example expected to be proved, is found; the untouched file passes, and forgeries that keep the
 file self-consistent are caught by re-emission and by the re-run proof.

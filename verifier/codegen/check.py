@@ -7,7 +7,7 @@ mismatch, staged so the first failing stage is reported: (1) the file contradict
 (seal, certificate digest, CUDA digest, header rendering: any edit of any byte); (2) the proc
 is not the certified one (name, IR hash); (3) the CUDA text is not what codegen emits for it;
 (4) the fresh proof does not reproduce the certificate (verdict, solver, obligations, query
-hashes). Rules: LANG-8.1 (specs/codegen.md, specs/cli.md CLI-7).
+hashes). Rules: LANG-8.1 (specs/codegen.md, specs/cli.md CLI-9).
 """
 
 from __future__ import annotations

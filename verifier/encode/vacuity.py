@@ -16,7 +16,7 @@ from verifier.diagnostics import SrcLoc
 from verifier.results import Finding, FindingKind
 from verifier.encode.instances import Instance
 from verifier.encode.obligations import ObligationBuilder
-from verifier.encode.solver import Budget, Status, check
+from verifier.encode.solver import DEFAULT_RLIMIT, Budget, Status, prepare, solve
 
 CODE = "ERR-V12"
 
@@ -29,10 +29,10 @@ class Undecided(Exception):
 
 
 def _satisfiable(constraints: list[z3.BoolRef], budget: Budget, what: str) -> bool:
-    outcome = check(constraints, {}, budget)
-    if outcome.status is Status.unknown:
-        raise Undecided(what, outcome.reason)
-    return outcome.status is Status.candidate
+    answer = solve(prepare(constraints, budget.rlimit), budget.wall_s)
+    if answer.status is Status.unknown:
+        raise Undecided(what, answer.reason)
+    return answer.status is Status.candidate
 
 
 def _asserts_finding(builder: ObligationBuilder, budget: Budget) -> Finding | None:
@@ -99,11 +99,12 @@ def _instance_finding(builder: ObligationBuilder, budget: Budget) -> Finding | N
                    "is not proved", None, empty_at or sites[0][1], rule="SEM-1.1", code=CODE)
 
 
-def vacuity(builder: ObligationBuilder, budget: Budget, sizes_fixed: bool) -> Finding | None:
+def vacuity(builder: ObligationBuilder, sizes_fixed: bool, wall_s: float) -> Finding | None:
     """Why the proc is vacuous (a located finding), or None when there is something to prove.
     A run at fixed sizes asks only VAC-1: at one size, a proc with no instance is consistent
     with the concrete machine, which then runs nothing and finds nothing. Raises `Undecided`
     when Z3 answers unknown."""
+    budget = Budget(rlimit=DEFAULT_RLIMIT, wall_s=wall_s)
     found = _asserts_finding(builder, budget)
     if found is None and not sizes_fixed:
         found = _instance_finding(builder, budget)

@@ -18,7 +18,7 @@ from verifier import __version__
 from verifier.diagnostics import SrcLoc
 from verifier.report.catalog import catalog
 from verifier.report.text import verdict_words
-from verifier.results import Finding, FindingKind, ProcResult, Verdict
+from verifier.results import ChainStatus, Finding, FindingKind, ProcResult, Verdict
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/" \
     "sarif-schema-2.1.0.json"
@@ -81,8 +81,9 @@ def _message(r: ProcResult, f: Finding) -> str:
     c = f.counterexample
     if c is not None:
         sizes = ", ".join(f"{k}={v}" for k, v in sorted(c.sizes.items())) or "none"
-        text += f"; counterexample at sizes {sizes}" + \
-            (" replayed on the abstract machine" if c.replayed else " NOT replayed")
+        how = " replayed by running both procs" if f.kind is FindingKind.chain else \
+            " replayed on the abstract machine"
+        text += f"; counterexample at sizes {sizes}" + (how if c.replayed else " NOT replayed")
     if f.hint:
         text += f". Fix: {f.hint}"
     return text
@@ -132,6 +133,18 @@ def _result(r: ProcResult, f: Finding | None) -> dict[str, Any]:
     return out
 
 
+def _chain_note(r: ProcResult) -> dict[str, Any]:
+    """A chain that was asked for and not proved (tested, unknown, ...): a warning."""
+    assert r.chain is not None
+    loc = r.loc or SrcLoc(r.file, 0, 0)
+    return {"ruleId": f"chain-{r.chain.status.value}", "level": "warning",
+            "locations": [_location(loc)],
+            "message": {"text": f"proc {r.proc}: chain vs {r.chain.reference}: "
+                                f"{r.chain.summary()}: {r.chain.message}"},
+            "properties": {"proc": r.proc, "verdict": r.verdict.value,
+                           "chain": r.chain.status.value}}
+
+
 def _rules(used: set[str]) -> list[dict[str, Any]]:
     rules = []
     for entry in catalog().values():
@@ -156,6 +169,9 @@ def to_sarif(results: list[ProcResult]) -> str:
             sarif_results += [_result(r, f) for f in r.findings]
         elif r.verdict is not Verdict.proved:
             sarif_results.append(_result(r, None))
+        if r.chain is not None and r.chain.status not in (ChainStatus.proved,
+                                                          ChainStatus.refuted):
+            sarif_results.append(_chain_note(r))
     rules = _rules({res["ruleId"] for res in sarif_results})
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     for res in sarif_results:
@@ -164,7 +180,8 @@ def to_sarif(results: list[ProcResult]) -> str:
                                "semanticVersion": __version__, "rules": rules}},
            "invocations": [{"executionSuccessful": not any(r.internal_error for r in results)}],
            "results": sarif_results,
-           "properties": {"procs": [{"file": r.file, "proc": r.proc, "verdict": r.verdict.value}
+           "properties": {"procs": [{"file": r.file, "proc": r.proc, "verdict": r.verdict.value,
+                                     **({"chain": r.chain.summary()} if r.chain else {})}
                                     for r in results]}}
     doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
     return json.dumps(doc, indent=2) + "\n"

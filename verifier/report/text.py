@@ -6,7 +6,8 @@ from __future__ import annotations
 import linecache
 
 from verifier.report.cex_view import table_lines
-from verifier.results import Finding, ObligationStatus, ProcResult, Verdict
+from verifier.results import (ChainResult, Finding, FindingKind, ObligationResult, ObligationStatus,
+                              ProcResult, Verdict)
 
 _MARK = {Verdict.proved: "PROVED", Verdict.refuted: "REFUTED", Verdict.rejected: "REJECTED",
          Verdict.unknown: "UNKNOWN", Verdict.unsupported: "UNSUPPORTED",
@@ -38,6 +39,14 @@ def _summary(r: ProcResult) -> str:
     return text
 
 
+
+def _cost(o: ObligationResult) -> str:
+    """Wall time, and what decided it: a pruning rule, or the solver's resource units (the
+    deterministic budget, issue 11), and a limit that stopped it."""
+    how = f"by {o.discharged_by}" if o.discharged_by else f"{o.rlimit:,} units"
+    stop = f", stopped by {o.stopped_by}" if o.stopped_by else ""
+    return f"{o.time_s:.3f}s, {how}{stop}"
+
 def _source(file: str, line: int) -> str:
     text = linecache.getline(file, line).rstrip()
     return f"    {line:4d} | {text}" if text else ""
@@ -59,7 +68,9 @@ def finding_lines(f: Finding) -> list[str]:
     c = f.counterexample
     if c is not None:
         sizes = ", ".join(f"{k}={v}" for k, v in sorted(c.sizes.items())) or "(none)"
-        lines.append(f"  counterexample (replayed on the abstract machine: "
+        how = "by running both procs" if f.kind is FindingKind.chain else \
+            "on the abstract machine"
+        lines.append(f"  counterexample (replayed {how}: "
                      f"{'yes' if c.replayed else 'NO'}): sizes {sizes}")
         if c.index:
             lines.append(f"    element index: {c.index}")
@@ -70,6 +81,21 @@ def finding_lines(f: Finding) -> list[str]:
             lines.append(f"    iterators: {its}")
     if f.hint:
         lines.append(f"  fix: {f.hint}")
+    return lines
+
+
+def chain_lines(c: ChainResult, verbose: bool) -> list[str]:
+    """The chain of equivalence (specs/chain.md): `tested` never reads as proved."""
+    head = {"proved": "PROVED for all sizes", "tested": "TESTED only (not a proof)"}.get(
+        c.status.value, c.status.value.upper())
+    lines = [f"  chain vs {c.reference}: {head} ({len(c.obligations)} obligations; "
+             f"{c.time_s:.2f}s): {c.message}"]
+    if c.tested_sizes:
+        lines.append("    tested at sizes " + "; ".join(
+            ", ".join(f"{k}={v}" for k, v in sorted(s.items())) for s in c.tested_sizes))
+    if verbose:
+        lines += [f"    [{o.status.value:>8}] {o.rule:<10} {o.id}  ({o.time_s:.3f}s)"
+                  for o in c.obligations]
     return lines
 
 
@@ -96,13 +122,14 @@ def to_text(results: list[ProcResult], verbose: bool = False, cex_table: bool = 
             shown.add(r.file)
             out.extend(_load_output_lines(r, verbose))
         out.append(f"{r.file}: {r.proc}: {verdict_words(r)} ({_summary(r)}; {r.time_s:.2f}s)")
+        if r.chain is not None:
+            out.extend(chain_lines(r.chain, verbose))
         if verbose:
             for o in r.obligations:
                 again = f"  [{o.recheck.solver}: {o.recheck.answer}" \
                     f"{' (' + o.recheck.reason + ')' if o.recheck.reason else ''}]" \
                     if o.recheck else ""
-                out.append(f"  [{o.status.value:>8}] {o.rule:<8} {o.id}  ({o.time_s:.3f}s)"
-                           f"{again}")
+                out.append(f"  [{o.status.value:>8}] {o.rule:<8} {o.id}  ({_cost(o)}){again}")
         for f in r.findings:
             out.extend(finding_lines(f))
             if verbose or cex_table:

@@ -19,7 +19,7 @@ from verifier.diagnostics import SrcLoc, UnhandledNode, Unsupported
 from verifier.lang import ir
 from verifier.lang.config import CudaDeviceFunction
 from verifier.lang.instrs import Instr
-from verifier.lang.memories import MBARRIER_STORAGE, CudaMbarrier, Memory
+from verifier.lang.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
 from verifier.lang.timelines import InstrTL, QualTL
 from verifier.semantics import barriers, rules
 from verifier.semantics.rings import CompletionOrder, ring_info
@@ -190,6 +190,9 @@ class Machine:
                 if isinstance(typ, ir.BarrierType):
                     self.declare_barrier(name, typ)
                 else:
+                    if isinstance(mem, Memory) and mem.is_smem and ctx.iters and \
+                            ctx.dev is not None and ctx.dev.clusterDim > 1:
+                        raise smem_below_cluster(name.name, mem, s.loc)
                     self.declare(name, typ, mem)
             case ir.Assign(buf=buf, idx=idx, rhs=rhs) | ir.Reduce(buf=buf, idx=idx, rhs=rhs):
                 threads = self.collective(ctx)
