@@ -9,8 +9,9 @@ for byte (same solver version); `--check` exits 1 if any recorded report differs
 Unless `--no-recheck`: the run also writes every obligation's SMT-LIB2 query (`--smt2`) and
 re-decides each proved one with cvc5 (`--recheck cvc5`, pip install 'spork-verify[cvc5]'); this
 script then re-decides each proved obligation's written query with z3 as well, from the text
-alone. It prints, per example, the obligations proved and how many each solver re-decided as
-unsat (agrees), sat (disagrees) or unknown, merges those rows into `proofs/recheck.txt` (a run
+alone. It prints, per example, the obligations proved, those of them settled without a solver
+(`pruned`, PR-* rules: no query to re-decide), and how many of the others each solver re-decided
+as unsat (agrees), sat (disagrees) or unknown, merges those rows into `proofs/recheck.txt` (a run
 over some examples updates their rows only), and exits 1 on any disagreement.
 """
 
@@ -30,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RECHECK = ROOT / "proofs" / "recheck.txt"
 Z3_TIMEOUT_MS = 60_000
 _OBLIGATION = re.compile(r"^;; obligation (\S+) ", re.M)
-COLUMNS = ("example", "obligations", "proved", "z3 unsat", "z3 sat", "z3 unknown",
+COLUMNS = ("example", "obligations", "proved", "pruned", "z3 unsat", "z3 sat", "z3 unknown",
            "cvc5 unsat", "cvc5 sat", "cvc5 unknown")
 
 
@@ -79,6 +80,9 @@ def recheck_row(example: Path, doc: dict, folder: Path) -> list[object]:
             if ob["status"] != "proved":
                 continue
             counts["proved"] += 1
+            if ob.get("discharged_by"):  # settled without a solver (PR-*): no query
+                counts["pruned"] += 1
+                continue
             counts[f"z3 {z3s.get((res['proc'], ob['id']), 'unknown')}"] += 1
             answer = ob.get("recheck", {}).get("answer", "unknown")
             counts[f"cvc5 {answer}"] += 1
@@ -114,7 +118,8 @@ def write_table(rows: list[list[object]]) -> str:
     report = table([merged[k] for k in sorted(merged) if k in stems])
     RECHECK.write_text(
         "Every proved obligation of every example, re-decided from its SMT-LIB2 text "
-        "(python proofs/regenerate.py):\nsat = a disagreement with the proof, unknown = "
+        "(python proofs/regenerate.py):\npruned = proved without a solver (PR-* rules, no query), "
+        "sat = a disagreement with the proof, unknown = "
         f"not decided (z3 limit {Z3_TIMEOUT_MS // 1000} s, cvc5 --timeout).\n\n" + report)
     return report
 
