@@ -26,7 +26,7 @@ PROGRAMS = ROOT / "tests" / "programs"
 PROGRAMS_ASYNC = ROOT / "tests" / "programs_async"
 PROGRAMS_NESTS = ROOT / "tests" / "programs_nests"
 
-_EXPECT = re.compile(r"^#\s*expect:\s*(\S+)\s+(proved|refuted|rejected|unknown|unsupported)"
+_EXPECT = re.compile(r"^#\s*expect:\s*(\S+)\s+(proved|refuted|rejected|unknown|unsupported|vacuous)"
                      r"(?:\s+(.*))?$")
 
 

@@ -49,8 +49,13 @@ CASES = [
     Case("ERR-A25", "#intervals in barrier bar[0:1] wrong; have 1, need 0",
          [T + "s: f32[32] @ CudaSmemLinear", T + "bar: barrier[1] @ CudaMbarrier",
           T + "with CudaWarps(0, 1):", T + "    tma_like(s[:]) >> bar[:]  #!"], prelude=TMA_LIKE),
-    Case("ERR-A17", "another such live barrier", [T + "cg: barrier[256] @ CudaCommitGroup",
-                                                  T + "cg2: barrier[256] @ CudaCommitGroup  #!"]),
+    # LANG-5.21: two live Sm80 commit groups clash (their Arrives set the lowered type)
+    Case("ERR-A17", "of lowered barrier type Sm80_commit_group due to another such live barrier "
+         "\"cg\"", [T + "cg: barrier[256] @ CudaCommitGroup",
+                    T + "cg2: barrier[256] @ CudaCommitGroup  #!", *LOOP,
+                    T + "    Arrive(Sm80_cp_async, 1) >> cg[t]", T + "    Await(cg[t], cuda_in_order, 0)",
+                    T + "    Arrive(Sm80_cp_async, 1) >> cg2[t]",
+                    T + "    Await(cg2[t], cuda_in_order, 0)"]),
     # LANG-5.12 / COLL-5.10 (ERR-A24): one base collective per role and per guard pairing
     Case("ERR-A24", "has inconsistent collective tiling with previous Arrive(cuda_in_order) >> "
          "bar[w]", [T + "bar: barrier[2] @ CudaMbarrier", T + "with CudaWarps(0, 2):",

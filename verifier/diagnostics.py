@@ -56,6 +56,12 @@ class Unsupported(SporkError):
     """
 
 
+class SharedLimitation(Unsupported):
+    """Outside the fragment of upstream's own `sync_check` as well (e.g. SMEM allocated per CTA
+    in a cluster): `p.sync_check(...)` raises it, as upstream's does, where other `Unsupported`
+    constructs only make it skip (API-3)."""
+
+
 class InternalError(SporkError):
     """A bug in spork-verify itself; the CLI exits 4."""
 

@@ -17,7 +17,7 @@ from typing import Any
 from verifier import collectives
 from verifier.diagnostics import RejectedInput, SporkError, SrcLoc, UnhandledNode, Unsupported
 from verifier.lang import ir
-from verifier.lang.memories import MBARRIER_STORAGE, CudaMbarrier, Memory
+from verifier.lang.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
 from verifier.lang.printer import expr_text, stmt_lines
 from verifier.lang.timelines import InstrTL, QualTL
 from verifier.check import barrier_exprs, static_barriers, static_calls
@@ -52,6 +52,8 @@ class Analyzer:
         self.barrier_uses: dict[ir.Sym, Any] = {}
         self.guard_taken: set[ir.Sym] = set()
         self.live_barriers: list[Any] = []
+        # commit groups and those live at their declaration (LANG-5.21, checked at the end)
+        self.commit_overlaps: list[tuple[Any, tuple[Any, ...]]] = []
         self.stack: list[ir.Stmt] = []  # statements enclosing the one being checked
         self.sync_uses: list[barrier_exprs.SyncUse] = []  # Arrives/Awaits in program order
         self.deferred: list[Unsupported] = []
@@ -341,8 +343,7 @@ class Analyzer:
                                     rule="LANG-6.3")
         if mem.is_smem and ctx.device is not None and ctx.device.cfg.clusterDim > 1 \
                 and ctx.thread_iters:
-            raise Unsupported("not supported by spork-verify: SMEM allocated below cluster "
-                              "scope with clusterDim > 1", s.loc, code="ERR-V11", rule="LANG-6.3")
+            raise smem_below_cluster(s.name.name, mem, s.loc)
         self.mems[s.name] = mem
         self.model.shapes[s.name] = shape
         self.alloc_loops[s.name] = tuple(lp.sym for lp in ctx.loops)

@@ -29,9 +29,13 @@ from verifier.check.walk_view import AnalyzerView
 
 
 
-# LANG-5.21: mechanisms whose lowered barrier type allows one live variable per scope (the
-# TMA-store and wgmma commit groups are not lowered, so every commit group is Sm80's).
-LOWERED_SOLITARY = {"CudaCommitGroup": "Sm80_commit_group", "CudaClusterSync": "cluster_sync"}
+# LANG-5.21: lowered barrier types that allow one live variable per scope. A cluster sync is
+# known at its declaration; a commit group's type is set by its Arrive's first sync-tl, so two
+# overlapping commit groups clash only when their types agree (checked in `finish`).
+LOWERED_SOLITARY = {"CudaClusterSync": "cluster_sync"}
+COMMIT_GROUP_TYPES = ((SyncTL.Sm80_cp_async, "Sm80_commit_group"),
+                      (SyncTL.tma_to_gmem_async, "tma_to_gmem_commit_group"),
+                      (SyncTL.wgmma_async, "wgmma_commit_group"))
 
 
 @dataclass
@@ -77,6 +81,9 @@ def declare(an: AnalyzerView, s: ir.Alloc, ctx: Context) -> None:
                        tuple(lp.sym for lp in ctx.loops))
     an.barrier_decls[s.name] = decl
     an.barrier_uses[s.name] = BarrierUse(s.loc)
+    if typ.mech is CudaCommitGroup:
+        an.commit_overlaps.append((decl, tuple(d for d in an.live_barriers
+                                               if d.mech is CudaCommitGroup)))
     lowered = LOWERED_SOLITARY.get(typ.mech.name)
     if lowered is not None:
         live = [d for d in an.live_barriers if d.mech is typ.mech]
@@ -199,8 +206,12 @@ def _mechanism_rules(an: AnalyzerView, decl: BarrierDecl, first: SyncTL | None,
             sets = rules.SYNC_SETS[second]
             if not implements(second, SyncTL.cuda_generic_and_async_proxy) or \
                     QualTL.Sm80 in sets.temporal:
-                raise RejectedInput(f"mbarrier Await sync-tl {second} not supported", loc,
-                                    code="ERR-L04", rule="LANG-5.20")
+                remark = "consider cuda_generic_and_async_proxy" \
+                    if second is SyncTL.wgmma_async else \
+                    "Sm80_cp_async not supported in second sync-tl; use cuda_in_order" \
+                    if QualTL.Sm80 in sets.temporal else "at most cuda_generic_and_async_proxy"
+                raise RejectedInput(f"mbarrier Await sync-tl {second} not supported ({remark})",
+                                    loc, code="ERR-L04", rule="LANG-5.20")
     elif decl.mech is CudaClusterSync:
         if first is not None and not implements(first, SyncTL.Sm80_generic):
             raise RejectedInput(f"CudaClusterSync {name}: Arrive sync-tl {first} not supported "
@@ -238,14 +249,16 @@ def finish(an: AnalyzerView) -> None:
         if len(seconds) > 1:
             raise RejectedInput(f"incompatible sync-tl ({use.awaits[-1].second}) with previous "
                                 "Await", use.awaits[-1].loc, code="ERR-A28", rule="LANG-5.11")
+    _solitary_commit_groups(an)
     barrier_exprs.multicast_patterns(an)
     mbar = {s: d for s, d in decls.items() if d.mech is CudaMbarrier}
     guard = guards(mbar)
     lags = {sym: ~an.barrier_uses[sym].awaits[0].n for sym in mbar}
     for sym, decl in mbar.items():
         if ring_depth(sym, guard, lags) <= 0:
-            raise RejectedInput(f"{sym.name} must have some await with nonzero skips (e.g. set "
-                                "N = ~1)", decl.loc, code="ERR-L04", rule="LANG-5.19")
+            raise RejectedInput(f"{'; '.join(_guard_cycle(sym, guard))} must have some await "
+                                "with nonzero skips (e.g. set N = ~1)", decl.loc, code="ERR-L04",
+                                rule="LANG-5.19")
     errors = []
     for sym, decl in mbar.items():
         try:
@@ -254,6 +267,35 @@ def finish(an: AnalyzerView) -> None:
             errors.append(e)
     if errors:  # report the first violation in the text
         raise min(errors, key=lambda e: (e.loc.line, e.loc.col))
+
+
+def _commit_group_type(an: AnalyzerView, sym: ir.Sym) -> str | None:
+    arrives = an.barrier_uses[sym].arrives
+    first = arrives[0].first if arrives else None
+    return next((name for tl, name in COMMIT_GROUP_TYPES
+                 if first is not None and implements(first, tl)), None)
+
+
+def _solitary_commit_groups(an: AnalyzerView) -> None:
+    """LANG-5.21: a commit group declared while another of the same lowered type is live."""
+    for decl, live in an.commit_overlaps:
+        lowered = _commit_group_type(an, decl.sym)
+        clash = [d for d in live if lowered and _commit_group_type(an, d.sym) == lowered]
+        if clash:
+            raise RejectedInput(f"Invalid \"{decl.sym.name}: barrier @ {decl.mech}\" of lowered "
+                                f"barrier type {lowered} due to another such live barrier "
+                                f"\"{clash[0].sym.name}\" in scope", decl.loc, code="ERR-A17",
+                                rule="LANG-5.21")
+
+
+def _guard_cycle(sym: ir.Sym, guard: dict[ir.Sym, ir.Sym]) -> list[str]:
+    """The names of the mbarriers whose Awaits make up `sym`'s ring (LANG-5.19): it, the one
+    guarding it, the one guarding that, ... back to it, as upstream names them."""
+    names, g = [sym.name], guard.get(sym, sym)
+    while g != sym and g.name not in names and g in guard:
+        names.append(g.name)
+        g = guard[g]
+    return names
 
 
 def _alternation(an: AnalyzerView, decl: BarrierDecl, guard: ir.Sym, target: ir.Sym) -> None:

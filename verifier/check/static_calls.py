@@ -53,6 +53,8 @@ def fence(an: AnalyzerView, s: ir.Fence, ctx: Context) -> None:
     if not implements(s.first, SyncTL.Sm80_generic):
         raise RejectedInput(f"Fence first sync-tl {s.first} not supported (we allow "
                             "Sm80_generic)", s.loc, code="ERR-L02", rule="LANG-5.20")
+    # the collective unit before the second sync-tl, in the order upstream checks them
+    scope = collectives.fence_scope(ctx.tiling, ctx.device.cfg)
     if not implements(s.second, SyncTL.cuda_generic_and_async_proxy):
         if s.second is SyncTL.Sm80_cp_async or \
                 QualTL.Sm80 in rules.SYNC_SETS[s.second].temporal:
@@ -61,7 +63,6 @@ def fence(an: AnalyzerView, s: ir.Fence, ctx: Context) -> None:
             msg = (f"Fence second sync-tl {s.second} not supported (at most "
                    "cuda_generic_and_async_proxy)")
         raise RejectedInput(msg, s.loc, code="ERR-L02", rule="LANG-5.20")
-    scope = collectives.fence_scope(ctx.tiling, ctx.device.cfg)
     live = [d for d in an.live_barriers if d.mech is CudaClusterSync]
     if scope == "cluster" and live:
         raise RejectedInput(f"Invalid \"Fence({s.first}, {s.second})\" of lowered barrier type "

@@ -26,6 +26,7 @@ class AnalyzerView(Protocol):
     barrier_uses: dict[ir.Sym, Any]
     guard_taken: set[ir.Sym]
     live_barriers: list[Any]
+    commit_overlaps: list[tuple[Any, tuple[Any, ...]]]
     stack: list[ir.Stmt]
     sync_uses: list[Any]
 

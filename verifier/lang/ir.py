@@ -378,6 +378,28 @@ class Proc:
                 stack.extend(reversed(part))
         raise LookupError(f"{self.name} has no allocation or argument named {name}")
 
+    def find_loop(self, pattern: str) -> For:
+        """The loop named `pattern` (`"i"`, or `"i #k"` for its k-th occurrence from 0), in
+        source order: upstream's cursor for `replace` (API-1)."""
+        name, _, nth = str(pattern).partition("#")
+        name = name.strip()
+        if not name.isidentifier() or (nth.strip() and not nth.strip().isdigit()):
+            raise UnsupportedMethod(f"not supported by spork-verify: find_loop({pattern!r}) "
+                                    "(only a loop's name, or `name #k`)", rule="API-2",
+                                    code="ERR-V11")
+        found: list[For] = []
+        stack = list(reversed(self.body))
+        while stack:
+            s = stack.pop()
+            if isinstance(s, For) and s.iter.name == name:
+                found.append(s)
+            for part in (getattr(s, "orelse", ()), getattr(s, "body", ())):
+                stack.extend(reversed(part))
+        k = int(nth) if nth.strip() else 0
+        if k >= len(found):
+            raise LookupError(f"{self.name} has no loop {pattern!r}")
+        return found[k]
+
     def __getattr__(self, name: str) -> Any:
         """Upstream `Procedure` methods spork-verify lacks (cursors, `find_loop`, ...) are
         `unsupported` naming the method, never a bare AttributeError (API-2)."""

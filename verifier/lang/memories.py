@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from verifier.diagnostics import RejectedInput
+from verifier.diagnostics import RejectedInput, SharedLimitation, SrcLoc
 from verifier.lang import units
 
 
@@ -144,3 +144,12 @@ def Sm90_tensorMap(swizzle: int, *box: int) -> SpecialWindow:
         raise RejectedInput(f"Failed to instantiate Sm90_tensorMap({args}): the box needs 1 to "
                             "5 positive int extents", code="ERR-P07", rule="LANG-3.4")
     return SpecialWindow("Sm90_tensorMap", "CudaGmemLinear", swizzle, tuple(box))
+
+
+def smem_below_cluster(name: str, mem: "Memory", loc: SrcLoc) -> SharedLimitation:
+    """SMEM allocated inside a thread loop of a cluster launch (one copy per CTA): outside the
+    fragment, as for upstream's sync_check, which requires SMEM at cluster scope (LANG-6.3)."""
+    return SharedLimitation(f"not supported by spork-verify: SMEM allocation {name} @ {mem} "
+                            "below cluster scope with clusterDim > 1 (allocate SMEM at cluster "
+                            "scope, outside the cuda_threads loops)", loc, code="ERR-V11",
+                            rule="LANG-6.3", variable=name)

@@ -14,7 +14,8 @@ import sys
 import threading
 from typing import Iterator, Mapping
 
-from verifier.diagnostics import InternalError, RejectedInput, SporkError, Unsupported
+from verifier.diagnostics import (
+    InternalError, RejectedInput, SharedLimitation, SporkError, Unsupported)
 from verifier.lang import ir
 from verifier.semantics.machine import run_machine
 
@@ -36,6 +37,9 @@ def sync_check(proc: ir.Proc, sizes: Mapping[str, int]) -> None:
                   f"{BUDGET_S:g} s of the concrete machine; the proof for all sizes covers "
                   "these sizes (API-3)", file=sys.stderr)
             return
+        except SharedLimitation as e:  # upstream's sync_check raises here too
+            e.proc = e.proc or proc.name
+            raise
         except Unsupported as e:  # the proof reports it for the proc; the script goes on
             print(f"spork-verify: {proc.name}.sync_check({_sizes(sizes)}) did not run: "
                   f"{e.message} (API-3)", file=sys.stderr)
