@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from math import prod
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,7 +96,8 @@ def _replay(proc: ir.Proc, sizes: dict[str, int],
     obligation's, the machine runs again collecting every error on the target's variable
     alone (a targeted replay, Choice M8 of specs/verification.md), up to the target's first
     occurrence (a run that reaches the end is marked complete for that variable, or for every
-    variable when untargeted, and never repeated)."""
+    variable when untargeted, and never repeated; running collect-all to the end costs far
+    more than stopping at the target, measured on gemm_sm80 mutants: 292 s against 45 s)."""
     key = tuple(sorted(sizes.items()))
     complete = ("complete",) + key
     if key not in cache:
@@ -226,35 +228,47 @@ class _Run:
 
     def all(self, obligations: list[Obligation], progress: Callable[[int, int], None] | None
             ) -> tuple[list[ObligationResult], list[Finding]]:
-        results: list[ObligationResult] = []
-        findings: list[Finding] = []
+        """Every obligation solved in order; candidates are replayed afterwards, smallest
+        sizes first (a replay's cost grows with the sizes, and one replay at small sizes
+        often confirms the candidates of several obligations: `_seen`, `reuse_sizes`)."""
+        done: dict[int, tuple[ObligationResult, Finding | None]] = {}
+        deferred: list[tuple[int, Obligation, Outcome, Step, int, float]] = []
         premises_seen: set[int] = set()
         pending = list(obligations)
         self.prefetch(pending)
+        index = 0
         while pending:
             ob = pending.pop(0)
             self.lookahead(pending[:4 * self.discharger.jobs])
-            result, finding, premises = self.one(ob)
-            results.append(result)
-            if finding is not None:
-                findings.append(finding)
+            t0 = time.perf_counter()
+            outcome, step, used, premises = self.solve(ob)
+            if outcome is not None and outcome.status is Status.candidate:
+                deferred.append((index, ob, outcome, step, used, time.perf_counter() - t0))
+            else:
+                done[index] = self.finish(ob, outcome, step, used, t0)
+            index += 1
             for key in sorted(premises - premises_seen):  # facts the counters relied on
                 premises_seen.add(key)
                 pending.append(self.builder.premise(key))
                 self.prefetch(pending[-1:])
             if progress is not None:
-                progress(len(results), len(results) + len(pending))
-        return results, findings
+                progress(len(done), index + len(pending))
+        deferred.sort(key=lambda d: (_cost(d[2], self.sizes), d[0]))
+        for k, ob, outcome, step, used, spent in deferred:
+            done[k] = self.finish(ob, outcome, step, used, time.perf_counter() - spent)
+            if progress is not None:
+                progress(len(done), index)
+        ordered = [done[k] for k in sorted(done)]
+        return [r for r, _ in ordered], [f for _, f in ordered if f is not None]
 
-    def one(self, ob: Obligation) -> tuple[ObligationResult, Finding | None, set[int]]:
-        t0 = time.perf_counter()
+    def solve(self, ob: Obligation) -> tuple[Outcome | None, Step, int, set[int]]:
+        """The solver's last answer for `ob` after refinement (None: pruned), the step it
+        came from, the resource units used and the premises its closed forms relied on."""
+        step: Step = (0, False)
         if ob.discharged_by:
-            return ObligationResult(ob.id, ob.rule, ob.kind, ObligationStatus.proved,
-                                    time.perf_counter() - t0, "", ob.description, 0,
-                                    ob.discharged_by), None, set()
+            return None, step, 0, set()
         used = 0
         premises: set[int] = set()
-        step: Step = (0, False)
         while True:
             outcome, built = self.decide(ob, step)
             used += outcome.rlimit
@@ -265,6 +279,15 @@ class _Run:
             if following is None:
                 break
             step = following
+        return outcome, step, used, premises
+
+    def finish(self, ob: Obligation, outcome: Outcome | None, step: Step, used: int,
+               t0: float) -> tuple[ObligationResult, Finding | None]:
+        """The obligation's status: a candidate is replayed (or confirmed by a replay)."""
+        if outcome is None:
+            return ObligationResult(ob.id, ob.rule, ob.kind, ObligationStatus.proved,
+                                    time.perf_counter() - t0, "", ob.description, 0,
+                                    ob.discharged_by), None
         if outcome.status is Status.candidate and _seen(ob, self.replays) is None:
             outcome, extra = self.reuse_sizes(ob, step, outcome)
             used += extra
@@ -272,7 +295,7 @@ class _Run:
                                  self.confirmed)
         return ObligationResult(ob.id, ob.rule, ob.kind, status, time.perf_counter() - t0,
                                 outcome.query_hash, ob.description, used, "",
-                                outcome.stopped_by, outcome.text), finding, premises
+                                outcome.stopped_by, outcome.text), finding
 
     def lookahead(self, upcoming: list[Obligation]) -> None:
         """With workers, the next refinement step of a later obligation starts as soon as its
@@ -307,6 +330,12 @@ class _Run:
                 return Outcome(Status.candidate, evaluate(built.names, answer.constants), "",
                                again.digest, answer.rlimit), used
         return outcome, used
+
+
+def _cost(outcome: Outcome, sizes: tuple[str, ...]) -> tuple[int, int]:
+    """How large a candidate's replay is: the product, then the sum, of its sizes."""
+    values = [max(1, (outcome.model or {}).get(name, 0)) for name in sizes]
+    return prod(values), sum(values)
 
 
 def _seen(ob: Obligation, replays: dict[tuple, list[MachineFinding]]
