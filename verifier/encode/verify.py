@@ -92,8 +92,10 @@ def _replay(proc: ir.Proc, sizes: dict[str, int],
     """Errors the machine finds at `sizes`, first in trace order first.
 
     A cheap run that stops at the first error comes first; when its error is not the target
-    obligation's, the machine runs again collecting every error, up to the target's first
-    occurrence (a run that reaches the end is marked complete and never repeated)."""
+    obligation's, the machine runs again collecting every error on the target's variable
+    alone (a targeted replay, Choice M8 of specs/verification.md), up to the target's first
+    occurrence (a run that reaches the end is marked complete for that variable, or for every
+    variable when untargeted, and never repeated)."""
     key = tuple(sorted(sizes.items()))
     complete = ("complete",) + key
     if key not in cache:
@@ -103,15 +105,17 @@ def _replay(proc: ir.Proc, sizes: dict[str, int],
             cache[complete] = []
     found = cache[key]
     hit = target is not None and any((f.kind, f.variable, f.loc) == target for f in found)
-    if not hit and complete not in cache:
+    only = frozenset({target[1]}) if target is not None and target[1] is not None else None
+    scope = complete if only is None else ("complete",) + tuple(sorted(only)) + key
+    if not hit and complete not in cache and scope not in cache:
         holds, found = run_machine(proc, sizes, collect_all=True,
-                                   stop_at=target)  # type: ignore[arg-type]
+                                   stop_at=target, only=only)  # type: ignore[arg-type]
         merged = list(cache[key]) if holds else []
         merged += [f for f in found if all((f.kind, f.variable, f.loc) !=
                                             (g.kind, g.variable, g.loc) for g in merged)]
         cache[key] = merged
         if not any((f.kind, f.variable, f.loc) == target for f in found):
-            cache[complete] = []
+            cache[scope] = []
     return cache[key]
 
 

@@ -16,6 +16,7 @@ from verifier.diagnostics import SrcLoc
 from verifier.lang import ir
 from verifier.lang.memories import CudaMbarrier
 from verifier.semantics import rules
+from verifier.semantics.records import augment_key
 from verifier.semantics.state import Finding
 from verifier.semantics.threads import Threads
 from verifier.semantics.machine_view import MachineView
@@ -124,7 +125,10 @@ def await_(m: MachineView, s: ir.Await, threads: Threads, bar: BarrierInstance) 
         m.order.await_(threads, (bar.serial, elem), a_max, a_max if s.n < 0 else None)
     second = m.sync_code(rules.SYNC_SETS[s.second])
     key = bar.sym.id
+    done = augment_key(threads, second)
     for rec in m.index.tagged_with(key, elem):
+        if rec.augmented(done):
+            continue
         if any(p[0] == key and p[1] == elem and p[2] <= a_max for p in rec.pending):
             keys = rec.augment(threads, second)
             if keys:

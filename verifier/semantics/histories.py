@@ -43,7 +43,7 @@ class BufInstance:
 
 
 def box_slices(box: Box) -> tuple[slice, ...] | Any:
-    return tuple(slice(lo, hi) for lo, hi in box) if box else ...
+    return tuple([slice(lo, hi) for lo, hi in box]) if box else ...
 
 
 def distinct(view: np.ndarray) -> tuple[list[int], np.ndarray | None]:
@@ -89,6 +89,10 @@ class HistoryTable:
     def due(self) -> bool:
         return len(self.groups) > 2 * self.live_before + 1024
 
+    def stale(self) -> bool:
+        """Groups were created since the last collection (some may be dead)."""
+        return len(self.groups) > self.live_before
+
     def collect(self, buffers: list[BufInstance]) -> None:
         """Mark dead every group no element names any more (SEM-2.6: dropped records) and
         compact the table. Dead records are unobservable: no check ever reaches them."""
@@ -110,6 +114,9 @@ class HistoryTable:
                 if not g.alive:
                     g.alive = True
                     alive.append(g)
+        for g in self.groups:
+            if not g.alive:
+                g.records = []  # breaks the group <-> record cycle: freed without the cyclic GC
         self.histories = kept
         self.groups = alive
         self.live_before = len(alive)

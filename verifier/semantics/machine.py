@@ -14,6 +14,7 @@ verification is independent of them).
 
 from __future__ import annotations
 
+import gc
 import itertools
 from typing import Any, Callable, Iterator, Mapping
 
@@ -31,7 +32,7 @@ from verifier.semantics.exprs import compile_expr, data_reads
 from verifier.semantics.hazards import HazardChecks
 from verifier.semantics.histories import Box, BufInstance, HistoryTable
 from verifier.semantics.index import RecordIndex
-from verifier.semantics.records import Record, SyncCode
+from verifier.semantics.records import Record, SyncCode, augment_key
 from verifier.semantics.rings import CompletionOrder, ring_info
 from verifier.semantics.rules import AccessKind
 from verifier.semantics.state import Finding, MachineError, Origin
@@ -58,8 +59,10 @@ class Machine(HazardChecks):
     """One run of the machine over one proc at concrete sizes."""
 
     def __init__(self, proc: ir.Proc, sizes: Mapping[str, int], collect_all: bool = False,
-                 stop_at: tuple[str, str | None, SrcLoc] | None = None) -> None:
+                 stop_at: tuple[str, str | None, SrcLoc] | None = None,
+                 only: frozenset[str] | None = None) -> None:
         self.proc = proc
+        self.only = only  # names of the variables whose histories are kept (None: all; M8)
         self.collect_all = collect_all
         self.stop_at = stop_at  # collect-all run ends once this (kind, variable, loc) is seen
         self.findings: list[Finding] = []
@@ -131,12 +134,18 @@ class Machine(HazardChecks):
         shape = tuple(self.value(d) for d in typ.shape)
         self.barriers[sym] = barriers.BarrierInstance(sym, shape, typ.mech)
         if typ.mech is CudaMbarrier:
-            self.bufs[sym] = BufInstance(sym, shape, MBARRIER_STORAGE, True)
+            self.bufs[sym] = BufInstance(sym, shape, MBARRIER_STORAGE, self.keeps(sym))
 
     def declare(self, sym: ir.Sym, typ: ir.Type, mem: Any) -> None:
         shape = tuple(self.value(d) for d in typ.shape) if isinstance(typ, ir.Tensor) else ()
-        tracked = sym in self.tracked and isinstance(mem, Memory) and not mem.sync_exempt
+        tracked = sym in self.tracked and isinstance(mem, Memory) and not mem.sync_exempt \
+            and self.keeps(sym)
         self.bufs[sym] = BufInstance(sym, shape, mem, tracked)
+
+    def keeps(self, sym: ir.Sym) -> bool:
+        """Whether this run keeps the histories of `sym` (Choice M8: a targeted replay keeps
+        only its obligation's variable; no other variable's checks or records can change)."""
+        return self.only is None or sym.name in self.only
 
     def collective(self, ctx: Ctx) -> Threads:
         if not ctx.cuda:
@@ -319,7 +328,12 @@ class Machine(HazardChecks):
     def fence(self, threads: Threads, first: rules.SyncSets, second: rules.SyncSets) -> None:
         """SEM-5.3."""
         first_code, second_code = self.sync_code(first), self.sync_code(second)
+        if self.table.stale():
+            self.collect_garbage()  # a fence visits every record it witnesses: drop dead ones
+        done = augment_key(threads, second_code)
         for rec in self.index.witness_candidates(threads, first_code):
+            if rec.augmented(done):
+                continue
             target = self.witnessed_part(rec, threads, first_code)
             if target is not None:
                 keys = target.augment(threads, second_code)
@@ -430,6 +444,8 @@ class Machine(HazardChecks):
         if len(elem) != len(buf.shape) or any(not 0 <= i < n for i, n in zip(elem, buf.shape)):
             raise Unsupported(f"barrier element {sym.name}{list(elem)} outside its shape "
                               f"{list(buf.shape)}", loc, code="ERR-V11", rule="COLL-5.9")
+        if not buf.tracked:
+            return
         q0 = QualTL.Sm80 if sm80 else QualTL.cuda2
         entry = rules.QualEntry(q0, frozenset({q0, QualTL.cuda2}))
         quals, qbits = self.qual_codes(entry)
@@ -449,11 +465,23 @@ class Machine(HazardChecks):
 
 
 def run_machine(proc: ir.Proc, sizes: Mapping[str, int], collect_all: bool = False,
-                stop_at: tuple[str, str | None, SrcLoc] | None = None
-                ) -> tuple[bool, list[Finding]]:
+                stop_at: tuple[str, str | None, SrcLoc] | None = None,
+                only: frozenset[str] | None = None) -> tuple[bool, list[Finding]]:
     """Run at `sizes`; returns (preconditions hold, errors in trace order). With `stop_at`,
-    a collect-all run ends at the first error with that (kind, variable, location)."""
-    m = Machine(proc, sizes, collect_all, stop_at)
+    a collect-all run ends at the first error with that (kind, variable, location). With
+    `only` (collect-all runs), hazards are checked on those variables alone: the run reports
+    exactly the errors of a whole collect-all run that concern them (Choice M8)."""
+    assert only is None or collect_all, "a first-error run must check every variable"
+    m = Machine(proc, sizes, collect_all, stop_at, only)
     if not m.preconditions_hold():
         return False, []
-    return True, m.run()
+    # The run allocates millions of small containers and frees them by reference counting
+    # (dead record groups drop their records, histories.py); Python's cyclic collector would
+    # rescan the growing heap over and over (half the run time on gemm_sm80), so it is paused.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return True, m.run()
+    finally:
+        if enabled:
+            gc.enable()

@@ -37,10 +37,6 @@ def qual_bits(quals: frozenset[QualTL]) -> int:
     return out
 
 
-def bit_indices(bits: int) -> tuple[int, ...]:
-    return tuple(i for i in range(bits.bit_length()) if bits >> i & 1)
-
-
 @dataclass(frozen=True, slots=True)
 class SyncCode:
     """A sync-tl's sets as the integers the rules use (SEM-3.4, SEM-5.1, SEM-5.2)."""
@@ -83,6 +79,11 @@ def intersect(a: Threads, b: Threads) -> Threads | None:
         return None
     common = a.mask & b.mask
     return Threads(a.task, common) if common else None
+
+
+def augment_key(c: Threads, code: SyncCode) -> tuple[int | None, int, int]:
+    """What `Record.applied` remembers of an augment A_F(C, τ2) (SEM-5.2)."""
+    return (c.task, c.mask, id(code))
 
 
 _SEQ = itertools.count()
@@ -181,6 +182,11 @@ class Record:
             return self.threads if self.threads.meets(c) else None
         return intersect(self.threads, c)
 
+    def augmented(self, key: tuple[int | None, int, int]) -> bool:
+        """This augment is already in the record: applying it again changes nothing, since
+        coverage only grows, so a sync may skip the record (and any family split)."""
+        return self.applied is not None and key in self.applied
+
     def split(self, part: Threads) -> "Record":
         """Detach the members in `part` into a new family of the same group (or self if all)."""
         if part == self.threads or not self.per_thread:
@@ -195,17 +201,21 @@ class Record:
     def augment(self, c: Threads, code: SyncCode) -> list[tuple[int, int | None]]:
         """r.S ∪= A_F(C, τ2) (SEM-5.2); returns the index keys it newly holds. Idempotent,
         so an augment already applied is skipped."""
-        key = (c.task, c.mask, id(code))
+        key = augment_key(c, code)
         if self.applied is None:
             self.applied = {key}
         elif key in self.applied:
             return []
         else:
             self.applied.add(key)
-        cov = self.cov
-        for qv in code.augment_qvs:
-            _add(cov, qv, c)
-        if not c.mask:
+        cov, task, mask = self.cov, c.task, c.mask
+        for qv in code.augment_qvs:  # _add, inlined: the machine's innermost loop
+            d = cov.get(qv)
+            if d is None:
+                cov[qv] = {task: mask}
+            else:
+                d[task] = d.get(task, 0) | mask
+        if not mask:
             return []
         return self._note([(q, c.task) for q in code.full_quals])
 

@@ -29,18 +29,9 @@ class Threads:
             return False
         return (self.mask & other.mask) != 0
 
-    def ids(self) -> list[int]:
+    def ids(self) -> tuple[int, ...]:
         """Local thread indices in increasing order (finite sets only)."""
-        out, m, n = [], self.mask, 0
-        while m:
-            low = m & -m
-            n = low.bit_length() - 1
-            out.append(n)
-            m ^= low
-        return out
-
-    def count(self) -> int:
-        return self.mask.bit_count()
+        return mask_ids(self.mask)
 
     def describe(self) -> str:
         if self.task is None:
@@ -53,3 +44,20 @@ class Threads:
 
 
 EVERYONE = Threads(None, ALL)
+_IDS: dict[int, tuple[int, ...]] = {}
+
+
+def mask_ids(mask: int) -> tuple[int, ...]:
+    """The set bits of a finite mask, increasing; memoised (a run meets few distinct masks:
+    one per collective)."""
+    out = _IDS.get(mask)
+    if out is None:
+        bits, m = [], mask
+        while m:
+            low = m & -m
+            bits.append(low.bit_length() - 1)
+            m ^= low
+        if len(_IDS) > 4096:
+            _IDS.clear()
+        out = _IDS[mask] = tuple(bits)
+    return out
