@@ -103,7 +103,9 @@ def _verify(p: Any) -> None:
         _record_error(p.name, e)
         raise
     text = "\n".join(f"{f.kind.value}: {f.message}" for f in result.findings)
-    _calls.append({"proc": p.name, "verdict": result.verdict.value, "message": text})
+    cex = result.findings[0].counterexample if result.findings else None
+    _calls.append({"proc": p.name, "verdict": result.verdict.value, "message": text,
+                   "build": _building[0], "sizes": dict(cex.sizes) if cex else {}})
     if result.verdict in (Verdict.rejected, Verdict.refuted):
         raise SporkVerifyRejection(f"{p.name}: {result.verdict.value}\n{text}")
     if result.verdict is not Verdict.proved:
@@ -117,7 +119,27 @@ def _record_error(name: str, e: SporkError) -> None:
     _calls.append({"proc": name, "verdict": verdict, "message": e.render()})
 
 
+def _source_text(v: Any, scope: dict[str, Any]) -> str:
+    """A keyword argument as upstream's test module would spell it: the name of the module
+    global it is (a test's own config object), else `cuda_in_order`, `Sm90_SmemSwizzled(128)`,
+    `2 * cuda_thread`, `4`; so the proc can be rebuilt under upstream."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return repr(v)
+    if isinstance(v, (list, tuple)):
+        inner = ", ".join(_source_text(x, scope) for x in v)
+        return f"[{inner}]" if isinstance(v, list) else f"({inner},)"
+    return next((k for k, g in scope.items() if g is v and not k.startswith("_")), str(v))
+
+
+# How the proc being verified was built: {"mkproc": name, "kwargs": {name: source text}}, so
+# upstream_conformance.py can rebuild it under upstream and run upstream's own sync_check.
+_building: list[dict[str, Any] | None] = [None]
+
+
 def _build(mkproc: Callable[..., Any], kwargs: dict[str, Any]) -> list[Any]:
+    _building[0] = {"mkproc": getattr(mkproc, "__name__", "?"),
+                    "kwargs": {k: _source_text(v, getattr(mkproc, "__globals__", {}))
+                               for k, v in kwargs.items()}}
     try:
         procs = mkproc(**kwargs)
     except SporkError as e:

@@ -13,10 +13,13 @@ fixtures. Every test is classified:
   same-ctext  accepted as upstream; the test then reads upstream's generated C text (out of
               scope, not compared)
   no-keywords both reject, but our message lacks a key word the test asserts
-  stricter    we reject/refute a proc upstream's static compile accepts (reason printed)
+  stricter    we reject/refute a proc upstream's static compile accepts (reason printed;
+              with --upstream-python a refuted proc is rebuilt under upstream and its own
+              sync_check run at our counterexample's sizes: "agrees" or "REVIEW")
   SUSPECT     upstream rejects and we accept: a soundness suspect, listed by name
   unsupported a proc ended unsupported/unknown (not Hopper)
-  hopper      unsupported for a Hopper construct (TMA, wgmma, clusters, multicast): pending
+  hopper      unsupported for a Hopper construct (TMA, wgmma, clusters, multicast), or any
+              unsupported step in a test of an Sm90a-only kernel: pending the Hopper work
   blocked     a missing API or a file that fails at collection (never counted as a rejection)
   gpu-only    the test needs a device
   self-skip   the test skips itself (upstream's run skips it too); not counted
@@ -72,7 +75,11 @@ def classify(rec: dict) -> tuple[str, str]:
         return "self-skip", f"skipped: {text[:100]}"
     if verdicts & {"unsupported", "unknown"}:
         why = next(c["message"] for c in calls if c["verdict"] in ("unsupported", "unknown"))
-        return ("hopper" if _HOPPER.search(why) else "unsupported"), _first_line(why)
+        if _HOPPER.search(why):
+            return "hopper", _first_line(why)
+        if "Sm90a" in rec["nodeid"].split("::")[0]:  # a Hopper-only kernel (wgmma, TMA)
+            return "hopper", f"Sm90a kernel; the first unsupported step: {_first_line(why)}"
+        return "unsupported", _first_line(why)
     if rec["outcome"] == "passed":
         return "same", ""
     if "CTextOutOfScope" in text and verdicts <= {"proved"}:
@@ -153,6 +160,34 @@ def file_rows(test: Path, records: list[dict], expected: dict[str, list[str]] | 
     return rows
 
 
+def upstream_recheck(python: str, copy: Path, rec: dict, jit: Path) -> str:
+    """For a row where we refute a proc upstream's compile accepts: what upstream's own
+    sync_check says of the same proc at our counterexample's sizes."""
+    call = next((c for c in rec["calls"] if c["verdict"] == "refuted"), None)
+    build = call.get("build") if call else None
+    if not build or build["mkproc"] == "<lambda>":
+        return "upstream's sync_check not re-run (proc not rebuildable)"
+    sizes = call.get("sizes", {})
+    env = {**os.environ, "CAMSPORK_JIT_DIR": str(jit)}
+    env.pop("PYTHONPATH", None)
+    try:
+        r = subprocess.run([python, str(ROOT / "benchmarks" / "upstream_recheck.py"), str(copy),
+                            build["mkproc"], json.dumps(build["kwargs"]), json.dumps(sizes)],
+                           capture_output=True, text=True, cwd=copy.parent, env=env,
+                           timeout=900)
+        got = json.loads(r.stdout.strip().splitlines()[-1])
+    except (subprocess.TimeoutExpired, IndexError, json.JSONDecodeError):
+        return "upstream's sync_check not re-run (failed)"
+    at = ", ".join(f"{k}={v}" for k, v in sizes.items()) or "no sizes"
+    if got["upstream"] == "raises":
+        return f"upstream's own sync_check ({at}) agrees: {got['message'][:90]}"
+    if got["upstream"] == "cannot check":
+        return f"upstream's sync_check cannot check it: {got['message'][:110]}"
+    if got["upstream"] == "passes":
+        return f"REVIEW: upstream's own sync_check ({at}) passes"
+    return f"upstream's sync_check not re-run ({got['message'][:80]})"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("checkout")
@@ -170,6 +205,7 @@ def main() -> int:
         if args.upstream_python else None
     totals: Counter[str] = Counter()
     by_kind: dict[str, list[str]] = {k: [] for k in KINDS}
+    rechecks: Counter[str] = Counter()  # first word of each re-run's outcome
     print(f"load average at start: {os.getloadavg()}")
     if expected is not None:
         print(f"upstream's collection: {len(expected)} tests in tests/cuda")
@@ -177,8 +213,16 @@ def main() -> int:
         for test in tests:
             counts: Counter[str] = Counter()
             print(f"\n== {test.name}")
-            for name, kind, why in file_rows(test, run_file(test, Path(tmp), args.timeout,
-                                                             args.file_timeout), expected):
+            records = run_file(test, Path(tmp), args.timeout, args.file_timeout)
+            by_name = {r["nodeid"].split("::", 1)[-1]: r for r in records}
+            for name, kind, why in file_rows(test, records, expected):
+                if kind == "stricter" and why.startswith("refuted") and args.upstream_python:
+                    why += "; " + upstream_recheck(args.upstream_python, Path(tmp) / test.name,
+                                                   by_name[name], Path(tmp) / "jit")
+                    tail = why.rsplit("; ", 1)[1]
+                    rechecks["agrees" if " agrees: " in tail else "REVIEW" if
+                             tail.startswith("REVIEW") else "cannot-check" if
+                             "cannot check" in tail else "not re-run"] += 1
                 counts[kind] += 1
                 by_kind[kind].append(f"{test.name}::{name}")
                 if kind not in ("same", "same-ctext", "gpu-only"):
@@ -186,6 +230,10 @@ def main() -> int:
             print("  " + "  ".join(f"{k}={counts[k]}" for k in KINDS))
             totals.update(counts)
     summary(totals, by_kind)
+    if rechecks:
+        print("refuted-stricter rows re-run under upstream's own sync_check: " +
+              ", ".join(f"{k}={v}" for k, v in sorted(rechecks.items())) +
+              " (REVIEW: upstream's passes at those sizes)")
     print(f"load average at end: {os.getloadavg()}")
     return 0
 

@@ -56,6 +56,17 @@ MUTANTS = {m.name: m for m in (
            "32 * (kt + RING - 1) + 4 * (t % 8) + 4]",
            "A[128 * m + 32 * r + t / 8, 32 * kt + 4 * (t % 8) : 32 * kt + 4 * (t % 8) + 4]",
            "the main loop loads A's k-tile kt instead of kt + RING - 1", "different"),
+    Mutant("wrong_slot_read", "gemm_sm80", "A_s[kt % RING, 64 * mw",
+           "A_s[(kt + 1) % RING, 64 * mw", "the fragments of A are read from the next ring slot",
+           "different"),
+    Mutant("kk_short", "gemm_sm80", "for kk in seq(0, 4):", "for kk in seq(0, 3):",
+           "the inner k loop covers 24 of the 32 columns of a k-tile", "missing"),
+    Mutant("store_reduce", "gemm_sm80", "Sm80_mma_store_d_row_major_tf32(",
+           "Sm80_mma_reduce_d_row_major_tf32(", "C += D instead of C = D: C's initial value "
+           "stays in the sum", "different"),
+    Mutant("b_col_major", "gemm_sm80", "Sm80_mma_load_b_row_major_tf32(",
+           "Sm80_mma_load_b_col_major_tf32(", "B's fragments are loaded transposed",
+           "different"),
     Mutant("drops_y", "saxpy", "= a * xv + y[256 * blk + t]", "= a * xv",
            "y = a * x drops the `+ y` of the reference", "different", "y"),
     Mutant("wrong_partner", "block_reduce", "s[t] += s[t + 2]", "s[t] += s[t + 3]",
@@ -76,3 +87,16 @@ def write_mutant(m: Mutant, folder: Path) -> Path:
 
 def proc_name(m: Mutant) -> str:
     return f"{m.example}_{m.name}"
+
+
+# Changes that keep the GEMM correct: the chain must still prove them (no false refutation).
+EQUIVALENT = (
+    Mutant("ring4", "gemm_sm80", "RING = 3\n", "RING = 4\n", "a four-slot ring", "proved"),
+    Mutant("swap_ij", "gemm_sm80", """                                for i in seq(0, 4):
+                                    for j in seq(0, 4):
+                                        Sm80_mma_tf32(D[mw, nw, i, j, :, :]""",
+           """                                for j in seq(0, 4):
+                                    for i in seq(0, 4):
+                                        Sm80_mma_tf32(D[mw, nw, i, j, :, :]""",
+           "the mma loops in the other order", "proved"),
+)

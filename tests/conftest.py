@@ -27,7 +27,7 @@ PROGRAMS_ASYNC = ROOT / "tests" / "programs_async"
 PROGRAMS_NESTS = ROOT / "tests" / "programs_nests"
 PROGRAMS_HOPPER = ROOT / "tests" / "programs_hopper"
 
-_EXPECT = re.compile(r"^#\s*expect:\s*(\S+)\s+(proved|refuted|rejected|unknown|unsupported)"
+_EXPECT = re.compile(r"^#\s*expect:\s*(\S+)\s+(proved|refuted|rejected|unknown|unsupported|vacuous)"
                      r"(?:\s+(.*))?$")
 
 

@@ -144,3 +144,21 @@ def test_pruning_keeps_every_verdict(file: str, name: str) -> None:
     assert refuted == {o.id for o in full.obligations if o.status is ObligationStatus.refuted}
     assert not any(o.discharged_by for o in full.obligations)
     assert {o.id for o in pruned.obligations} <= {o.id for o in full.obligations}
+
+
+def test_cli_budget_options(capsys: pytest.CaptureFixture[str], tmp_path, monkeypatch) -> None:
+    """CLI-7: --jobs, --rlimit, --no-cache; the cache folder comes from the environment."""
+    from verifier.cli import main
+
+    monkeypatch.setenv("SPORK_VERIFY_CACHE_DIR", str(tmp_path))
+    saxpy = str(EXAMPLES / "saxpy.py")
+    assert main([saxpy, "--jobs", "2", "--format", "json", "--no-progress"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    units = [o["rlimit"] for o in doc["results"][0]["obligations"]]
+    assert list(tmp_path.rglob("*.json"))  # answers were stored
+    assert main([saxpy, "--no-cache", "--format", "json", "--no-progress"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert [o["rlimit"] for o in again["results"][0]["obligations"]] == units
+    for bad in (["--jobs", "0"], ["--rlimit", "-5"], ["--rlimit", "many"]):
+        assert main([saxpy, *bad]) == 2
+        assert "positive whole number" in capsys.readouterr().err

@@ -35,3 +35,23 @@ def test_text_is_decided_like_the_query():
     unsat_text = query_text([n >= 1, i >= 0, i < n, i >= n])  # i >= n: no out-of-bounds index
     assert _decide(sat_text) == z3.sat
     assert _decide(unsat_text) == z3.unsat
+
+
+def test_text_does_not_depend_on_live_references_or_binder_ids():
+    """z3 let-binds terms by reference count, and binder ids depend on what was loaded before:
+    neither may change the text a query hash is taken of (--check-cert re-runs the proof)."""
+    from verifier.encode.smtlib import renumber_binders
+
+    def query(ctx: z3.Context, sym_id: int, keep: list) -> list[z3.BoolRef]:
+        n, t = z3.Int("n", ctx), z3.Int(f"t#{sym_id}@a", ctx)
+        shared = t * 4 + n
+        keep.append(shared)  # a live Python reference raises the term's reference count
+        return [n >= 1, t >= 0, t < n, shared >= 4 * n]
+
+    held: list = []
+    a = renumber_binders(query_text(query(z3.Context(), 6, [])))
+    b = renumber_binders(query_text(query(z3.Context(), 41, held)))
+    assert a == b and "|t#0@a|" in a
+    assert renumber_binders("|i#9@a| |j#3@a| |i#9@b|") == "|i#1@a| |j#0@a| |i#1@b|"
+    assert prepare(query(z3.Context(), 6, []), rlimit=1000).digest == \
+        prepare(query(z3.Context(), 41, []), rlimit=1000).digest

@@ -137,6 +137,12 @@ def test_delete_buffer_refuses_a_used_buffer(tmp_path: Path) -> None:
 @pytest.mark.parametrize("call, name", [
     ("k = divide_loop(k, 'blk', 4, ['a', 'b'])", "scheduling operation divide_loop"),
     ("k.find('blk')", "Procedure.find"),
+    ("k.find_child_loop('blk')", "Procedure.find_child_loop"),
+    # replace outside the copy shape of API-1
+    ("k = replace(k, k.find_loop('t'), cuda_packed32_load)", "not seq(0, n)"),
+    ("k = replace(k, k.find_loop('blk'), cudaMemcpyAsync_htod_1d)", "is not one copy"),
+    ("k = replace(k, k.find_loop('t #1'), cuda_packed32_load)", "not seq(0, n)"),
+    ("k.find_loop('for t in _: _')", "find_loop"),
 ])
 def test_unreproduced_rewrite_is_unsupported_naming_it(tmp_path: Path, call: str,
                                                        name: str) -> None:
@@ -244,3 +250,18 @@ def test_per_cta_smem_in_a_cluster_is_unsupported_and_sync_check_raises(tmp_path
     path.write_text(PER_CTA_SMEM)
     result = verify_proc(load_isolated(path).procs[0])
     assert result.verdict.value == "unsupported" and "the_mem" in result.findings[0].message
+
+
+@pytest.mark.rule("API-1")
+def test_replace_puts_the_copy_call_upstream_unifies_in_place_of_the_nest() -> None:
+    from verifier.lang import ir
+    procs = {p.name: p for p in load_procs(UPSTREAM_STYLE / "replace_copy.py")}
+    nodes = list(_walk(procs["vec_add_f16"].body))
+    calls = {n.callee.name: n for n in nodes if isinstance(n, ir.Call)}
+    assert {"cudaMemcpyAsync_htod_1d", "cuda_packed32_load", "cuda_packed32_store"} <= set(calls)
+    assert dict(calls["cuda_packed32_load"].kwargs) == {"pack": 2, "dst": "f16", "src": "f16"}
+    dst, src = calls["cuda_packed32_load"].args
+    assert isinstance(dst, ir.Window) and isinstance(dst.idx[0], ir.Interval)
+    assert dst.buf.name == "r_x" and src.buf.name == "d_x"
+    loops = {n.iter.name for n in nodes if isinstance(n, ir.For)}
+    assert not loops & {"init_n", "pack_ld", "pack_st"}

@@ -30,7 +30,7 @@ def named_references(path: str) -> dict[str | None, str]:
     return out
 
 
-CHAIN_TIMEOUT_S = 60.0  # per chain query when --timeout is not given (CHAIN-4)
+CHAIN_TIMEOUT_S = 300.0  # wall-clock safety net per chain query without --timeout (CHAIN-4)
 
 
 def with_chain(result: ProcResult, p: ir.Proc, reference: str, base: Path | None,

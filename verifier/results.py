@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from enum import Enum
 
 from verifier.diagnostics import SrcLoc
@@ -19,6 +19,9 @@ class Verdict(Enum):
     rejected = "rejected"  # a static error in the program
     unknown = "unknown"  # a timeout, or a counterexample the machine did not reproduce
     unsupported = "unsupported"  # a construct outside the encoding
+    vacuous = "vacuous"  # the asserts admit no size, or no statement instance runs: nothing proved
+    # `--sizes`: the concrete machine ran at those sizes and found no hazard (not a proof)
+    no_hazard_at_sizes = "no-hazard-at-sizes"
 
 
 class FindingKind(Enum):
@@ -34,6 +37,7 @@ class FindingKind(Enum):
     static = "static"
     unsupported = "unsupported"
     unknown = "unknown"
+    vacuous = "vacuous"
     chain = "chain-mismatch"  # the kernel's sequential reading differs from its reference
 
 
@@ -73,6 +77,17 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class Recheck:
+    """An independent solver's answer to a proved obligation's SMT-LIB2 query (`--recheck`):
+    `unsat` agrees, `sat` disagrees (an internal error), `unknown` decides nothing."""
+
+    solver: str  # name-version, e.g. cvc5-1.4.2
+    answer: str  # unsat | sat | unknown
+    reason: str = ""  # why unknown (timeout, incomplete, the solver failed)
+    time_s: float = 0.0
+
+
+@dataclass(frozen=True)
 class ObligationResult:
     id: str
     rule: str
@@ -84,6 +99,9 @@ class ObligationResult:
     rlimit: int = 0  # Z3 resource units its queries used (deterministic; 0: no solver)
     discharged_by: str = ""  # the pruning rule (PR-*) that settled it without a solver
     stopped_by: str = ""  # "rlimit" | "wall-clock": the limit that made it unknown
+    # the SMT-LIB2 text that decided it, kept only when asked (`--smt2`, `--recheck`)
+    query: str = field(default="", repr=False, compare=False)
+    recheck: Recheck | None = None
 
 
 class ChainStatus(Enum):
@@ -129,6 +147,7 @@ class ProcResult:
     certificate: "Certificate | None" = None
     internal_error: bool = False
     load_output: str = ""  # what the file printed while it was loaded (specs/loading.md)
+    sizes: tuple[tuple[str, int], ...] = ()  # the sizes of a concrete run (`--sizes`)
     chain: ChainResult | None = None  # only with --against (specs/chain.md)
 
 

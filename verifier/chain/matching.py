@@ -121,17 +121,17 @@ def queries(kernel: list[Family], reference: list[Family], rank: int, params: tu
     for shape in shapes:
         ks = [f for f in kernel if signature(f.term) == shape]
         rs = [f for f in reference if signature(f.term) == shape]
-        if not rs:
+        uninit = "uninit" in shape  # garbage never equals garbage: such updates must not occur
+        if uninit or not rs:
             out += [Query(f"unmatched-kernel/{shape}/{i}", "unmatched-kernel",
                           f"the kernel adds no term {shape} the reference lacks",
                           (conj([context, f.cond()]),), (f,), ()) for i, f in enumerate(ks)]
-            continue
-        if not ks:
+        if uninit or not ks:
             out += [Query(f"unmatched-reference/{shape}/{j}", "unmatched-reference",
                           f"the reference adds no term {shape} the kernel lacks",
                           (conj([context, f.cond()]),), (), (f,)) for j, f in enumerate(rs)]
-            continue
-        out += _bijection(shape, ks, rs, es, params, context)
+        if not uninit and ks and rs:
+            out += _bijection(shape, ks, rs, es, params, context)
     return out
 
 

@@ -17,6 +17,10 @@ import z3
 from verifier.chain.presburger import Aff, And, Cmp, Floor, Formula, Not, Or, formula_vars
 
 SOLVER_NAME = f"z3-{z3.get_version_string()}"
+# The deterministic budget of one chain query, in Z3 resource units (the same on any machine;
+# the heaviest query of the bundled GEMMs uses about 18 million). The wall-clock limit given to
+# `check` is only a safety net on top of it.
+CHAIN_RLIMIT = 200_000_000
 
 
 class Answer(Enum):
@@ -78,7 +82,7 @@ def check(formula: Formula, timeout_s: float, minimize: tuple[str, ...] = (),
     render = _Render(ctx)
     goal = render.formula(formula)
     solver = z3.Solver(ctx=ctx)
-    solver.set(timeout=max(1, int(timeout_s * 1000)), random_seed=0)
+    solver.set(timeout=max(1, int(timeout_s * 1000)), random_seed=0, rlimit=CHAIN_RLIMIT)
     solver.set("arith.solver", 2)
     solver.add(goal)
     result = solver.check()

@@ -11,7 +11,7 @@ Non-goals: building, running or re-verifying the code.
 from __future__ import annotations
 
 from verifier.codegen import tma
-from verifier.codegen.certificate import certificate_header, check_certificate
+from verifier.codegen.certificate import check_certificate, emitted_file
 from verifier.codegen.host import HostEmitter
 from verifier.codegen.instrs import helpers_for
 from verifier.codegen.mbarrier_text import helpers as mbarrier_helpers
@@ -123,7 +123,7 @@ def emit_cuda(proc: ir.Proc, cert: Certificate) -> str:
     calls: list[tuple[str, dict[str, int]]] = []
     _instr_calls(proc.body, calls)
     target = required_target(proc, (name for name, _ in calls))
-    parts = ["\n".join(certificate_header(proc, cert) + target_lines(proc, target)), PRELUDE]
+    parts = ["\n".join(target_lines(proc, target)), PRELUDE]
     if host.tensor_maps:
         parts.append(TENSOR_MAP_HELPER)
     if _uses_swizzled_smem(proc.body):
@@ -140,4 +140,4 @@ def emit_cuda(proc: ir.Proc, cert: Certificate) -> str:
     if host.top:
         parts.append("\n".join(host.top))
     parts.append("\n".join(function) + "\n")
-    return "\n".join(parts)
+    return emitted_file(proc.loc.file, cert, "\n".join(parts))

@@ -21,7 +21,7 @@ import z3
 
 from verifier.collectives.symbolic import interrupt_all, run_check
 from verifier.encode.abstraction import linear_abstraction
-from verifier.encode.smtlib import canonical_text, text_hash
+from verifier.encode.smtlib import canonical_text, renumber_binders, text_hash
 
 
 class Status(Enum):
@@ -72,9 +72,15 @@ class Query:
         return hashlib.sha256((head + self.text).encode()).hexdigest()
 
     @property
+    def published(self) -> str:
+        """The text as `--smt2` writes it and `--recheck` reads it: binder ids renumbered
+        (`smtlib.renumber_binders`), the same query up to variable names."""
+        return renumber_binders(self.text)
+
+    @property
     def digest(self) -> str:
-        """The short query hash of certificates: the text bound to the solver."""
-        return text_hash(self.text, SOLVER_NAME)
+        """The short query hash of certificates: the published text bound to the solver."""
+        return text_hash(self.published, SOLVER_NAME)
 
 
 @dataclass(frozen=True)
@@ -100,6 +106,7 @@ class Outcome:
     query_hash: str
     rlimit: int = 0
     stopped_by: str = ""
+    text: str = field(default="", repr=False, compare=False)  # `Query.published`, when kept
 
 
 def stop_checks_on_interrupt() -> Callable[[], None]:

@@ -97,6 +97,17 @@ def _ordered(chain: tuple[Event, ...], a: Context, b: Context) -> bool:
     return all(may_precede(x.last_ctx, y.first_ctx) for x, y in zip(chain, chain[1:]))
 
 
+def _between(e: Event, a: Context, b: Context) -> bool:
+    """Some instance of e can follow a and precede b (`may_precede`, SEM-1.8)."""
+    return may_precede(a, e.first_ctx) and may_precede(e.last_ctx, b) and \
+        (e.fence is not None or may_precede(e.first_ctx, e.last_ctx))
+
+
+def _after_own(e: Event, b: Context) -> bool:
+    """The Await of a's own tag event can follow a and precede b (as `_ordered` asks)."""
+    return may_precede(e.first_ctx, e.last_ctx) and may_precede(e.last_ctx, b)
+
+
 def sync_events(model: ProgramModel) -> list[Event]:
     events = [Event(("F", f.id), rules.SYNC_SETS[f.first], rules.SYNC_SETS[f.second], fence=f)
               for f in model.fences]
@@ -143,7 +154,14 @@ def candidate_chains(events: list[Event], graph: nx.DiGraph, a: AccessSite, b: A
                      flag: Flag, max_chain: int = MAX_CHAIN) -> list[Chain]:
     if a.ctx.device is None or a.ctx.device is not b.ctx.device:
         return []
-    by_key = {e.key: e for e in events if e.device is a.ctx.device}
+    # only events that can sit between a and b in one task (every event of an ordered chain
+    # does): with many fences the sync graph is nearly complete, and its paths through
+    # events outside the window were enumerated only to be dropped; an Await retiring a's
+    # own tags (SEM-6.5) starts at a itself
+    by_key = {e.key: e for e in events if e.device is a.ctx.device and
+              (_between(e, a.ctx, b.ctx) or e.tag_site is a and _after_own(e, b.ctx))}
+    if len(by_key) < len(graph):
+        graph = graph.subgraph(by_key)
     starts = [e for e in by_key.values() if a.qual.q0 in e.first.full or e.tag_site is a]
     ends = {e.key for e in by_key.values() if grants(e.second, b.qual.extended, flag)}
     chains: list[Chain] = []

@@ -31,7 +31,6 @@ referenced by value; they are immutable.
 from __future__ import annotations
 
 import itertools
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -384,25 +383,26 @@ class Proc:
         raise LookupError(f"{self.name} has no allocation or argument named {name}")
 
     def find_loop(self, pattern: str) -> For:
-        """The loop `pattern` names: `"i"` the first loop over `i` in source order, `"i #k"`
-        the k-th (from 0), as upstream's cursor (`scheduling_loops.cut_loop` takes it; API-4)."""
-        m = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*(?:#\s*(\d+))?\s*", pattern) \
-            if isinstance(pattern, str) else None
-        if m is None:
-            raise RejectedInput(f"find_loop({pattern!r}): expected a loop name, optionally "
-                                "followed by ` #k`", rule="API-4", code="ERR-P00")
+        """The loop named `pattern` (`"i"`, or `"i #k"` for its k-th occurrence from 0), in
+        source order: upstream's cursor for `replace` (API-1) and `cut_loop` (API-4)."""
+        name, _, nth = str(pattern).partition("#")
+        name = name.strip()
+        if not name.isidentifier() or (nth.strip() and not nth.strip().isdigit()):
+            raise UnsupportedMethod(f"not supported by spork-verify: find_loop({pattern!r}) "
+                                    "(only a loop's name, or `name #k`)", rule="API-2",
+                                    code="ERR-V11")
         found: list[For] = []
         stack = list(reversed(self.body))
         while stack:
             s = stack.pop()
-            if isinstance(s, For) and s.iter.name == m.group(1):
+            if isinstance(s, For) and s.iter.name == name:
                 found.append(s)
             for part in (getattr(s, "orelse", ()), getattr(s, "body", ())):
                 stack.extend(reversed(part))
-        k = int(m.group(2) or 0)
+        k = int(nth) if nth.strip() else 0
         if k >= len(found):
             raise RejectedInput(f"find_loop({pattern!r}): {self.name} has {len(found)} loop(s) "
-                                f"over {m.group(1)}", rule="API-4", code="ERR-P00")
+                                f"over {name}", rule="API-4", code="ERR-P00")
         return found[k]
 
     def __getattr__(self, name: str) -> Any:

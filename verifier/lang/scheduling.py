@@ -1,7 +1,8 @@
 """Upstream's scheduling operations, as scripts call them before verification (API-1, API-2).
 
 `rename`, `set_precision` and `delete_buffer` are reproduced exactly (they change a name, an
-element type, or drop an unused allocation: the program's accesses are unchanged or gone).
+element type, or drop an unused allocation: the program's accesses are unchanged or gone), and
+`replace` of a copy nest by a copy instr (`replace_copy`).
 `simplify` lives in `procs`. Every other operation of upstream's `exo.stdlib.scheduling` is a
 real rewrite of the program that spork-verify does not reproduce: calling one raises
 `Unsupported` naming it, so the file's result says which (never a silently unscheduled proc).
@@ -112,7 +113,7 @@ def delete_buffer(p: ir.Proc, cursor: Any) -> ir.Proc:
 # exo.stdlib.stdlib). Each is served as a function raising `Unsupported` (API-2).
 REWRITES = (
     "insert_pass", "delete_pass", "reorder_stmts", "rewrite_expr", "bind_expr", "commute_expr",
-    "left_reassociate_expr", "extract_subproc", "inline", "replace", "call_eqv",
+    "left_reassociate_expr", "extract_subproc", "inline", "call_eqv",
     "insert_noop_call", "insert_fence", "insert_barrier_alloc", "insert_arrive", "insert_await",
     "set_trailing_barrier_expr", "set_window", "set_memory", "bind_config", "delete_config",
     "write_config", "expand_dim", "resize_dim", "rearrange_dim", "divide_dim", "mult_dim",

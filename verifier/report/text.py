@@ -10,7 +10,33 @@ from verifier.results import (ChainResult, Finding, FindingKind, ObligationResul
                               ProcResult, Verdict)
 
 _MARK = {Verdict.proved: "PROVED", Verdict.refuted: "REFUTED", Verdict.rejected: "REJECTED",
-         Verdict.unknown: "UNKNOWN", Verdict.unsupported: "UNSUPPORTED"}
+         Verdict.unknown: "UNKNOWN", Verdict.unsupported: "UNSUPPORTED",
+         Verdict.vacuous: "VACUOUS", Verdict.no_hazard_at_sizes: "NO HAZARD"}
+
+
+def verdict_words(r: ProcResult) -> str:
+    """`PROVED`, `NO HAZARD at n=1024` (a concrete run says at which sizes), ..."""
+    mark = _MARK.get(r.verdict, r.verdict.value.upper())
+    if r.sizes:
+        mark += " at " + ", ".join(f"{k}={v}" for k, v in r.sizes)
+    return mark
+
+
+def _summary(r: ProcResult) -> str:
+    """What the run did: obligations and their counts, or the concrete machine's one run."""
+    if r.sizes:
+        return "concrete abstract machine at these sizes only, not a proof for all sizes"
+    counts = {s: sum(1 for o in r.obligations if o.status is s) for s in ObligationStatus}
+    summary = ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
+    text = f"{len(r.obligations)} obligations{': ' + summary if summary else ''}"
+    rechecked = [o.recheck for o in r.obligations if o.recheck is not None]
+    if rechecked:
+        agree = sum(1 for c in rechecked if c.answer == "unsat")
+        text += f"; {rechecked[0].solver} agrees on {agree}/{len(rechecked)}"
+        undecided = sum(1 for c in rechecked if c.answer == "unknown")
+        if undecided:
+            text += f", {undecided} undecided"
+    return text
 
 
 
@@ -95,16 +121,15 @@ def to_text(results: list[ProcResult], verbose: bool = False, cex_table: bool = 
         if r.load_output and r.file not in shown:
             shown.add(r.file)
             out.extend(_load_output_lines(r, verbose))
-        counts = {s: sum(1 for o in r.obligations if o.status is s) for s in ObligationStatus}
-        summary = ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
-        out.append(f"{r.file}: {r.proc}: {_MARK[r.verdict]}"
-                   f" ({len(r.obligations)} obligations{': ' + summary if summary else ''};"
-                   f" {r.time_s:.2f}s)")
+        out.append(f"{r.file}: {r.proc}: {verdict_words(r)} ({_summary(r)}; {r.time_s:.2f}s)")
         if r.chain is not None:
             out.extend(chain_lines(r.chain, verbose))
         if verbose:
             for o in r.obligations:
-                out.append(f"  [{o.status.value:>8}] {o.rule:<8} {o.id}  ({_cost(o)})")
+                again = f"  [{o.recheck.solver}: {o.recheck.answer}" \
+                    f"{' (' + o.recheck.reason + ')' if o.recheck.reason else ''}]" \
+                    if o.recheck else ""
+                out.append(f"  [{o.status.value:>8}] {o.rule:<8} {o.id}  ({_cost(o)}){again}")
         for f in r.findings:
             out.extend(finding_lines(f))
             if verbose or cex_table:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterator
 
 from verifier.diagnostics import Unsupported
 from verifier.lang import ir
 from verifier.lang.instrs import Instr, InstrParam
-from verifier.lang.memories import Memory
 from verifier.lang.timelines import QualTL
 from verifier.lang.units import CollUnit
 from verifier.semantics.rules import AccessKind
@@ -50,13 +48,18 @@ def tracked_buffers(proc: ir.Proc) -> frozenset[ir.Sym]:
 
 
 @dataclass(frozen=True)
-class InstrAccess:
-    buf: ir.Sym
+class InstrArg:
+    """One tensor or scalar argument of an instr call that the callee accesses: a window, or
+    (scalar parameter) a point read `x[i]`."""
+
+    arg: ir.Window | ir.Read
     kind: AccessKind
-    elements: list[tuple[int, ...]]
     atomic_quals: frozenset[QualTL]
-    param: InstrParam | None = None
-    window: ir.Window | None = None
+    param: InstrParam
+
+    @property
+    def buf(self) -> ir.Sym:
+        return self.arg.buf
 
 
 @dataclass(frozen=True)
@@ -80,24 +83,19 @@ def callee_distributed(param: InstrParam, w: ir.Window) -> tuple[DistributedDim,
     return tuple(out)
 
 
-def window_elements(w: ir.Window, value: Callable[[ir.Expr], int],
-                    shape: tuple[int, ...] | None = None,
-                    limits: tuple[int | None, ...] = ()) -> list[tuple[int, ...]]:
-    """Every element of the window (SEM-4.3); with `shape`, only those inside the tensor
-    (a clipped tensor-map window); with `limits`, only index - lo < limit per dimension."""
-    ranges = []
-    for k, a in enumerate(w.idx):
+def window_box(arg: ir.Window | ir.Read, value: Callable[[ir.Expr], int]
+               ) -> tuple[tuple[int, int], ...]:
+    """The elements an argument touches as [lo, hi) per dimension (a point i is [i, i + 1))."""
+    if isinstance(arg, ir.Read):
+        return tuple((v, v + 1) for v in map(value, arg.idx))
+    box = []
+    for a in arg.idx:
         if isinstance(a, ir.Point):
-            lo = value(a.pt)
-            hi = lo + 1
+            v = value(a.pt)
+            box.append((v, v + 1))
         else:
-            lo, hi = value(a.lo), value(a.hi)
-        if k < len(limits) and limits[k] is not None:
-            hi = min(hi, lo + limits[k])  # type: ignore[operator]
-        if shape is not None:
-            lo, hi = max(lo, 0), min(hi, shape[k])
-        ranges.append(range(lo, hi))
-    return [tuple(t) for t in itertools.product(*ranges)]
+            box.append((value(a.lo), value(a.hi)))
+    return tuple(box)
 
 
 def limit_args(s: ir.Call, param: InstrParam, arg: ir.Window) -> tuple[ir.Expr | None, ...]:
@@ -106,6 +104,7 @@ def limit_args(s: ir.Call, param: InstrParam, arg: ir.Window) -> tuple[ir.Expr |
     () for other parameters."""
     if not param.clip.startswith("store_d_"):
         return ()
+    assert isinstance(s.callee, Instr)
     ends = {p.name: a for p, a in zip(s.callee.params, s.args) if p.kind == "index"}
     order = ("M_end", "N_end") if param.clip == "store_d_row" else ("N_end", "M_end")
     window_dims = [k for k, a in enumerate(arg.idx) if isinstance(a, ir.Interval)]
@@ -115,29 +114,34 @@ def limit_args(s: ir.Call, param: InstrParam, arg: ir.Window) -> tuple[ir.Expr |
     return tuple(limits)
 
 
-def clip_limits(s: ir.Call, param: InstrParam, arg: ir.Window,
-                value: Callable[[ir.Expr], int]) -> tuple[int | None, ...]:
-    return tuple(None if e is None else value(e) for e in limit_args(s, param, arg))
+def clipped_box(s: ir.Call, a: "InstrArg", box: tuple[tuple[int, int], ...],
+                shape: tuple[int, ...], value: Callable[[ir.Expr], int]
+                ) -> tuple[tuple[int, int], ...]:
+    """The part of an argument's box the callee touches (SEM-4.3): a tensor-map window only
+    inside the tensor, a bounds-predicated wgmma store only index - lo < its limit."""
+    clip = a.param.clip
+    if not isinstance(a.arg, ir.Window) or not clip:
+        return box
+    out = list(box)
+    for k, e in enumerate(limit_args(s, a.param, a.arg)):
+        if e is not None:
+            lo, hi = out[k]
+            out[k] = (lo, min(hi, lo + value(e)))
+    if clip == "tensor_map":
+        out = [(max(lo, 0), min(hi, n)) for (lo, hi), n in zip(out, shape)]
+    return tuple(out)
 
 
-def instr_accesses(s: ir.Call, bufs: Mapping[ir.Sym, tuple[tuple[int, ...], Memory]],
-                   value: Callable[[ir.Expr], int]) -> list[InstrAccess]:
-    """The accesses of an instr call in parameter order (SEM-1.8, SEM-4.2, SEM-4.3); a scalar
-    parameter is one element (`x` or `x[i]`)."""
+def instr_args(s: ir.Call) -> list[InstrArg]:
+    """The accessed arguments of an instr call in parameter order (SEM-1.8, SEM-4.2, SEM-4.3);
+    a scalar parameter is one element (`x` or `x[i]`)."""
     assert isinstance(s.callee, Instr)
     out = []
     for param, arg in zip(s.callee.params, s.args):
         if param.kind not in ("tensor", "scalar"):
             continue
-        if param.kind == "scalar" and isinstance(arg, ir.Read):
-            out.append(InstrAccess(arg.buf, _KIND[param.access],
-                                   [tuple(value(i) for i in arg.idx)], param.atomic_quals, param))
-            continue
-        if not isinstance(arg, ir.Window):
+        if not (isinstance(arg, ir.Window) or param.kind == "scalar" and isinstance(arg, ir.Read)):
             raise Unsupported(f"argument {param.name} of {s.callee.name} must be a tensor window",
                               s.loc, code="ERR-V11")
-        shape = bufs[arg.buf][0] if param.clip == "tensor_map" else None
-        elements = window_elements(arg, value, shape, clip_limits(s, param, arg, value))
-        out.append(InstrAccess(arg.buf, _KIND[param.access], elements, param.atomic_quals,
-                               param, arg))
+        out.append(InstrArg(arg, _KIND[param.access], param.atomic_quals, param))
     return out
