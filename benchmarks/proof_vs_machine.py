@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from verifier.encode import verify_proc
-from verifier.encode.solver import clear_cache
+from verifier.encode.discharge import clear_cache
 from verifier.lang import ir
 from verifier.lang.load import load_procs
 from verifier.semantics import run_machine

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +14,10 @@ from verifier.lang import ir
 from verifier.lang.load import load_procs
 from verifier.semantics import sync_check as _sync_check
 
+# The CLI's proof cache (CLI-7) goes to a folder of this test run, never the user's cache
+# (child processes inherit it); answers are the same either way, this only keeps runs apart.
+os.environ.setdefault("SPORK_VERIFY_CACHE_DIR", tempfile.mkdtemp(prefix="spork-verify-cache-"))
+
 _sync_check.install()  # `p.sync_check(...)` in files loaded in-process (API-3)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,7 +26,7 @@ PROGRAMS = ROOT / "tests" / "programs"
 PROGRAMS_ASYNC = ROOT / "tests" / "programs_async"
 PROGRAMS_NESTS = ROOT / "tests" / "programs_nests"
 
-_EXPECT = re.compile(r"^#\s*expect:\s*(\S+)\s+(proved|refuted|rejected|unknown|unsupported)"
+_EXPECT = re.compile(r"^#\s*expect:\s*(\S+)\s+(proved|refuted|rejected|unknown|unsupported|vacuous)"
                      r"(?:\s+(.*))?$")
 
 

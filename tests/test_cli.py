@@ -132,7 +132,10 @@ def test_emit_cuda_only_for_proved_and_check_cert(capsys: pytest.CaptureFixture[
     code, out, _ = run(capsys, "--check-cert", cu, EXAMPLES / "smem_exchange.py")
     assert code == 0 and "matches" in out
     code, out, _ = run(capsys, "--check-cert", cu, EXAMPLES / "smem_exchange_bug_nofence.py")
-    assert code == 2  # no proc of that name there
+    assert code == 2  # no proc of that name there: the wrong source, not an edit
+    cu.write_text(cu.read_text() + "__device__ int appended;\n")
+    code, out, _ = run(capsys, "--check-cert", cu)  # the source path read from the header
+    assert code == 5 and "does not match its certificate" in out, out
 
 
 def test_proved_but_not_lowered_exits_3_without_traceback(

@@ -23,4 +23,7 @@ def test_symbolic_equals_concrete_at_fixed_sizes(exp) -> None:  # type: ignore[n
         concrete, _ = concrete_verdict(proc, sizes)
         symbolic = verify_proc(proc, Options(fixed_sizes=sizes)).verdict
         assert symbolic is not Verdict.unknown, f"unknown at {sizes}"
-        assert symbolic == concrete, f"at {sizes}: symbolic {symbolic}, concrete {concrete}"
+        # the machine never says `proved` of one size: its `no-hazard-at-sizes` is a
+        # fixed-size proof's `proved` (specs/verification.md, --sizes)
+        same = Verdict.proved if concrete is Verdict.no_hazard_at_sizes else concrete
+        assert symbolic == same, f"at {sizes}: symbolic {symbolic}, concrete {concrete}"

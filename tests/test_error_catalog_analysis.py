@@ -198,7 +198,7 @@ def test_blockdim_over_1024_is_refused_where_written(tmp_path: Path) -> None:
 @pytest.mark.rule("LANG-8.2")
 def test_usage_error_names_the_proc(tmp_path: Path) -> None:
     """ERR-USAGE (not a catalog code): `--sizes` without a value for every size argument."""
-    from verifier.cli import run_concrete
+    from verifier.encode.concrete import run_concrete
 
     path = tmp_path / "prog.py"
     path.write_text(Case("ERR-USAGE", "", ["    pass"], kernel=False).source())

@@ -1,7 +1,9 @@
 """`spork-verify PATH... [options]`: verify every module-level proc of each file.
 
-Exit codes (one mapping, `exit_code`; specs/cli.md): 0 all proved, 1 any refuted, 2 rejected
-input or usage, 3 unknown/unsupported (none refuted), 4 internal error, 130 interrupted (Ctrl-C).
+Exit codes (one mapping, `exit_code`; specs/cli.md CLI-1): 0 all proved (with `--sizes`: no
+hazard at those sizes), 1 any refuted, 2 rejected input or usage, 3 unknown/unsupported/vacuous
+(none refuted), 4 internal error, 5 `--check-cert`: the file does not match its certificate,
+130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -10,22 +12,25 @@ import sys
 
 try:  # Ctrl-C while the verifier's modules load (the console script imports them before main())
     import argparse
+    import contextlib
     import dataclasses
     import math
-    import time
     import traceback
     from pathlib import Path
 
     from verifier import __version__
     from verifier.cli_io import (
-        ReportSink, UsageError, check_emit_dir, check_output_file, ignore_further_interrupts,
-        interrupt_requested, interruptible_solvers, read_text_file, stop_if_interrupted)
+        QueryWriter, ReportSink, UsageError, check_emit_dir, check_output_file,
+        ignore_further_interrupts,
+        interrupt_requested, interruptible_solvers, stop_if_interrupted)
     from verifier.diagnostics import InternalError, RejectedInput, SporkError, Unsupported
-    from verifier.lang import ir
+    from verifier.encode.recheck import RECHECK_SOLVERS, RecheckSession, RecheckUnavailable
+    from verifier.lang.ir import Proc
     from verifier.lang.load_isolated import DEFAULT_TIMEOUT_S, load_isolated
     from verifier.report import FORMATS
     from verifier.report.progress import Progress, colour_verdicts, use_colour
-    from verifier.results import ProcResult, Verdict
+    from verifier.cli_chain import named_references, with_chain
+    from verifier.results import ChainStatus, ProcResult, Verdict
 except KeyboardInterrupt:  # exits 130 quietly, as main() does (CLI-4), never a traceback
     sys.stderr.write("spork-verify: interrupted\n")
     raise SystemExit(130) from None
@@ -39,8 +44,10 @@ def exit_code(results: list[ProcResult]) -> int:
         return 1
     if Verdict.rejected in verdicts:
         return 2
-    if verdicts & {Verdict.unknown, Verdict.unsupported}:
-        return 3
+    if verdicts - {Verdict.proved, Verdict.no_hazard_at_sizes}:
+        return 3  # unknown, unsupported, vacuous: nothing proved, nothing refuted
+    if any(r.chain is not None and r.chain.status is not ChainStatus.proved for r in results):
+        return 3  # a chain asked for and only tested (or not decided) is not a proof: CHAIN-9.3
     return 0
 
 
@@ -77,6 +84,12 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def positive_int(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="spork-verify",
@@ -90,13 +103,35 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write certified CUDA for every proved proc into DIR")
     p.add_argument("--sizes", type=parse_sizes, metavar="NAME=VALUE,...",
                    help="run the concrete abstract machine at these sizes instead of proving")
-    p.add_argument("--timeout", type=positive_seconds, default=30.0, metavar="SECONDS",
-                   help="solver timeout per obligation (default 30)")
+    p.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
+                   help="wall-clock safety net per solver query, reported as such when hit "
+                   "(default 300); the budget that decides is --rlimit")
+    p.add_argument("--rlimit", type=positive_int, metavar="UNITS",
+                   help="deterministic solver budget per query in Z3 resource units "
+                   "(default 60,000,000): the verdict does not depend on the machine's load")
+    p.add_argument("--jobs", "-j", type=positive_int, default=1, metavar="N",
+                   help="solve obligations in N worker processes (same results for every N)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="neither read nor write the on-disk proof cache "
+                   "($SPORK_VERIFY_CACHE_DIR, else ~/.cache/spork-verify)")
     p.add_argument("--load-timeout", type=positive_seconds, default=DEFAULT_TIMEOUT_S,
                    metavar="SECONDS", help="time limit for running each file to build its procs "
                    f"(default {DEFAULT_TIMEOUT_S:g})")
+    p.add_argument("--against", metavar="REF.py:PROC",
+                   help="also prove each proc's sequential reading equal to this exo-lang proc "
+                   "(the chain of equivalence, specs/chain.md); a kernel file may name its "
+                   "own with a line `# spork-verify: against REF.py:PROC`")
     p.add_argument("--check-cert", metavar="FILE.cu",
-                   help="re-validate the certificate in a generated CUDA file against PATH")
+                   help="check a CUDA file written by --emit-cuda: not a byte changed, the same "
+                   "IR as PATH (default: the source its header names), and a re-run proof with "
+                   "the same query hashes (exit 5 on any mismatch)")
+    p.add_argument("--smt2", metavar="DIR",
+                   help="write the SMT-LIB2 query of every obligation the solver decided "
+                   "into DIR/PROC/ID.smt2")
+    p.add_argument("--recheck", metavar="SOLVER", choices=RECHECK_SOLVERS,
+                   help="re-decide every proved obligation with an independent solver "
+                   f"({', '.join(RECHECK_SOLVERS)}; pip install 'spork-verify[cvc5]'); a "
+                   "disagreement is an internal error")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress line on stderr (it shows only on a terminal, after 1 s)")
     p.add_argument("--color", "--colour", choices=("auto", "always", "never"), default="auto",
@@ -122,32 +157,29 @@ def _error_result(file: str, name: str, e: SporkError) -> ProcResult:
                       internal_error=internal)
 
 
-def run_concrete(p: ir.Proc, sizes: dict[str, int]) -> ProcResult:
-    from verifier.encode.verify import concrete_verdict, machine_finding
+def options(args: argparse.Namespace) -> "Options":
+    """The proof options the command line asks for (CLI-7: budget, workers, cache)."""
+    from verifier.encode import Options
+    from verifier.encode.proof_cache import default_dir
 
-    start = time.perf_counter()
-    missing = [a.name.name for a in p.args
-               if isinstance(a.typ, ir.Control) and a.name.name not in sizes]
-    if missing:
-        raise RejectedInput(f"--sizes lacks a value for {', '.join(missing)} of proc {p.name}",
-                            p.loc, code="ERR-USAGE")
-    verdict, found = concrete_verdict(p, sizes)
-    findings = (machine_finding(found, sizes, True),) if found is not None else ()
-    return ProcResult(p.loc.file, p.name, verdict, time.perf_counter() - start, (), findings,
-                      p.loc)
+    given = {"timeout_s": args.timeout, "rlimit": args.rlimit}
+    return Options(jobs=args.jobs, cache_dir=None if args.no_cache else default_dir(),
+                   **{k: v for k, v in given.items() if v is not None})
 
 
-def verify_file(path: str, args: argparse.Namespace, progress: Progress | None = None
+def verify_file(path: str, args: argparse.Namespace, progress: Progress | None = None,
+                recheck: RecheckSession | None = None, queries: QueryWriter | None = None
                 ) -> tuple[list[ProcResult], int]:
     """Results of every proc in the file, and how many proved procs got no CUDA."""
-    from verifier.encode import Options, verify_proc
-    from verifier.encode.hints import add_sync_hints
-
+    if args.recheck and recheck is None:  # a caller that did not open a session (pytest plugin)
+        with RecheckSession(args.recheck, options(args).timeout_s) as session:
+            return verify_file(path, args, progress, session, queries)
     loaded = load_isolated(path, args.load_timeout)
     if loaded.error is not None:
         failed = _error_result(path, loaded.error.proc or "<file>", loaded.error)
         return [dataclasses.replace(failed, load_output=loaded.output)], 0
     procs = list(loaded.procs)
+    references = named_references(path)
     if args.proc:
         procs = [p for p in procs if p.name in args.proc]
     results = []
@@ -155,60 +187,68 @@ def verify_file(path: str, args: argparse.Namespace, progress: Progress | None =
     for p in procs:
         try:
             if args.sizes is not None:
+                from verifier.encode.concrete import run_concrete
+
                 results.append(run_concrete(p, args.sizes))
             else:
-                def tick(done: int, known: int, name: str = p.name) -> None:
-                    stop_if_interrupted()
-                    if progress is not None:
-                        progress.obligations(name, done, known)
-
-                result = add_sync_hints(p, verify_proc(p, Options(timeout_s=args.timeout), tick),
-                                        args.timeout)
-                stop_if_interrupted()  # checks cancelled by Ctrl-C must not make a verdict
-                results.append(result)
+                results.append(_prove(p, args, progress, recheck, queries))
         except SporkError as e:
             results.append(_error_result(path, p.name, e))
+        reference = args.against or references.get(p.name) or references.get(None)
+        if reference and args.sizes is None:
+            base = None if args.against else Path(path).parent
+            results[-1] = with_chain(results[-1], p, reference, base, args.timeout)
         if args.emit_cuda and results[-1].verdict is Verdict.proved and \
                 results[-1].certificate is not None:
-            from verifier.codegen import emit_cuda
-
-            out = Path(args.emit_cuda)
-            try:
-                out.mkdir(parents=True, exist_ok=True)
-                (out / f"{p.name}.cu").write_text(emit_cuda(p, results[-1].certificate))
-            except (Unsupported, RejectedInput) as e:  # proved, but not lowered: say why
-                print(f"spork-verify: no CUDA emitted for {p.name}: {e.render()}",
-                      file=sys.stderr)
-                not_lowered += 1
-            except OSError as e:  # checked writable before the proofs; the disk may be full
-                print(f"spork-verify: error: --emit-cuda {out}: cannot write {p.name}.cu: "
-                      f"{e.strerror}", file=sys.stderr)
-                not_lowered += 1
+            not_lowered += not _emit(p, results[-1], args.emit_cuda)
     return [dataclasses.replace(r, load_output=loaded.output) for r in results], not_lowered
 
 
-def check_cert(cu_file: str, paths: list[str], load_timeout: float) -> int:
-    from verifier.codegen import read_certificate
-    from verifier.lang.printer import ir_hash
+def _prove(p: Proc, args: argparse.Namespace, progress: Progress | None,
+           recheck: RecheckSession | None, queries: QueryWriter | None) -> ProcResult:
+    """Prove one proc; write its queries (--smt2), re-decide them (--recheck), add hints."""
+    from verifier.encode import verify_proc
+    from verifier.encode.hints import add_sync_hints
+    from verifier.encode.recheck import recheck_result
 
-    cert = read_certificate(read_text_file("--check-cert", cu_file))
-    if cert is None:
-        print(f"{cu_file}: no spork-verify certificate found", file=sys.stderr)
-        return 2
-    for path in paths:
-        loaded = load_isolated(path, load_timeout)
-        if loaded.error is not None:
-            print(loaded.error.render(), file=sys.stderr)
-            return 2
-        for p in loaded.procs:
-            if p.name == cert.proc:
-                if ir_hash(p) == cert.ir_hash:
-                    print(f"{cu_file}: certificate {cert.digest()[:16]} matches {path}:{p.name}")
-                    return 0
-                print(f"{cu_file}: certificate does NOT match {path}:{p.name} (IR changed)")
-                return 1
-    print(f"{cu_file}: proc {cert.proc} not found in {', '.join(paths)}", file=sys.stderr)
-    return 2
+    def tick(done: int, known: int, name: str = p.name) -> None:
+        stop_if_interrupted()
+        if progress is not None:
+            progress.obligations(name, done, known)
+
+    keep = bool(args.smt2 or recheck)
+    opts = options(args)
+    result = verify_proc(p, dataclasses.replace(opts, keep_queries=keep), tick)
+    stop_if_interrupted()  # checks cancelled by Ctrl-C must not make a verdict
+    if queries is not None:
+        queries.write(result)
+    if recheck is not None:
+        result = recheck_result(result, recheck)
+    result = add_sync_hints(p, result, opts)
+    stop_if_interrupted()
+    if keep:  # the texts were for the files and the second solver; the report has the hashes
+        result = dataclasses.replace(result, obligations=tuple(
+            dataclasses.replace(o, query="") for o in result.obligations))
+    return result
+
+
+def _emit(p: Proc, result: ProcResult, folder: str) -> bool:
+    """Write `folder/PROC.cu`, byte for byte as its seal says (CLI-9); False, said on stderr,
+    when the proc is proved but cannot be lowered or written."""
+    from verifier.codegen import emit_cuda
+
+    out = Path(folder)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"{p.name}.cu").write_bytes(emit_cuda(p, result.certificate).encode("utf-8"))
+    except (Unsupported, RejectedInput) as e:  # proved, but not lowered: say why
+        print(f"spork-verify: no CUDA emitted for {p.name}: {e.render()}", file=sys.stderr)
+        return False
+    except OSError as e:  # checked writable before the proofs; the disk may be full
+        print(f"spork-verify: error: --emit-cuda {out}: cannot write {p.name}.cu: "
+              f"{e.strerror}", file=sys.stderr)
+        return False
+    return True
 
 
 def write_pictures(results: list[ProcResult] | None, folder: str) -> bool:
@@ -259,14 +299,16 @@ def _main(argv: list[str] | None) -> int:
         return int(e.code or 0) if e.code in (0, None) else 2
     if args.explain:
         return explain_code(args.explain)
-    if not args.paths:
+    if not args.paths and not args.check_cert:
         parser.print_usage(sys.stderr)
         print("spork-verify: error: give at least one PATH", file=sys.stderr)
         return 2
     try:
         _check_destinations(args)
         if args.check_cert:
-            return check_cert(args.check_cert, args.paths, args.load_timeout)
+            from verifier.cli_cert import check_cert
+
+            return check_cert(args.check_cert, args.paths, args.load_timeout, options(args))
         if args.cex_svg and not write_pictures(None, args.cex_svg):
             return 2
         return _verify_all(args)
@@ -290,6 +332,11 @@ def _check_destinations(args: argparse.Namespace) -> None:
                                                      else []))
     if args.emit_cuda:
         check_emit_dir(args.emit_cuda)
+    if args.smt2:
+        check_emit_dir(args.smt2, "--smt2", ".smt2")
+    if args.sizes is not None and (args.smt2 or args.recheck):
+        raise UsageError("--smt2 and --recheck need proofs; --sizes runs the concrete machine "
+                         "instead: drop one of them")
 
 
 def _verify_all(args: argparse.Namespace) -> int:
@@ -308,17 +355,23 @@ def _verify_all(args: argparse.Namespace) -> int:
     sink = ReportSink(text_of, args.format == "text", args.output, progress.clear)
     not_lowered = 0
     interrupted = False
+    queries = QueryWriter(args.smt2) if args.smt2 else None
     try:
-        with interruptible_solvers(stop_checks_on_interrupt()):
+        recheck = RecheckSession(args.recheck, options(args).timeout_s) if args.recheck \
+            else None
+        with interruptible_solvers(stop_checks_on_interrupt()), \
+                recheck or contextlib.nullcontext():
             for index, path in enumerate(args.paths, 1):
                 progress.file(path, index, len(args.paths))
-                file_results, failures = verify_file(path, args, progress)
+                file_results, failures = verify_file(path, args, progress, recheck, queries)
                 stop_if_interrupted()
                 not_lowered += failures
                 sink.add_file(file_results)
     except KeyboardInterrupt:
         interrupted = True
         ignore_further_interrupts()
+    except RecheckUnavailable as e:  # before any proof: the solver is not installed
+        raise UsageError(str(e)) from None
     except Exception:
         if not interrupt_requested():
             raise  # a bug: main() reports it as an internal error, after the report below
@@ -341,7 +394,8 @@ def _verify_all(args: argparse.Namespace) -> int:
         return 2
     code = exit_code(results)
     code = 3 if not_lowered and code == 0 else code
-    return 2 if sink.write_error and code in (0, 3) else code
+    write_error = sink.write_error or (queries is not None and queries.write_error)
+    return 2 if write_error and code in (0, 3) else code
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@ check in progress (specs/cli.md, CLI-2..CLI-4). Decides no verdict.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 import signal
 import socket
 import sys
@@ -48,25 +50,91 @@ def check_output_file(name: str, inputs: list[str]) -> None:
                          "path")
 
 
-def check_emit_dir(name: str) -> None:
-    """`--emit-cuda DIR` must be a folder, or creatable as one (CLI-2)."""
+def check_emit_dir(name: str, option: str = "--emit-cuda", what: str = ".cu") -> None:
+    """`--emit-cuda DIR` (or `--smt2 DIR`, `--cex-svg DIR`) must be a folder, or creatable
+    as one (CLI-2)."""
     path = Path(name)
     if path.exists() and not path.is_dir():
-        raise UsageError(f"--emit-cuda {name}: exists and is not a folder; name a folder for "
-                         "the .cu files")
+        raise UsageError(f"{option} {name}: exists and is not a folder; name a folder for "
+                         f"the {what} files")
     base = _nearest_existing(path)
     if not base.is_dir():
-        raise UsageError(f"--emit-cuda {name}: {base} is not a folder")
+        raise UsageError(f"{option} {name}: {base} is not a folder")
     if not os.access(base, os.W_OK | os.X_OK):
-        raise UsageError(f"--emit-cuda {name}: {base} is not writable (permission denied)")
+        raise UsageError(f"{option} {name}: {base} is not writable (permission denied)")
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+class QueryWriter:
+    """`--smt2 DIR`: every obligation's query as `DIR/PROC/ID.smt2` (CLI-10), the id with
+    every character outside `[A-Za-z0-9._-]` as `_`; a proc name met twice in one run gets
+    `DIR/PROC.2/`, so nothing is overwritten. Each file is `;;` comment lines (proc, obligation,
+    rule, status, query hash), then the query text exactly as its hash was taken."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = Path(folder)
+        self.taken: set[str] = set()
+        self.write_error = False  # a file could not be written (a full disk): said, exit 2
+
+    def write(self, result: ProcResult) -> int:
+        """Write the result's queries; on an OSError say so on stderr once and go on: the
+        verdicts do not depend on the files (CLI-10)."""
+        try:
+            return self._write(result)
+        except OSError as e:
+            if not self.write_error:
+                print(f"spork-verify: error: --smt2 {self.folder}: cannot write the queries of "
+                      f"{result.proc}: {e.strerror}; the report is complete, the folder is not",
+                      file=sys.stderr)
+            self.write_error = True
+            return 0
+
+    def _write(self, result: ProcResult) -> int:
+        name, k = result.proc, 1
+        while name in self.taken:
+            k += 1
+            name = f"{result.proc}.{k}"
+        self.taken.add(name)
+        folder = self.folder / _UNSAFE.sub("_", name)
+        written = 0
+        for ob in result.obligations:
+            if not ob.query:
+                continue
+            folder.mkdir(parents=True, exist_ok=True)
+            stem = _UNSAFE.sub("_", ob.id)
+            head = [f";; spork-verify {json.dumps(result.file)}: proc {result.proc}",
+                    f";; obligation {ob.id} ({ob.rule}, {ob.kind}): {ob.description}",
+                    f";; status {ob.status.value}; query hash {ob.query_hash} (of the text below)"]
+            (folder / f"{stem}.smt2").write_bytes(("\n".join(head) + "\n" + ob.query)
+                                                  .encode("utf-8"))
+            written += 1
+        return written
+
+
+MAX_OPTION_FILE = 16 << 20  # a file an option names is read at most this far (/dev/zero)
+
+
+def read_file_bytes(option: str, name: str) -> bytes:
+    """The bytes of a file named by an option (e.g. `--check-cert`), or a UsageError."""
+    path = Path(name)
+    try:
+        if path.is_dir():
+            raise UsageError(f"{option} {name}: is a folder; name a file")
+        with path.open("rb") as f:
+            data = f.read(MAX_OPTION_FILE + 1)
+    except OSError as e:
+        raise UsageError(f"{option} {name}: cannot read it: {e.strerror}") from None
+    if len(data) > MAX_OPTION_FILE:
+        raise UsageError(f"{option} {name}: larger than {MAX_OPTION_FILE >> 20} MiB; not a "
+                         "file this option reads")
+    return data
 
 
 def read_text_file(option: str, name: str) -> str:
-    """The UTF-8 text of a file named by an option (e.g. `--check-cert`), or a UsageError."""
-    try:
-        data = Path(name).read_bytes()
-    except OSError as e:
-        raise UsageError(f"{option} {name}: cannot read it: {e.strerror}") from None
+    """The UTF-8 text of a file named by an option, or a UsageError."""
+    data = read_file_bytes(option, name)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from enum import Enum
 
 from verifier.diagnostics import SrcLoc
@@ -19,6 +19,9 @@ class Verdict(Enum):
     rejected = "rejected"  # a static error in the program
     unknown = "unknown"  # a timeout, or a counterexample the machine did not reproduce
     unsupported = "unsupported"  # a construct outside the encoding
+    vacuous = "vacuous"  # the asserts admit no size, or no statement instance runs: nothing proved
+    # `--sizes`: the concrete machine ran at those sizes and found no hazard (not a proof)
+    no_hazard_at_sizes = "no-hazard-at-sizes"
 
 
 class FindingKind(Enum):
@@ -33,6 +36,8 @@ class FindingKind(Enum):
     static = "static"
     unsupported = "unsupported"
     unknown = "unknown"
+    vacuous = "vacuous"
+    chain = "chain-mismatch"  # the kernel's sequential reading differs from its reference
 
 
 class ObligationStatus(Enum):
@@ -71,6 +76,17 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class Recheck:
+    """An independent solver's answer to a proved obligation's SMT-LIB2 query (`--recheck`):
+    `unsat` agrees, `sat` disagrees (an internal error), `unknown` decides nothing."""
+
+    solver: str  # name-version, e.g. cvc5-1.4.2
+    answer: str  # unsat | sat | unknown
+    reason: str = ""  # why unknown (timeout, incomplete, the solver failed)
+    time_s: float = 0.0
+
+
+@dataclass(frozen=True)
 class ObligationResult:
     id: str
     rule: str
@@ -79,6 +95,43 @@ class ObligationResult:
     time_s: float
     query_hash: str = ""
     description: str = ""
+    rlimit: int = 0  # Z3 resource units its queries used (deterministic; 0: no solver)
+    discharged_by: str = ""  # the pruning rule (PR-*) that settled it without a solver
+    stopped_by: str = ""  # "rlimit" | "wall-clock": the limit that made it unknown
+    # the SMT-LIB2 text that decided it, kept only when asked (`--smt2`, `--recheck`)
+    query: str = field(default="", repr=False, compare=False)
+    recheck: Recheck | None = None
+
+
+class ChainStatus(Enum):
+    """The chain of equivalence with an exo-lang reference (specs/chain.md, CHAIN-9)."""
+
+    proved = "proved"  # the same updates for all sizes satisfying the asserts (Z3)
+    tested = "tested"  # equal outputs on random inputs at the listed sizes: not a proof
+    refuted = "refuted"  # an element the two procs compute differently, replayed
+    unknown = "unknown"  # a timeout, an unconfirmed proposal, or an unreplayed counterexample
+    unsupported = "unsupported"  # outside the erasure or the proof, and not tested either
+    vacuous = "vacuous"  # the two procs' asserts admit no sizes together
+
+
+@dataclass(frozen=True)
+class ChainResult:
+    reference: str  # FILE.py:PROC as given
+    status: ChainStatus
+    message: str
+    reassociated: bool = False  # the proof allowed += reductions to be summed in another order
+    tested_sizes: tuple[dict[str, int], ...] = ()
+    obligations: tuple[ObligationResult, ...] = ()
+    time_s: float = 0.0
+
+    def summary(self) -> str:
+        """One line for certificates and headers."""
+        if self.status is ChainStatus.tested:
+            sizes = "; ".join(", ".join(f"{k}={v}" for k, v in sorted(s.items()))
+                              for s in self.tested_sizes)
+            return f"tested equivalent to {self.reference} at sizes {sizes}"
+        extra = " (reassociating += reductions)" if self.reassociated else ""
+        return f"{self.status.value} against {self.reference}{extra}"
 
 
 @dataclass(frozen=True)
@@ -93,6 +146,8 @@ class ProcResult:
     certificate: "Certificate | None" = None
     internal_error: bool = False
     load_output: str = ""  # what the file printed while it was loaded (specs/loading.md)
+    sizes: tuple[tuple[str, int], ...] = ()  # the sizes of a concrete run (`--sizes`)
+    chain: ChainResult | None = None  # only with --against (specs/chain.md)
 
 
 @dataclass(frozen=True)
@@ -104,13 +159,22 @@ class Certificate:
     obligations: tuple[tuple[str, str], ...]  # (obligation id, query hash)
     solver: str
     tool_version: str
+    chain: str = "not asked"  # the chain result's summary (ChainResult.summary), CHAIN-9.4
+
+    def _fields(self) -> dict[str, object]:
+        """Without the chain when it was not asked for, so such a certificate reads (and
+        hashes) as it did before the chain existed."""
+        data = asdict(self)
+        if self.chain == "not asked":
+            del data["chain"]
+        return data
 
     def digest(self) -> str:
-        text = json.dumps(asdict(self), sort_keys=True)
+        text = json.dumps(self._fields(), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
+        return json.dumps(self._fields(), sort_keys=True)
 
     @staticmethod
     def from_json(text: str) -> "Certificate":

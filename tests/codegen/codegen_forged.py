@@ -1,9 +1,9 @@
 """Kernels the codegen tests hand-certify (a Certificate with the proc's own IR hash): constructs
-codegen lowers before the verifier supports them (cluster sync), constructs codegen refuses
-whatever the proof (mbarrier rings in a cluster, SEM-8.5 with clusterDim > 1; an mbarrier
-element arrived on by different warps, which per-thread ring state cannot follow and which the
-static rule LANG-5.12 now rejects as well, ERR-A24), and a register tile that distributed-memory
-deduction rejects. Load with `load_procs`, not `import`."""
+codegen lowers before the verifier supports them (cluster sync, mbarrier rings in a cluster),
+constructs codegen refuses whatever the proof (an mbarrier element arrived on by different
+warps, which per-thread ring state cannot follow and which the static rule LANG-5.12 now rejects
+as well, ERR-A24), and a register tile that distributed-memory deduction rejects. Load with
+`load_procs`, not `import`."""
 
 from verifier.lang import *
 

@@ -14,11 +14,11 @@ from conftest import expectations, kernel_files
 from verifier.encode import verify_proc
 from verifier.lang import ir
 from verifier.lang.load import load_procs
+from verifier.lang.printer import ir_hash
 from verifier.results import Certificate, Verdict
 
 HERE = Path(__file__).resolve().parent
 LOCAL_KERNELS = HERE / "codegen_kernels.py"
-SM90_ONLY = ("cluster_exchange", "named_warps")  # clusters need sm_90
 
 
 def proved_cases() -> list[tuple[Path, str]]:
@@ -62,6 +62,13 @@ def certified(path: Path, name: str) -> tuple[ir.Proc, Certificate]:
 def certified_or_none(path: Path, name: str) -> tuple[ir.Proc, Certificate] | None:
     p, cert, _ = _verify(path, name)
     return None if cert is None else (p, cert)
+
+
+def hand_certified(path: Path, name: str) -> tuple[ir.Proc, Certificate]:
+    """A proc with a hand-made certificate for its exact IR (constructs codegen lowers before
+    the verifier proves them, or refuses whatever the proof)."""
+    proc = load(path, name)
+    return proc, Certificate(proc.name, ir_hash(proc), (), "hand-made for a test", "0")
 
 
 def local(name: str) -> tuple[ir.Proc, Certificate]:

@@ -5,12 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from codegen_support import HERE, example, load
+from codegen_support import HERE, example, hand_certified, load
 
 from verifier.codegen import CERT_PREFIX, emit_cuda, read_certificate
 from verifier.diagnostics import InternalError, RejectedInput, Unsupported
-from verifier.lang.printer import ir_hash
-from verifier.results import Certificate
 
 FORGED = HERE / "codegen_forged.py"
 
@@ -22,8 +20,7 @@ def _line_of(text: str) -> int:
 
 def forged(name: str) -> tuple:
     """A proc of codegen_forged.py with a hand-made certificate for its exact IR."""
-    proc = load(FORGED, name)
-    return proc, Certificate(proc.name, ir_hash(proc), (), "hand-made for a test", "0")
+    return hand_certified(FORGED, name)
 
 
 @pytest.mark.rule("LANG-8.1")
@@ -68,11 +65,20 @@ def test_refuses_certificate_of_another_ir() -> None:
 
 
 @pytest.mark.rule("SEM-8.5")
-def test_refuses_mbarriers_in_clusters() -> None:
-    # Only single-CTA rings are lowered (no mapa/remote arrives, no cluster-wide init).
-    with pytest.raises(Unsupported, match="CudaMbarrier bar with clusterDim = 2") as err:
-        emit_cuda(*forged("mbarrier_cluster"))
-    assert err.value.loc.line == _line_of("bar: barrier[2] @ CudaMbarrier")
+def test_mbarriers_in_clusters_init_cluster_wide() -> None:
+    # each CTA initialises its own copy; peers may arrive remotely, so the init is released to
+    # the cluster and a cluster barrier separates it from the first use; waits acquire at
+    # cluster scope, and no CTA exits while a peer may still touch its mbarriers
+    text = emit_cuda(*forged("mbarrier_cluster"))
+    assert "// one copy per CTA (CTA-in-cluster axes c < 2)" in text
+    init = text.index("mbarrier.init.shared::cta.b64")
+    fence = text.index('asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");')
+    sync = text.index("barrier.cluster.wait.acquire.aligned;")
+    assert init < fence < sync
+    assert "exo_mbarrierWaitCluster(" in text and "try_wait.parity.acquire.cluster" in text
+    assert "mapa" not in text  # bar[c]: every CTA arrives on its own copy
+    main = text.index("exo_deviceMainLoop(exo_smem, exo_deviceArgs);\n")
+    assert text.index("barrier.cluster.wait.acquire;", main) < text.index("\n}\n", main)
 
 
 @pytest.mark.rule("SEM-8.5")

@@ -8,7 +8,7 @@ import pytest
 from codegen_support import example, local
 
 from verifier import collectives
-from verifier.codegen import emit_cuda, mbarrier
+from verifier.codegen import emit_cuda, mbarrier, mbarrier_text
 from verifier.diagnostics import Unsupported
 from verifier.lang import ir
 from verifier.lang.config import CudaDeviceFunction
@@ -245,7 +245,7 @@ def test_init_per_slice_arrival_count() -> None:
     bar, w = ir.Sym.fresh("bar"), ir.Sym.fresh("w")
     digits = (mbarrier.SliceDigit("i", None, 2), mbarrier.SliceDigit("w", w, 2))
     ring = mbarrier.MbarrierRing(bar, digits, 3, 2, (32, 32, 64, 32), 128, False)
-    lines = "\n".join(mbarrier.setup_lines({bar: ring}, False))
+    lines = "\n".join(mbarrier_text.setup_lines({bar: ring}, False))
     assert "// bar: 4 x ring of depth 3 at exo_smem + 128, arrival counts [32, 32, 64, 32]" \
         in lines
     assert lines.count(INIT) == 3
@@ -255,15 +255,30 @@ def test_init_per_slice_arrival_count() -> None:
     assert lines.index('"r"(64u)') < lines.index("exo_i = 9u")
 
 
-@pytest.mark.rule("COLL-5.11")
-def test_cta_in_cluster_slice_axis_is_unsupported() -> None:
-    # a slice iterator with thread pitch >= blockDim is a CTA-in-cluster axis: not lowered
+def _cta_axis() -> tuple:
+    """The tiling of `for c in cuda_threads(0, 2, unit=cuda_cta_in_cluster)` (blockDim 32,
+    clusterDim 2) and the distribution of an unindexed barrier allocated inside it."""
     dev = CudaDeviceFunction(blockDim=32, clusterDim=2)
     c = ir.Sym.fresh("c")
     tiling = collectives.tile_threads(collectives.top_tiling(dev), c, "c", 0, 2,
                                       cuda_cta_in_cluster, dev)
-    dist = collectives.deduce_distribution(tiling, None, [], [], dev, name="bar")
-    with pytest.raises(Unsupported, match="iterator c has thread pitch 32 ≥ blockDim = 32, a "
-                       "CTA-in-cluster axis") as err:
-        mbarrier.slice_digits("bar", tiling, dist, dev)
+    return tiling, collectives.deduce_distribution(tiling, None, [], [], dev, name="bar"), dev
+
+
+@pytest.mark.rule("COLL-5.11")
+def test_cta_in_cluster_axis_is_not_a_slice_digit() -> None:
+    # a slice iterator with thread pitch >= blockDim is a CTA-in-cluster axis: every CTA holds
+    # its own copy, so it is a CTA digit (rank stride pitch / blockDim), not a slice digit
+    tiling, dist, dev = _cta_axis()
+    local, ctas = mbarrier.slice_digits("bar", tiling, dist, dev)
+    assert local == ()
+    assert [(d.name, d.extent, d.stride) for d in ctas] == [("c", 2, 1)]
+
+
+@pytest.mark.rule("COLL-5.11")
+def test_cta_axis_wider_than_the_cluster_is_unsupported() -> None:
+    # a CTA-in-cluster digit must stay inside one cluster (remote arrives go through mapa)
+    tiling, dist, _ = _cta_axis()
+    with pytest.raises(Unsupported, match="not a CTA-in-cluster axis") as err:
+        mbarrier.slice_digits("bar", tiling, dist, CudaDeviceFunction(blockDim=32, clusterDim=1))
     assert err.value.code == "ERR-V11" and err.value.rule == "COLL-5.11"

@@ -2,7 +2,9 @@
 
 The default test compiles every proved kernel in one translation unit per architecture (each
 file is `#include`d, so it is also checked that files do not clash); the slow test compiles each
-file on its own, which checks that every file is self-contained.
+file on its own, which checks that every file is self-contained. The flags are the ones the
+file's header names (`verifier.codegen.targets`); a file whose target is sm_90 or sm_90a is
+compiled for sm_90a only.
 """
 
 from __future__ import annotations
@@ -14,18 +16,17 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from codegen_support import HERE, SM90_ONLY, certified_or_none, load, local, proved_cases
+from codegen_support import HERE, certified_or_none, hand_certified, local, proved_cases
 
 from verifier.codegen import emit_cuda
+from verifier.codegen.targets import NVCC_FLAGS
 from verifier.diagnostics import Unsupported
-from verifier.lang.printer import ir_hash
-from verifier.results import Certificate
 
 _FALLBACK = Path("/usr/local/bin/nvcc")
 NVCC = shutil.which("nvcc") or (str(_FALLBACK) if _FALLBACK.exists() else None)
 ARCHS = ("sm_80", "sm_90a")
 FORGED = HERE / "codegen_forged.py"
-FORGED_LOWERABLE = ("cluster_sync",)
+FORGED_LOWERABLE = ("cluster_sync", "mbarrier_cluster")
 
 pytestmark = [pytest.mark.nvcc, pytest.mark.skipif(NVCC is None, reason="nvcc not found")]
 
@@ -46,23 +47,45 @@ def emitted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             continue
         files[name] = target
     for name in FORGED_LOWERABLE:  # lowered ahead of the verifier: compile them too
-        proc = load(FORGED, name)
-        cert = Certificate(proc.name, ir_hash(proc), (), "hand-made for a test", "0")
         files[name] = out / f"{name}.cu"
-        files[name].write_text(emit_cuda(proc, cert))
+        files[name].write_text(emit_cuda(*hand_certified(FORGED, name)))
     return files
 
 
+def file_target(text: str) -> str:
+    """The target the header of an emitted file names."""
+    line = next(x for x in text.splitlines() if x.startswith("// nvcc target "))
+    return line.removeprefix("// nvcc target ").split(":")[0]
+
+
 def _for_arch(files: dict[str, Path], arch: str) -> list[Path]:
-    sm90 = SM90_ONLY + FORGED_LOWERABLE
-    return [f for name, f in files.items() if arch != "sm_80" or name not in sm90]
+    return [f for f in files.values() if arch != "sm_80" or file_target(f.read_text()) == arch]
 
 
-def _nvcc(source: Path, arch: str) -> subprocess.CompletedProcess[str]:
+def nvcc(source: Path, arch: str) -> subprocess.CompletedProcess[str]:
+    """Compile `source` for `arch` with the flags of `targets.NVCC_FLAGS`."""
     assert NVCC is not None
-    cmd = [NVCC, "-std=c++17", f"-arch={arch}", "-c", str(source), "-o",
+    cmd = [NVCC, "-std=c++17", *NVCC_FLAGS[arch], "-c", str(source), "-o",
            str(source.with_suffix(f".{arch}.o"))]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+
+
+def write_files(tmp_path: Path, texts: dict[str, str]) -> list[Path]:
+    """`<name>.cu` under `tmp_path` for every emitted text."""
+    files = [tmp_path / f"{name}.cu" for name in texts]
+    for f, text in zip(files, texts.values()):
+        f.write_text(text)
+    return files
+
+
+def compile_together(tmp_path: Path, texts: dict[str, str], arch: str) -> None:
+    """Write each emitted file, `#include` them all in one translation unit, compile it for
+    `arch`, and require no error and no warning."""
+    unit = tmp_path / f"unit_{arch}.cu"
+    unit.write_text("".join(f'#include "{f}"\n' for f in write_files(tmp_path, texts)))
+    result = nvcc(unit, arch)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert "warning" not in result.stderr, result.stderr[-4000:]
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -70,19 +93,24 @@ def test_every_proved_kernel_compiles(arch: str, emitted: dict[str, Path],
                                       tmp_path: Path) -> None:
     unit = tmp_path / f"all_{arch}.cu"
     unit.write_text("".join(f'#include "{f}"\n' for f in _for_arch(emitted, arch)))
-    result = _nvcc(unit, arch)
+    result = nvcc(unit, arch)
     assert result.returncode == 0, result.stderr[-4000:]
     assert "warning" not in result.stderr, result.stderr[-4000:]
+
+
+def compile_each(files: list[Path], arch: str) -> None:
+    """Compile every file on its own (each must be self-contained), in parallel."""
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        results = list(pool.map(lambda f: (f, nvcc(f, arch)), files))
+    failures = {f.name: r.stderr[-1500:] for f, r in results
+                if r.returncode != 0 or "warning" in r.stderr}
+    assert not failures, failures
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHS)
 def test_each_file_compiles_alone(arch: str, emitted: dict[str, Path]) -> None:
-    files = _for_arch(emitted, arch)
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        results = list(pool.map(lambda f: (f, _nvcc(f, arch)), files))
-    failures = {f.name: r.stderr[-1500:] for f, r in results if r.returncode != 0}
-    assert not failures, failures
+    compile_each(_for_arch(emitted, arch), arch)
 
 
 @pytest.mark.rule("SEM-8.5")
@@ -93,6 +121,6 @@ def test_mbarrier_slices_compile(name: str, arch: str, tmp_path: Path) -> None:
     # mbarriers allocated inside thread loops (one slice per iteration), each file on its own
     source = tmp_path / f"{name}.cu"
     source.write_text(emit_cuda(*local(name)))
-    result = _nvcc(source, arch)
+    result = nvcc(source, arch)
     assert result.returncode == 0, result.stderr[-4000:]
     assert "warning" not in result.stderr, result.stderr[-4000:]

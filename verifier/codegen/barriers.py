@@ -64,14 +64,20 @@ def arrive_lines(mech: BarrierMechanism, first: SyncTL, wait_all: bool,
 
 def await_lines(mech: BarrierMechanism, arrive_first: SyncTL | None, n: int, proxy: bool,
                 loc: SrcLoc | None) -> list[str]:
-    """`Await(b, second, n)`: wait_group n, or cluster wait [fence.proxy.async].
-    Rules: SEM-8.3, SEM-8.4"""
+    """`Await(b, second, n)`: wait_group n (then `__syncwarp()` for TMA stores: the copies
+    were issued by one elected lane), or cluster wait [fence.proxy.async]. Rules: SEM-8.3,
+    SEM-8.4, SEM-8.6"""
     if arrive_first is None:
         raise InternalError("Await on a barrier that no Arrive targets", loc)
     if mech == CudaCommitGroup:
         if n < 0:
             raise InternalError(f"commit-group Await with N = {n} < 0", loc)
-        return [_asm(_row(arrive_first, loc)[1].format(n=n))]
+        lines = [_asm(_row(arrive_first, loc)[1].format(n=n))]
+        if arrive_first == SyncTL.tma_to_gmem_async:
+            # One elected lane issued the bulk copies and owns the group; the other lanes of
+            # the warp are ordered after its wait.
+            lines.append("__syncwarp();")
+        return lines
     if mech == CudaClusterSync:
         tail = [_asm("fence.proxy.async;")] if proxy else []
         return [_asm("barrier.cluster.wait.aligned;")] + tail

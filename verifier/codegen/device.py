@@ -14,14 +14,17 @@ from __future__ import annotations
 from math import prod
 
 from verifier import collectives
-from verifier.codegen import mbarrier
-from verifier.codegen.barriers import arrive_lines, await_lines
+from verifier.codegen import mbarrier_text as mbarrier
+from verifier.codegen.barriers import COMMIT_GROUP_ROWS, arrive_lines, await_lines
 from verifier.codegen.exprs import Env, View, cexpr, dense_strides, window_view
 from verifier.codegen.instrs import lower_device_call
+from verifier.codegen.mbarrier import MbarrierRing
 from verifier.codegen.names import Namer, ctype_of
-from verifier.codegen.plan import DevicePlan
+from verifier.codegen.plan import DevicePlan, smem_swizzle
+from verifier.codegen.tma import TMA_ROWS, lower_tma
+from verifier.codegen.wgmma import accum_type, fence_accumulators
 from verifier.collectives import Tiling
-from verifier.diagnostics import InternalError, SrcLoc, UnhandledNode, Unsupported
+from verifier.diagnostics import InternalError, SporkError, SrcLoc, UnhandledNode, Unsupported
 from verifier.lang import ir
 from verifier.lang.memories import Memory
 from verifier.lang.printer import expr_text
@@ -52,10 +55,14 @@ CLUSTER_BARRIER = ('asm volatile("barrier.cluster.arrive.aligned;\\n\\t"'
 
 def fence_lines(first: SyncTL, second: SyncTL, scope: str,
                 loc: SrcLoc | None) -> list[str]:
-    """SEM-8.1: [cp.async.wait_all] barrier-for-scope [fence.proxy.async]. Rules: SEM-8.1"""
-    if first in (SyncTL.wgmma_fence_1,) or second in (SyncTL.wgmma_fence_2,):
-        raise Unsupported("codegen of wgmma fences is not supported yet", loc,
-                          code="ERR-V11", rule="SEM-8.2")
+    """SEM-8.1: [cp.async.wait_all] barrier-for-scope [fence.proxy.async]; SEM-8.2:
+    `Fence(wgmma_fence_1, wgmma_fence_2)` (a warpgroup) is `wgmma.fence`. Rules: SEM-8.1,
+    SEM-8.2"""
+    if first == SyncTL.wgmma_fence_1 or second == SyncTL.wgmma_fence_2:
+        if (first, second) != (SyncTL.wgmma_fence_1, SyncTL.wgmma_fence_2):
+            raise InternalError(f"Fence({first}, {second}) is not a wgmma fence", loc)
+        return [f"// Fence({first}, {second}): warpgroup",
+                'asm volatile("wgmma.fence.sync.aligned;" ::: "memory");']
     if not implements(first, SyncTL.Sm80_generic) or \
             not implements(second, SyncTL.cuda_generic_and_async_proxy):
         raise InternalError(f"Fence({first}, {second}) is not a legal garden-variety fence",
@@ -91,11 +98,21 @@ def alloc_view(s: ir.Alloc, plan: DevicePlan, cname: str) -> tuple[list[str], Vi
     match mem.family:
         case "smem":
             offset = plan.smem_offsets[s.name]
+            swizzle = smem_swizzle(mem)
             decl = (f"[[maybe_unused]] {ctype}* const {cname} = "
                     f"reinterpret_cast<{ctype}*>(exo_smem + {offset});")
             if not shard:
-                return [decl], View(ctype, f"{cname}[0]", (), drop, True, 0, mem.family)
-            return [decl], View(ctype, cname, dense_strides(dims), drop, False, 0, mem.family)
+                base = f"(*exo_swizzled<{swizzle}>({cname}))" if swizzle else f"{cname}[0]"
+                return [decl], View(ctype, base, (), drop, True, 0, mem.family)
+            return [decl], View(ctype, cname, dense_strides(dims), drop, False, 0, mem.family,
+                                swizzle=swizzle)
+        case "rmem_wgmma_d":
+            accum = accum_type(mem.params, shard, s.name.name, s.loc)
+            lead = [str(d) for d in shard[:-2]]
+            count = prod(shard[:-2])
+            return ([f"{accum} {cname}[{count}];"],
+                    View(accum, cname, dense_strides(lead), drop, False, 1, mem.family,
+                         str(count)))
         case "rmem":
             if not shard:
                 return [f"{ctype} {cname};"], View(ctype, cname, (), drop, True, 0, mem.family)
@@ -115,6 +132,11 @@ def alloc_view(s: ir.Alloc, plan: DevicePlan, cname: str) -> tuple[list[str], Vi
                               code="ERR-V11", rule="LANG-8.6")
 
 
+def _accumulators(env: Env) -> list[View]:
+    """The wgmma accumulator allocations in scope (whole allocations, not windows)."""
+    return [v for v in env.views.values() if v.family == "rmem_wgmma_d" and v.elems]
+
+
 class TaskEmitter:
     """Emits the device task for one warp name (`warp` None: no named-warp filtering)."""
 
@@ -129,7 +151,12 @@ class TaskEmitter:
         env = env.child()
         out: list[str] = []
         for s in stmts:
-            out += self.stmt(s, env, tiling, depth)
+            try:
+                out += self.stmt(s, env, tiling, depth)
+            except SporkError as err:
+                if err.loc is None or err.loc.line == 0:
+                    err.loc = s.loc
+                raise
         return out
 
     def stmt(self, s: ir.Stmt, env: Env, tiling: Tiling, depth: int) -> list[str]:
@@ -176,10 +203,10 @@ class TaskEmitter:
             case ir.Warps(body=body):
                 return self.warps(s, env, tiling, depth)
             case ir.Call():
-                lines = lower_device_call(s, env)
-                return [pad + line for line in lines]
+                return [pad + line for line in self.call(s, env)]
             case ir.Fence(first=first, second=second):
-                scope = collectives.fence_scope(self.plan.tiling(s), self.plan.dev)
+                scope = "warpgroup" if first == SyncTL.wgmma_fence_1 else \
+                    collectives.fence_scope(self.plan.tiling(s), self.plan.dev)
                 return [pad + line for line in fence_lines(first, second, scope, s.loc)]
             case ir.Arrive(first=first, targets=targets):
                 ref = targets[0]
@@ -187,11 +214,12 @@ class TaskEmitter:
                 if ref.buf in self.plan.rings:
                     ring = self.plan.rings[ref.buf]
                     lines = mbarrier.arrive_lines(ring, self.namer(ref.buf),
-                                                  self.ring_index(ring, ref, env))
+                                                  self.ring_index(ring, targets, env),
+                                                  self.plan.dev.clusterDim)
                 else:
                     lines = arrive_lines(mech, first, needs_wait_all(first), s.loc)
-                return [pad + f"// Arrive({first}) >> {_ref_text(ref)}"] + \
-                    [pad + line for line in lines]
+                shown = " >> ".join(_ref_text(t) for t in targets)
+                return [pad + f"// Arrive({first}) >> {shown}"] + [pad + line for line in lines]
             case ir.Await(target=target, second=second, n=n):
                 mech = self.plan.barriers[target.buf]
                 first = self.plan.arrive_first.get(target.buf)
@@ -199,10 +227,13 @@ class TaskEmitter:
                 if target.buf in self.plan.rings:
                     ring = self.plan.rings[target.buf]
                     lines = mbarrier.await_lines(ring, self.namer(target.buf),
-                                                 self.ring_index(ring, target, env), proxy,
+                                                 self.ring_index(ring, (target,), env), proxy,
                                                  s.loc)
                 else:
                     lines = await_lines(mech, first, n, proxy, s.loc)
+                    if first is not None and COMMIT_GROUP_ROWS.get(first) == \
+                            COMMIT_GROUP_ROWS[SyncTL.wgmma_async]:
+                        lines += fence_accumulators(_accumulators(env))
                 shown = f"~{~n}" if n < 0 else str(n)
                 return [pad + f"// Await({_ref_text(target)}, {second}, {shown})"] + \
                     [pad + line for line in lines]
@@ -213,20 +244,43 @@ class TaskEmitter:
                 raise UnhandledNode(s)
 
     @staticmethod
-    def barrier_index(ref: ir.BarrierRef, env: Env) -> list[str]:
-        """C text of the (distributed) indices of a barrier expression."""
+    def home_index(refs: tuple[ir.BarrierRef, ...], env: Env) -> list[str]:
+        """C text of the home element's indices: per dimension the point some expression
+        gives (LANG-5.6); "0" where every expression has an interval (a CTA axis, not part
+        of the per-CTA slice)."""
         out = []
-        for acc in ref.idx:
-            if not isinstance(acc, ir.Point):
-                raise InternalError(f"multicast {ref.buf.name} reached the emitter", ref.loc)
-            out.append(cexpr(acc.pt, env))
+        for k in range(len(refs[0].idx)):
+            points = [r.idx[k].pt for r in refs if isinstance(r.idx[k], ir.Point)]
+            out.append(cexpr(points[0], env) if points else "0")
         return out
 
-    def ring_index(self, ring: mbarrier.MbarrierRing, ref: ir.BarrierRef,
+    def ring_index(self, ring: MbarrierRing, refs: tuple[ir.BarrierRef, ...],
                    env: Env) -> list[str]:
-        """C text of the slice digits of an mbarrier expression: its indices, then the
-        enclosing iterators of the allocation. Rules: COLL-5.11"""
-        return mbarrier.index_digits(ring, self.barrier_index(ref, env), env.ctrl, ref.loc)
+        """C text of the per-CTA slice digits of an mbarrier expression: its indices, then
+        the enclosing iterators of the allocation. Rules: COLL-5.11"""
+        return mbarrier.index_digits(ring, self.home_index(refs, env), env.ctrl, refs[0].loc)
+
+    def call(self, s: ir.Call, env: Env) -> list[str]:
+        """An instruction; a TMA gets its kernel-side tensor map and the slot of its trailing
+        mbarrier. Rules: LANG-8.7, SEM-8.6"""
+        row = TMA_ROWS.get(getattr(s.callee, "name", ""))
+        if row is None:
+            return lower_device_call(s, env)
+        host = self.plan.tma_maps[id(s)]
+        tm = env.tmaps.get(host.sym)
+        if tm is None:
+            raise InternalError(f"tensor map {host.sym.name} is not captured", s.loc)
+        smem_arg = next(a for p, a in zip(s.callee.params, s.args)  # type: ignore[union-attr]
+                        if p.name == row.smem_param)
+        assert isinstance(smem_arg, ir.Window)
+        smem = window_view(smem_arg, env)
+        slot = None
+        if row.is_load:
+            ref = s.trailing[0]
+            ring = self.plan.rings[ref.buf]
+            slot = mbarrier.trailing_slot(ring, self.namer(ref.buf),
+                                          self.ring_index(ring, (ref,), env))
+        return lower_tma(s, row, env, smem, tm, slot, self.plan.dev.clusterDim)
 
     def seq_loop(self, s: ir.For, env: Env, tiling: Tiling, depth: int) -> list[str]:
         """`seq` → `for`, with `#pragma unroll` when requested. Rules: LANG-8.5"""

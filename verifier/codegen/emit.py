@@ -10,11 +10,14 @@ Non-goals: building, running or re-verifying the code.
 
 from __future__ import annotations
 
-from verifier.codegen.certificate import certificate_header, check_certificate
+from verifier.codegen import tma
+from verifier.codegen.certificate import check_certificate, emitted_file
 from verifier.codegen.host import HostEmitter
 from verifier.codegen.instrs import helpers_for
-from verifier.codegen.mbarrier import HELPERS as MBARRIER_HELPERS
+from verifier.codegen.mbarrier_text import helpers as mbarrier_helpers
 from verifier.codegen.names import Namer
+from verifier.codegen.targets import required_target, target_lines
+from verifier.codegen.tensormap import HOST_HELPER as TENSOR_MAP_HELPER
 from verifier.diagnostics import SporkError, UnhandledNode
 from verifier.lang import ir
 from verifier.lang.instrs import Instr
@@ -52,22 +55,48 @@ PRELUDE = r"""#include <cuda_runtime.h>
 """
 
 
-def _instr_names(stmts: tuple[ir.Stmt, ...], out: list[str]) -> None:
+SWIZZLE_HELPER = r"""#ifndef EXO_SWIZZLED
+#define EXO_SWIZZLED
+// LANG-6.3: Sm90_SmemSwizzled(S) stores the 16-byte chunk c of a row at c XOR (row mod 8 / k) as
+// TMA and wgmma do: bits [4, 4 + log2(S / 16)) of the shared address XOR bits [7, ...).
+template <int Swizzle, typename T>
+static __device__ __forceinline__ T* exo_swizzled(T* ptr)
+{
+    const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(ptr));
+    const uint32_t flip = ((addr >> 7) & (Swizzle / 16 - 1)) << 4;
+    return reinterpret_cast<T*>(reinterpret_cast<char*>(ptr) + ((addr ^ flip) - addr));
+}
+#endif
+"""
+
+
+def _instr_calls(stmts: tuple[ir.Stmt, ...], out: list[tuple[str, dict[str, int]]]) -> None:
     for s in stmts:
         match s:
             case ir.Call(callee=Instr() as instr):
-                if instr.name not in out:
-                    out.append(instr.name)
+                call = (instr.name, {k: v for k, v in s.kwargs if isinstance(v, int)})
+                if call not in out:
+                    out.append(call)
             case ir.For(body=body) | ir.DeviceFunction(body=body) | ir.Warps(body=body):
-                _instr_names(body, out)
+                _instr_calls(body, out)
             case ir.If(body=body, orelse=orelse):
-                _instr_names(body, out)
-                _instr_names(orelse, out)
+                _instr_calls(body, out)
+                _instr_calls(orelse, out)
             case ir.Call() | ir.Alloc() | ir.Assign() | ir.Reduce() | ir.WindowStmt() \
                     | ir.Pass() | ir.Fence() | ir.Arrive() | ir.Await():
                 pass
             case _:
                 raise UnhandledNode(s)
+
+
+def _uses_swizzled_smem(stmts: tuple[ir.Stmt, ...]) -> bool:
+    for s in stmts:
+        if isinstance(s, ir.Alloc) and getattr(s.mem, "name", "") == "Sm90_SmemSwizzled":
+            return True
+        if _uses_swizzled_smem(getattr(s, "body", ())) or \
+                _uses_swizzled_smem(getattr(s, "orelse", ())):
+            return True
+    return False
 
 
 def _window_struct(struct: str, rank: int, ctype: str) -> str:
@@ -91,17 +120,24 @@ def emit_cuda(proc: ir.Proc, cert: Certificate) -> str:
         if err.loc.line == 0:
             err.loc = proc.loc
         raise
-    names: list[str] = []
-    _instr_names(proc.body, names)
-    parts = ["\n".join(certificate_header(proc, cert)), PRELUDE]
-    helpers = helpers_for(names)
+    calls: list[tuple[str, dict[str, int]]] = []
+    _instr_calls(proc.body, calls)
+    target = required_target(proc, (name for name, _ in calls))
+    parts = ["\n".join(target_lines(proc, target)), PRELUDE]
+    if host.tensor_maps:
+        parts.append(TENSOR_MAP_HELPER)
+    if _uses_swizzled_smem(proc.body):
+        parts.append(SWIZZLE_HELPER)
+    helpers = helpers_for(calls)
     if helpers:
         parts.append(helpers.strip("\n") + "\n")
-    if host.mbarriers:
-        parts.append(MBARRIER_HELPERS)
+    if any(name in tma.TMA_ROWS for name, _ in calls):
+        parts.append(tma.helpers())
+    if host.rings:
+        parts.append(mbarrier_helpers(host.rings))
     for struct, (rank, ctype) in host.window_structs.items():
         parts.append(_window_struct(struct, rank, ctype))
     if host.top:
         parts.append("\n".join(host.top))
     parts.append("\n".join(function) + "\n")
-    return "\n".join(parts)
+    return emitted_file(proc.loc.file, cert, "\n".join(parts))

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from verifier.diagnostics import InternalError, SrcLoc, UnhandledNode, Unsupported
 from verifier.lang import ir
+from verifier.lang.memories import SpecialWindow
 from verifier.lang.printer import expr_text
 
 _ATOM = re.compile(r"[A-Za-z0-9_.]+(\[[A-Za-z0-9_.]+\])?")
@@ -80,6 +81,9 @@ class View:
     dimension after the first `drop` (distributed, COLL-5.8) ones; `frag` > 0 marks an Sm80
     register fragment whose last two dimensions are `frag` registers per thread, not strided.
     `family` is the memory family; `elems` the element count of a whole dense allocation.
+    `swizzle` > 0 marks `Sm90_SmemSwizzled(swizzle)` storage: `base` and `strides` describe the
+    unswizzled (TMA / wgmma) addresses, and generic element accesses go through
+    `exo_swizzled<swizzle>` (LANG-6.3).
     """
 
     ctype: str
@@ -90,6 +94,7 @@ class View:
     frag: int = 0
     family: str = ""
     elems: str = ""
+    swizzle: int = 0
 
     def element(self, idx: list[str], loc: SrcLoc | None = None) -> str:
         """The lvalue of one element, given the C text of every logical index."""
@@ -105,7 +110,7 @@ class View:
         if len(kept) != len(self.strides):
             raise InternalError(f"{self.base}: {len(kept)} indices for {len(self.strides)} dims")
         offset = c_add([c_mul(i, s) for i, s in zip(kept, self.strides)])
-        return f"{atom(self.base)}[{offset}]"
+        return swizzled(f"{atom(self.base)}[{offset}]", self.swizzle)
 
     def window(self, points: list[str | None], los: list[str]) -> View:
         """The view of a window: `points[k]` is the point index of dimension k or None for an
@@ -124,9 +129,45 @@ class View:
             base = self.base if offset == "0" else f"({atom(self.base)} + {offset})"
             return View(self.ctype, base, strides, 0, False, self.frag, self.family)
         if all(p is not None for p in points):
-            return View(self.ctype, f"{atom(self.base)}[{offset}]", (), 0, True, 0, self.family)
+            return View(self.ctype, swizzled(f"{atom(self.base)}[{offset}]", self.swizzle), (),
+                        0, True, 0, self.family)
         base = self.base if offset == "0" else f"({atom(self.base)} + {offset})"
-        return View(self.ctype, base, strides, 0, False, 0, self.family)
+        return View(self.ctype, base, strides, 0, False, 0, self.family, swizzle=self.swizzle)
+
+    def address(self) -> str:
+        """The unswizzled address of the view's first element (TMA and wgmma operands)."""
+        return f"&{self.base}" if self.scalar else self.base
+
+
+@dataclass(frozen=True, slots=True)
+class TensorMap:
+    """One CPU-scope tensor map: the tensor it views, per tensor dimension the host window's
+    point (`is_point`) or interval start, and the C name of its `CUtensorMap`. Rules: LANG-6.6"""
+
+    sym: ir.Sym
+    buf: ir.Sym
+    special: SpecialWindow
+    dims: tuple[tuple[bool, ir.Expr], ...]
+    ctype: str
+    cname: str
+    loc: SrcLoc
+
+    @property
+    def rank(self) -> int:
+        return sum(1 for is_point, _ in self.dims if not is_point)
+
+    @property
+    def swizzle(self) -> int:
+        return self.special.swizzle
+
+    @property
+    def box(self) -> tuple[int, ...]:
+        return self.special.box
+
+    @property
+    def elem_bytes(self) -> int:
+        return {"double": 8, "float": 4, "int32_t": 4, "__half": 2, "__nv_bfloat16": 2,
+                "uint16_t": 2, "uint8_t": 1}[self.ctype]
 
 
 @dataclass(slots=True)
@@ -135,9 +176,10 @@ class Env:
 
     ctrl: dict[ir.Sym, str] = field(default_factory=dict)
     views: dict[ir.Sym, View] = field(default_factory=dict)
+    tmaps: dict[ir.Sym, TensorMap] = field(default_factory=dict)
 
     def child(self) -> Env:
-        return Env(dict(self.ctrl), dict(self.views))
+        return Env(dict(self.ctrl), dict(self.views), dict(self.tmaps))
 
     def view(self, sym: ir.Sym) -> View:
         try:
@@ -147,6 +189,12 @@ class Env:
 
     def rebind(self, sym: ir.Sym, view: View) -> None:
         self.views[sym] = view
+
+
+def swizzled(lvalue: str, swizzle: int) -> str:
+    """The element at the swizzled address of `lvalue` (unchanged when `swizzle` is 0).
+    Rules: LANG-6.3"""
+    return f"(*exo_swizzled<{swizzle}>(&{lvalue}))" if swizzle else lvalue
 
 
 def float_literal(value: float, ctype: str | None, loc: SrcLoc | None = None) -> str:

@@ -13,7 +13,10 @@ from verifier.codegen.exprs import Env, View, c_mul, cexpr, dense_strides, windo
 from verifier.codegen.instrs import lower_host_call
 from verifier.codegen.kernel import emit_device_function
 from verifier.codegen.names import Namer, control_ctype, ctype_of
+from verifier.codegen.mbarrier import MbarrierRing
 from verifier.codegen.plan import plan_device_function
+from verifier.codegen.tensormap import host_lines, new_tensor_map
+from verifier.codegen.tma import used_tensor_maps
 from verifier.diagnostics import InternalError, UnhandledNode, Unsupported
 from verifier.lang import ir
 from verifier.lang.memories import Memory
@@ -37,7 +40,9 @@ class HostEmitter:
         self.top: list[str] = []
         self.window_structs: dict[str, tuple[int, str]] = {}
         self.devices = 0
-        self.mbarriers = False  # some device function lowers mbarrier rings (SEM-8.5)
+        self.rings: list[MbarrierRing] = []  # of every device function (SEM-8.5)
+        self.tensor_maps = False  # some CPU-scope tensor map is encoded (LANG-6.6)
+        self.used_maps = used_tensor_maps(proc.body)
 
     # ------------------------------------------------------------ signature
 
@@ -115,11 +120,17 @@ class HostEmitter:
                 op = "=" if isinstance(s, ir.Assign) else "+="
                 return [f"{lhs} {op} {cexpr(rhs, env, view.ctype)};"]
             case ir.WindowStmt(rhs=rhs, special=special, name=name):
-                if special is not None:
-                    raise Unsupported("codegen of tensor maps is not supported yet", s.loc,
-                                      code="ERR-V11", rule="LANG-6.6")
-                env.views[name] = window_view(rhs, env)
-                return []
+                view = window_view(rhs, env)
+                if special is None:
+                    env.views[name] = view
+                    return []
+                if name not in self.used_maps:
+                    return [f"// {name.name}: a tensor map no TMA goes through, not encoded "
+                            "(LANG-6.6)"]
+                tm = new_tensor_map(s, view, self.namer(name))
+                env.tmaps[name] = tm
+                self.tensor_maps = True
+                return host_lines(tm, s, env)
             case ir.If(cond=cond, body=body, orelse=orelse):
                 out = [f"if ({cexpr(cond, env)}) {{"] + _indent(self.block(body, env))
                 if orelse:
@@ -138,9 +149,9 @@ class HostEmitter:
             case ir.For():
                 raise InternalError("cuda_tasks/cuda_threads loop at CPU scope", s.loc)
             case ir.DeviceFunction():
-                plan = plan_device_function(s, self.devices)
+                plan = plan_device_function(s, self.devices, tuple(env.tmaps.values()))
                 self.devices += 1
-                self.mbarriers |= bool(plan.rings)
+                self.rings += plan.rings.values()
                 top, launch = emit_device_function(plan, self.proc.name, self.namer, env,
                                                    self.ctrl_types)
                 self.top += top

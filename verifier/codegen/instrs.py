@@ -3,18 +3,22 @@
 Reads an instruction `Call` and the `Env` of its scope; produces C/PTX lines. The rows are data:
 `HOST_LOWERINGS` and `DEVICE_LOWERINGS` map instr names to lowering functions, and
 `helpers_for` returns the `__device__` helper functions that the used rows call (Sm80 tf32
-fragments, PTX ISA layouts of mma.m16n8k8 / m16n8k4). An instr without a row is refused as
-`Unsupported` (ERR-L06). Non-goals: TMA, wgmma, shuffles, packed loads (no rows).
+fragments, PTX ISA layouts of mma.m16n8k8 / m16n8k4; wgmma rows from `wgmma.py`). TMA calls
+are lowered by the device emitter (`tma.py`: they need the tensor map and the trailing
+mbarrier slot). An instr without a row is refused as `Unsupported` (ERR-L06).
+Non-goals: shuffles, packed loads (no rows).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from verifier.codegen.exprs import Env, View, atom, cexpr, window_view
+from verifier.codegen import wgmma
+from verifier.codegen.exprs import Env, View, atom, c_add, c_mul, cexpr, window_view
+from verifier.codegen.wgmma import WGMMA_ROWS, WgmmaLowering
 from verifier.diagnostics import InternalError, RejectedInput, Unsupported
 from verifier.lang import ir
 from verifier.lang.instrs import INSTRS, Instr
@@ -62,43 +66,71 @@ def _unit_stride(args: CallArgs, name: str, dim: int) -> str:
 
 # ---------------------------------------------------------------- host rows (LANG-6.5)
 
-_COPY = re.compile(r"cudaMemcpyAsync_(htod|dtoh)_([12])(\w+)")
-_SET = re.compile(r"cudaMemsetAsync0_([12])(\w+)")
+_COPY = re.compile(r"cudaMemcpyAsync_(htod|dtoh)_([1-5])(\w+)")
+_SET = re.compile(r"cudaMemsetAsync0_([1-5])(\w+)")
+_DIMS = "mnopq"  # the size parameters of a rank-r host copy, outermost first
+
+
+def _host_nest(args: CallArgs, rank: int, names: tuple[str, ...],
+               body: Callable[[dict[str, View], str, str], list[str]]) -> list[str]:
+    """Host loops over the leading r - 2 dimensions of a rank-r copy (r > 2), each iteration a
+    2-D (rank ≤ 2: the whole) operation: `body(views, rows, width)` with the views of `names`
+    moved to the current slice, `rows` and `width` the C text of the last two extents (rows
+    "1" for rank 1). Rules: LANG-6.5"""
+    outer = _DIMS[:max(rank - 2, 0)]
+    views = {n: args.tensors[n] for n in names}
+    out, pad, offsets = [], "", {n: [] for n in names}
+    for k, dim in enumerate(outer):
+        i = f"exo_i{k}"
+        out.append(f"{pad}for (int64_t {i} = 0; {i} < {atom(args.sizes[dim])}; {i}++) {{")
+        pad += "    "
+        for n in names:
+            offsets[n].append(c_mul(i, views[n].strides[k]))
+    if outer:
+        views = {n: replace(v, base=f"({atom(v.base)} + {c_add(offsets[n])})",
+                            strides=v.strides[len(outer):]) for n, v in views.items()}
+    rows = args.sizes[_DIMS[rank - 2]] if rank >= 2 else "1"
+    out += [pad + line for line in body(views, rows, args.sizes[_DIMS[rank - 1]])]
+    return out + ["    " * (len(outer) - 1 - k) + "}" for k in range(len(outer))]
 
 
 def _host_copy(args: CallArgs) -> list[str]:
     match = _COPY.fullmatch(args.call.callee.name)
     assert match is not None
     kind = "cudaMemcpyHostToDevice" if match.group(1) == "htod" else "cudaMemcpyDeviceToHost"
-    dst, src = args.tensors["dst"], args.tensors["src"]
-    ctype = dst.ctype
     out = []
     for name in ("dst", "src"):
         stride = _unit_stride(args, name, -1)
         if stride != "1":
             out.append(f"EXO_ASSUME({stride} == 1);")
-    if match.group(2) == "1":
-        size = f"sizeof({ctype}) * {atom(args.sizes['m'])}"
-        return out + [f"EXO_CUDA_CHECK(cudaMemcpyAsync({dst.base}, {src.base}, {size}, {kind}, "
-                      "exo_cudaStream));"]
-    width = f"sizeof({ctype}) * {atom(args.sizes['n'])}"
-    return out + [f"EXO_CUDA_CHECK(cudaMemcpy2DAsync({dst.base}, sizeof({ctype}) * "
-                  f"{atom(dst.strides[0])}, {src.base}, sizeof({ctype}) * {atom(src.strides[0])},"
-                  f" {width}, {args.sizes['m']}, {kind}, exo_cudaStream));"]
+
+    def copy(views: dict[str, View], rows: str, width: str) -> list[str]:
+        dst, src = views["dst"], views["src"]
+        ctype = dst.ctype
+        if rows == "1":
+            return [f"EXO_CUDA_CHECK(cudaMemcpyAsync({dst.base}, {src.base}, sizeof({ctype}) * "
+                    f"{atom(width)}, {kind}, exo_cudaStream));"]
+        return [f"EXO_CUDA_CHECK(cudaMemcpy2DAsync({dst.base}, sizeof({ctype}) * "
+                f"{atom(dst.strides[-2])}, {src.base}, sizeof({ctype}) * "
+                f"{atom(src.strides[-2])}, sizeof({ctype}) * {atom(width)}, {rows}, {kind}, "
+                "exo_cudaStream));"]
+    return out + _host_nest(args, int(match.group(2)), ("dst", "src"), copy)
 
 
 def _host_memset(args: CallArgs) -> list[str]:
     match = _SET.fullmatch(args.call.callee.name)
     assert match is not None
-    dst = args.tensors["dst"]
     stride = _unit_stride(args, "dst", -1)
     out = [f"EXO_ASSUME({stride} == 1);"] if stride != "1" else []
-    if match.group(1) == "1":
-        size = f"sizeof({dst.ctype}) * {atom(args.sizes['m'])}"
-        return out + [f"EXO_CUDA_CHECK(cudaMemsetAsync({dst.base}, 0, {size}, exo_cudaStream));"]
-    width = f"sizeof({dst.ctype}) * {atom(args.sizes['n'])}"
-    return out + [f"EXO_CUDA_CHECK(cudaMemset2DAsync({dst.base}, sizeof({dst.ctype}) * "
-                  f"{atom(dst.strides[0])}, 0, {width}, {args.sizes['m']}, exo_cudaStream));"]
+
+    def memset(views: dict[str, View], rows: str, width: str) -> list[str]:
+        dst = views["dst"]
+        size = f"sizeof({dst.ctype}) * {atom(width)}"
+        if rows == "1":
+            return [f"EXO_CUDA_CHECK(cudaMemsetAsync({dst.base}, 0, {size}, exo_cudaStream));"]
+        return [f"EXO_CUDA_CHECK(cudaMemset2DAsync({dst.base}, sizeof({dst.ctype}) * "
+                f"{atom(dst.strides[-2])}, 0, {size}, {rows}, exo_cudaStream));"]
+    return out + _host_nest(args, int(match.group(1)), ("dst",), memset)
 
 
 # ---------------------------------------------------------------- device rows
@@ -161,9 +193,14 @@ def _mma_zero(args: CallArgs) -> list[str]:
 Lowering = Callable[[CallArgs], list[str]]
 
 
+def _wgmma_row(row: WgmmaLowering) -> Lowering:
+    return lambda args: row(args.call, args.tensors, args.sizes)
+
+
 def _device_rows() -> dict[str, Lowering]:
     rows: dict[str, Lowering] = {"Sm80_cp_async_f32": _cp_async, "Sm80_mma_tf32": _mma,
                                  "Sm80_mma_zero_d_tf32": _mma_zero}
+    rows.update({name: _wgmma_row(row) for name, row in WGMMA_ROWS.items()})
     for major in ("row", "col"):
         col = major == "col"
         rows[f"Sm80_mma_load_a_{major}_major_tf32"] = _mma_load("a", col)
@@ -277,8 +314,10 @@ __device__ __forceinline__ void exo_Sm80_mma_tf32_k4(
 """
 
 
-def helpers_for(instr_names: list[str]) -> str:
-    """Helper functions needed by the device rows in `instr_names` ("" if none)."""
-    if any(name.startswith("Sm80_mma") for name in instr_names):
-        return _SM80_FRAGMENTS
-    return ""
+def helpers_for(calls: list[tuple[str, dict[str, int]]]) -> str:
+    """Helper functions needed by the device rows of `calls` ((instr name, template
+    keywords) of every call; "" if none)."""
+    out = ""
+    if any(name.startswith("Sm80_mma") for name, _ in calls):
+        out += _SM80_FRAGMENTS
+    return out + wgmma.helpers(calls)

@@ -13,9 +13,10 @@ before the task loop is passed to every task. Non-goals: tensor maps (refused in
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from verifier import collectives
-from verifier.codegen import mbarrier
+from verifier.codegen import mbarrier_text as mbarrier
 from verifier.codegen.device import TaskEmitter
 from verifier.codegen.exprs import Env, View, cexpr
 from verifier.codegen.names import Namer
@@ -63,6 +64,10 @@ class KernelEmitter:
                 kernel.ctrl[sym] = f"{ARGS}.{name}"
             elif sym in host.views:
                 kernel.views[sym] = self.capture_view(name, host.views[sym])
+            elif sym in host.tmaps:  # LANG-6.6: the descriptor travels in the argument struct
+                self.fields.append(f"CUtensorMap {name};")
+                self.inits.append(f"exo_args.{name} = {host.tmaps[sym].cname};")
+                kernel.tmaps[sym] = replace(host.tmaps[sym], cname=f"{ARGS}.{name}")
             else:
                 raise InternalError(f"kernel uses {sym.name}, unknown at the launch site")
         return kernel
@@ -205,10 +210,32 @@ class KernelEmitter:
                *self.setup(), *body, "};", ""]
         out += [f"__global__ void __launch_bounds__({dev.blockDim}, {dev.blocks_per_sm})",
                 f"{self.kernel}(const __grid_constant__ {self.struct}::exo_DeviceArgs {ARGS})",
-                "{", "    extern __shared__ __align__(128) char exo_smem[];",
+                "{", *self.smem_base(),
                 f"    {self.struct}::exo_deviceSetup(exo_smem, {ARGS});",
-                f"    {self.struct}::exo_deviceMainLoop(exo_smem, {ARGS});", "}", ""]
+                f"    {self.struct}::exo_deviceMainLoop(exo_smem, {ARGS});",
+                *self.cluster_exit(), "}", ""]
         return out + self.launcher_text()
+
+    def smem_base(self) -> list[str]:
+        """`exo_smem`, aligned at run time to the largest SMEM alignment (1024 bytes for
+        128-byte-swizzled tiles; the plan reserved the slack). Rules: LANG-8.3, LANG-6.3"""
+        align = self.plan.smem_align
+        if align <= 128:
+            return ["    extern __shared__ __align__(128) char exo_smem[];"]
+        return ["    extern __shared__ __align__(128) char exo_smemBase[];",
+                "    const uint32_t exo_misalign = static_cast<uint32_t>("
+                f"__cvta_generic_to_shared(exo_smemBase)) % {align}u;",
+                f"    char* const exo_smem = exo_smemBase + (exo_misalign ? {align}u - "
+                "exo_misalign : 0u);"]
+
+    def cluster_exit(self) -> list[str]:
+        """With clusterDim > 1 and mbarriers, no CTA leaves while a peer may still arrive on
+        its mbarriers or multicast into its SMEM (defence in depth: the verified task ends
+        with a cluster-scope synchronization). Rules: SEM-8.5"""
+        if self.plan.dev.clusterDim == 1 or not self.plan.rings:
+            return []
+        return ['    asm volatile("barrier.cluster.arrive.release;\\n\\t"',
+                '                 "barrier.cluster.wait.acquire;" ::: "memory");']
 
     def setup(self) -> list[str]:
         """`exo_SyncState` and `exo_deviceSetup` (ring initialisation). Rules: SEM-8.5"""

@@ -1,83 +1,54 @@
-"""`CudaMbarrier` rings (semantics.md SEM-8.5, language.md LANG-5.15..5.19).
+"""`CudaMbarrier` rings (semantics.md SEM-8.5, SEM-8.6, language.md LANG-5.15..5.19): planning.
 
 Reads what the plan collected about each mbarrier variable of one device function (allocation,
-Arrive collectives and sync-tls, Await lags, every use's tiling and index list); produces one
-`MbarrierRing` per variable (ring depth, slices, arrival count per slice, fixed SMEM offset) and
-the text that realises it: the `exo_SyncState` fields (per-thread ring state), the initialisation in
-`exo_deviceSetup`, and the lowering of `Arrive(...) >> z[...]` and `Await(z[...], τ2, ~lag)`.
+Arrive collectives, sync-tls and multicast targets, Await lags, TMA trailing uses, every use's
+tiling and index list); produces one `MbarrierRing` per variable (ring depth, per-CTA slices and
+their arrival counts, CTA-in-cluster digits and the multicast rank deltas, fixed SMEM offset).
+The text that realises a ring is in `mbarrier_text.py`.
 
-A slice is one element of z in one instance of its allocation (COLL-5.11): the slice index is a
-mixed radix (last digit fastest) over the explicit indices of z followed by the iterators of the
-enclosing `cuda_threads` ops of the allocation tiling with t > 1 (`Distribution.outer`), so an
-mbarrier allocated inside a thread loop gets one slice per iteration. Each slice is a ring of
-`depth` physical mbarriers; slot s serves arrives s, s + d, ..., and the k-th non-trivial await
-on slot s waits for phase parity k mod 2. The per-thread state (ArriveIdx, AwaitIdx, one parity
-bit per slot, Skips ≤ lag) lives in registers for the whole persistent task loop: the ring
-continues across tasks and across re-entries of the variable's scope (storage is initialised
-once; the free checks of SEM-4.7 order every arrive of an earlier instance before the next one,
-so an await that is trivial in the per-instance model waits on an already completed phase). A
-thread names one slice of z per role (LANG-5.12: one Arrive and one Await collective per
-variable; COLL-5.9: every index is a distributed iterator of that collective), so the state is
-per variable. Codegen checks this per slice on the ground-truth thread sets: every Arrive
-(Await) on a slice is executed by one fixed thread set, and a thread names one slice per role;
-otherwise a thread's own counts would not be the slice's (`Unsupported`). Each slice is
-initialised with the size of its own Arrive collective.
-Non-goals: multicast Arrives, clusterDim > 1 (slice iterators with pitch ≥ blockDim, CTA-in-
-cluster axes) and trailing (TMA) barriers (`Unsupported`).
+A slice is one element of z in one instance of its allocation within one CTA (COLL-5.11): the
+slice index is a mixed radix (last digit fastest) over the explicit indices of z followed by the
+iterators of the enclosing `cuda_threads` ops of the allocation tiling with t > 1
+(`Distribution.outer`), leaving out the CTA-in-cluster digits (thread pitch a multiple of
+blockDim): each CTA holds its own copy of every slice. Each slice is a ring of `depth` physical
+mbarriers; slot s serves arrives s, s + d, ...; the k-th non-trivial await on slot s waits for
+phase parity k mod 2. The per-thread state (ArriveIdx, AwaitIdx, one parity bit per slot,
+Skips ≤ lag) lives in registers for the whole persistent task loop (the free checks of SEM-4.7
+order every arrive of an earlier instance before the next one). A thread names one slice of z
+per role (LANG-5.12, COLL-5.9), checked per slice on the ground-truth thread sets; otherwise a
+thread's own counts would not be the slice's (`Unsupported`).
+
+Multicast Arrives (`>> z[m, :] >> z[:, n]`) name CTA-in-cluster digits by intervals; the target
+CTAs are the arriving CTA's rank XOR each rank delta (power-of-two extents and strides, COLL-5.11),
+so the arrival count of a slice is |Arrive collective| × |deltas| (SEM-8.5). A TMA trailing
+barrier (SEM-8.6) addresses the slot the issuing thread's next Arrive completes, so every issuing
+thread must arrive on the same slice.
+Non-goals: remote `Sm80_cp_async` arrives, non-power-of-two multicast, per-CTA counts.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import product
 from math import prod
 
 from verifier import collectives
-from verifier.codegen.exprs import c_add, c_mul, dense_strides
 from verifier.collectives import Tiling
 from verifier.diagnostics import InternalError, SporkError, SrcLoc, Unsupported
 from verifier.lang import ir
 from verifier.lang.config import CudaDeviceFunction
 from verifier.lang.guards import guard_map, ring_depth
-from verifier.lang.timelines import SYNC_SETS, QualTL, SyncTL, implements
+from verifier.lang.timelines import SyncTL, implements
 
 MBARRIER_BYTES = 8
 MAX_DEPTH = 32  # one parity bit per slot in a uint32_t
-STATE = "exo_syncState"
-STATE_TYPE = "exo_SyncState"
-ASYNC_PROXY_QUALS = frozenset({QualTL.async_, QualTL.tmaS, QualTL.tmaG, QualTL.wgS})
-# fence.proxy.async needs sm_90; below it there is no async proxy, so the fence is a no-op.
-PROXY_FENCE = ["#if __CUDA_ARCH__ >= 900", 'asm volatile("fence.proxy.async;" ::: "memory");',
-               "#endif"]
-
-HELPERS = r"""#ifndef EXO_MBARRIER_WAIT
-#define EXO_MBARRIER_WAIT
-// SEM-8.5: spin until the phase of parity `parity` of the mbarrier at shared address `bar` has
-// completed (try_wait from sm_90 on, test_wait below).
-static __device__ __forceinline__ void exo_mbarrierWait(uint32_t bar, uint32_t parity)
-{
-    uint32_t exo_done = 0;
-    do {
-#if __CUDA_ARCH__ >= 900
-        asm volatile("{\n\t.reg .pred exo_p;\n\t"
-                     "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 exo_p, [%1], %2;\n\t"
-                     "selp.u32 %0, 1, 0, exo_p;\n\t}"
-                     : "=r"(exo_done) : "r"(bar), "r"(parity) : "memory");
-#else
-        asm volatile("{\n\t.reg .pred exo_p;\n\t"
-                     "mbarrier.test_wait.parity.shared::cta.b64 exo_p, [%1], %2;\n\t"
-                     "selp.u32 %0, 1, 0, exo_p;\n\t}"
-                     : "=r"(exo_done) : "r"(bar), "r"(parity) : "memory");
-#endif
-    } while (!exo_done);
-}
-#endif
-"""
 
 
 @dataclass(slots=True)
 class RingFacts:
-    """What the plan walk saw of one mbarrier variable."""
+    """What the plan walk saw of one mbarrier variable. `masks` holds, per Arrive, which
+    dimensions of each target expression are intervals (multicast)."""
 
     alloc: ir.Alloc
     tiling: Tiling
@@ -86,6 +57,8 @@ class RingFacts:
     uses: list[tuple[Tiling, tuple[object, ...]]] = field(default_factory=list)
     roles: dict[str, list[tuple[Tiling, tuple[object, ...], SrcLoc]]] = field(
         default_factory=lambda: {"Arrive": [], "Await": []})
+    masks: list[tuple[tuple[tuple[bool, ...], ...], SrcLoc]] = field(default_factory=list)
+    trailing: list[tuple[Tiling, tuple[object, ...], SrcLoc]] = field(default_factory=list)
 
     @property
     def sym(self) -> ir.Sym:
@@ -94,8 +67,8 @@ class RingFacts:
 
 @dataclass(frozen=True, slots=True)
 class SliceDigit:
-    """One digit of the slice index: an explicit index of z (`key` None) or an enclosing
-    iterator of the allocation (`key` its Sym), with its extent. Rules: COLL-5.11"""
+    """One digit of the per-CTA slice index: an explicit index of z (`key` None) or an
+    enclosing iterator of the allocation (`key` its Sym), with its extent. Rules: COLL-5.11"""
 
     name: str
     key: ir.Sym | None
@@ -103,9 +76,23 @@ class SliceDigit:
 
 
 @dataclass(frozen=True, slots=True)
+class CtaDigit:
+    """A CTA-in-cluster digit (not materialised): explicit index `position` of z (None for an
+    enclosing iterator `key`), its extent and the CTA-rank stride it moves by. Rules: COLL-5.11"""
+
+    name: str
+    key: ir.Sym | None
+    position: int | None
+    extent: int
+    stride: int
+
+
+@dataclass(frozen=True, slots=True)
 class MbarrierRing:
-    """One mbarrier variable as lowered; `counts[i]` is the arrival count of slice i.
-    Rules: SEM-8.5, LANG-5.19, COLL-5.11"""
+    """One mbarrier variable as lowered; `counts[i]` is the arrival count of slice i; an
+    Arrive reaches the CTAs of rank (own rank XOR delta) for each of `rank_deltas`; `cluster`
+    selects cluster-scope waits and setup (clusterDim > 1); `tma` marks a ring TMA
+    transactions complete on. Rules: SEM-8.5, LANG-5.19, COLL-5.11"""
 
     sym: ir.Sym
     digits: tuple[SliceDigit, ...]
@@ -114,6 +101,10 @@ class MbarrierRing:
     counts: tuple[int, ...]
     offset: int
     cp_async: bool
+    cta_digits: tuple[CtaDigit, ...] = ()
+    rank_deltas: tuple[int, ...] = (0,)
+    cluster: bool = False
+    tma: bool = False  # some TMA completes on it (the async proxy updates it)
 
     @property
     def slices(self) -> int:
@@ -123,28 +114,30 @@ class MbarrierRing:
     def nbytes(self) -> int:
         return MBARRIER_BYTES * self.depth * self.slices
 
+    @property
+    def cta_positions(self) -> frozenset[int]:
+        return frozenset(d.position for d in self.cta_digits if d.position is not None)
 
-def new_facts(s: ir.Alloc, tiling: Tiling, dev: CudaDeviceFunction) -> RingFacts:
-    """Start collecting one mbarrier allocation; clusters are not lowered yet."""
-    if dev.clusterDim > 1:
-        raise Unsupported(f"codegen of CudaMbarrier {s.name.name} with clusterDim = "
-                          f"{dev.clusterDim} is not supported yet (only single-CTA rings)",
-                          s.loc, code="ERR-V11", rule="SEM-8.5")
+
+def new_facts(s: ir.Alloc, tiling: Tiling) -> RingFacts:
+    """Start collecting one mbarrier allocation."""
     return RingFacts(s, tiling)
 
 
 def note_arrive(facts: RingFacts, s: ir.Arrive, tiling: Tiling,
-                entries: tuple[object, ...]) -> None:
-    """Sync-tl and use of one Arrive (counts are per slice, `_fixed_collectives`).
-    Rules: SEM-8.5, LANG-5.20"""
+                home: tuple[object, ...]) -> None:
+    """Sync-tl, home element and multicast targets of one Arrive. Rules: SEM-8.5, LANG-5.6,
+    LANG-5.20"""
     if not (implements(s.first, SyncTL.cuda_in_order) or
             implements(s.first, SyncTL.Sm80_cp_async)):
         raise Unsupported(f"mbarrier Arrive({s.first}) is not lowered (LANG-5.20 allows "
                           "⊑ cuda_in_order or ⊑ Sm80_cp_async)", s.loc, code="ERR-L04",
                           rule="LANG-5.20")
     facts.firsts.append(s.first)
-    facts.uses.append((tiling, entries))
-    facts.roles["Arrive"].append((tiling, entries, s.loc))
+    facts.uses.append((tiling, home))
+    facts.roles["Arrive"].append((tiling, home, s.loc))
+    facts.masks.append((tuple(tuple(isinstance(a, ir.Interval) for a in t.idx)
+                              for t in s.targets), s.loc))
 
 
 def note_await(facts: RingFacts, s: ir.Await, tiling: Tiling,
@@ -156,6 +149,12 @@ def note_await(facts: RingFacts, s: ir.Await, tiling: Tiling,
     facts.lags.append(~s.n)
     facts.uses.append((tiling, entries))
     facts.roles["Await"].append((tiling, entries, s.loc))
+
+
+def note_trailing(facts: RingFacts, tiling: Tiling, entries: tuple[object, ...],
+                  loc: SrcLoc) -> None:
+    """A TMA call's trailing `>> z[...]` (None entries are intervals). Rules: SEM-8.6"""
+    facts.trailing.append((tiling, entries, loc))
 
 
 def _guarded_by(facts: dict[ir.Sym, RingFacts]) -> dict[ir.Sym, ir.Sym]:
@@ -181,8 +180,8 @@ def _one(values: list[int], what: str, f: RingFacts) -> int:
     return values[0]
 
 
-def _distribution(f: RingFacts, dev: CudaDeviceFunction) -> collectives.Distribution:
-    """Constant extents; every index distributed (COLL-5.9), checked by the deduction."""
+def _extents(f: RingFacts) -> list[int]:
+    """The constant shape of the barrier array."""
     typ = f.alloc.typ
     assert isinstance(typ, ir.BarrierType)
     extents = []
@@ -190,6 +189,12 @@ def _distribution(f: RingFacts, dev: CudaDeviceFunction) -> collectives.Distribu
         if not (isinstance(d, ir.Const) and isinstance(d.value, int)):
             raise InternalError(f"{f.sym.name}: non-constant barrier shape", f.alloc.loc)
         extents.append(d.value)
+    return extents
+
+
+def _distribution(f: RingFacts, dev: CudaDeviceFunction) -> collectives.Distribution:
+    """Constant extents; every index distributed (COLL-5.9), checked by the deduction."""
+    extents = _extents(f)
     try:
         dist = collectives.deduce_distribution(f.tiling, None, f.uses, extents, dev,
                                                name=f.sym.name)
@@ -204,27 +209,36 @@ def _distribution(f: RingFacts, dev: CudaDeviceFunction) -> collectives.Distribu
 
 
 def slice_digits(name: str, alloc_tiling: Tiling, dist: collectives.Distribution,
-                 dev: CudaDeviceFunction, loc: SrcLoc | None = None) -> tuple[SliceDigit, ...]:
-    """The digits of the slice index, most significant first: the explicit (distributed)
-    indices, then the enclosing ops of the allocation tiling with t > 1 (`dist.outer`, loop
-    order). Every digit needs pitch < blockDim (an explicit index over a (0, 1)-loop has pitch 0
-    and extent 1); a pitch ≥ blockDim is a CTA-in-cluster axis (each CTA holds its own copy),
-    not lowered yet. Rules: COLL-5.11, SEM-8.5"""
-    digits = [(n, None, p, e) for n, p, e in zip(dist.iter_names, dist.pitches, dist.extents)]
+                 dev: CudaDeviceFunction, loc: SrcLoc | None = None
+                 ) -> tuple[tuple[SliceDigit, ...], tuple[CtaDigit, ...]]:
+    """The per-CTA slice digits, most significant first (the explicit indices, then the
+    enclosing ops of the allocation tiling with t > 1, loop order), and the CTA-in-cluster
+    digits (thread pitch a multiple of blockDim; an explicit index over a (0, 1)-loop has
+    pitch 0 and extent 1). Rules: COLL-5.11, SEM-8.5"""
+    raw: list[tuple[str, ir.Sym | None, int | None, int, int]] = [
+        (n, None, k, p, e)
+        for k, (n, p, e) in enumerate(zip(dist.iter_names, dist.pitches, dist.extents))]
     for key, iter_name, pitch in dist.outer:
         guard = alloc_tiling.guard_of(key)
         if guard is None or not isinstance(key, ir.Sym):
             raise InternalError(f"{name}: enclosing iterator {iter_name} has no guard", loc)
-        digits.append((iter_name, key, pitch, guard.tile_count))
-    for iter_name, _, pitch, _ in digits:
-        if pitch >= dev.blockDim:
+        raw.append((iter_name, key, None, pitch, guard.tile_count))
+    local: list[SliceDigit] = []
+    ctas: list[CtaDigit] = []
+    for iter_name, key, position, pitch, extent in raw:
+        if pitch <= 0 and extent > 1:
+            raise InternalError(f"{name}: a slice iterator with t > 1 and pitch 0", loc)
+        if pitch < dev.blockDim:
+            local.append(SliceDigit(iter_name, key, extent))
+            continue
+        stride = pitch // dev.blockDim
+        if pitch % dev.blockDim or extent * stride > dev.clusterDim:
             raise Unsupported(f"codegen of CudaMbarrier {name}: iterator {iter_name} has thread "
-                              f"pitch {pitch} ≥ blockDim = {dev.blockDim}, a CTA-in-cluster "
-                              "axis (one copy per CTA); only slices within one CTA are "
-                              "lowered", loc, code="ERR-V11", rule="COLL-5.11")
-    if any(p <= 0 and e > 1 for _, _, p, e in digits):
-        raise InternalError(f"{name}: a slice iterator with t > 1 and pitch 0", loc)
-    return tuple(SliceDigit(n, key, extent) for n, key, _, extent in digits)
+                              f"pitch {pitch}, not a CTA-in-cluster axis of a cluster of "
+                              f"{dev.clusterDim} CTAs of {dev.blockDim} threads", loc,
+                              code="ERR-V11", rule="COLL-5.11")
+        ctas.append(CtaDigit(iter_name, key, position, extent, stride))
+    return tuple(local), tuple(ctas)
 
 
 def _slice_index(digits: tuple[SliceDigit, ...], values: list[int]) -> int:
@@ -235,61 +249,169 @@ def _slice_index(digits: tuple[SliceDigit, ...], values: list[int]) -> int:
     return index
 
 
-def _label(f: RingFacts, digits: tuple[SliceDigit, ...], values: list[int]) -> str:
-    explicit = [v for d, v in zip(digits, values) if d.key is None]
-    text = f"{f.sym.name}{explicit}" if explicit else f.sym.name
-    outer = [f"{d.name} = {v}" for d, v in zip(digits, values) if d.key is not None]
-    return f"{text} ({', '.join(outer)})" if outer else text
+def _pow2(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
 
 
-def _fixed_collectives(f: RingFacts, dev: CudaDeviceFunction,
-                       digits: tuple[SliceDigit, ...]) -> tuple[int, ...]:
-    """Per role (Arrive, Await), every statement instance on a slice is executed by the same
-    threads, and a thread names one slice: then each thread's own counts are the slice's, and
-    per-variable ring state is exact (checked on ground-truth thread sets, COLL-6.1). Returns
-    the arrival count of every slice: the size of its Arrive collective. Rules: SEM-8.5,
-    COLL-5.11"""
-    counts: dict[int, int] = {}
-    for role, uses in f.roles.items():
-        members: dict[int, frozenset[int]] = {}
-        owner: dict[int, tuple[int, str]] = {}
-        for tiling, entries, loc in uses:
-            guards = tiling.iter_guards()
-            for values in product(*(range(g.tile_count) for g in guards)):
-                iters = {g.iter_key: v for g, v in zip(guards, values)}
-                threads = collectives.thread_set(tiling, iters, dev)
-                if not threads:
+def rank_deltas(f: RingFacts, ctas: tuple[CtaDigit, ...]) -> tuple[int, ...]:
+    """The CTA-rank XOR deltas one Arrive reaches: per target expression, every value of its
+    interval dimensions (CTA digits only, power-of-two extents and strides; an interval over
+    an extent-1 dimension names only the arriving CTA's element), XOR-relative to the arriving
+    CTA. Every Arrive on the variable must reach the same set. Rules: SEM-8.5, COLL-5.11,
+    LANG-5.6"""
+    by_position = {d.position: d for d in ctas if d.position is not None}
+    extents = _extents(f)
+    found: set[tuple[int, ...]] = set()
+    for masks, loc in f.masks:
+        deltas: set[int] = set()
+        for mask in masks:
+            ranges = []
+            for k, interval in enumerate(mask):
+                if not interval or extents[k] == 1:
+                    ranges.append([0])
                     continue
-                if any(d.key is not None and d.key not in iters for d in digits):
-                    raise InternalError(f"{role} on {f.sym.name} outside its allocation's "
+                digit = by_position.get(k)
+                if digit is None:
+                    raise Unsupported(f"multicast Arrive on {f.sym.name}: dimension {k} is not "
+                                      "a CTA-in-cluster axis", loc, code="ERR-V11",
+                                      rule="SEM-8.5")
+                if not (_pow2(digit.extent) and _pow2(digit.stride)):
+                    raise Unsupported(f"multicast Arrive on {f.sym.name}: CTA axis "
+                                      f"{digit.name} has extent {digit.extent} and rank stride "
+                                      f"{digit.stride} (CTA masks need powers of two)", loc,
+                                      code="ERR-V11", rule="COLL-5.11")
+                ranges.append([v * digit.stride for v in range(digit.extent)])
+            deltas.update(sum(combo) for combo in product(*ranges))
+        found.add(tuple(sorted(deltas)))
+    if len(found) > 1:
+        raise Unsupported(f"the Arrives on {f.sym.name} reach different CTA sets "
+                          f"{sorted(found)}: one arrival count per slice is needed",
+                          f.alloc.loc, code="ERR-V11", rule="SEM-8.5")
+    return found.pop() if found else (0,)
+
+
+def _instances(tiling: Tiling, dev: CudaDeviceFunction
+               ) -> Iterator[tuple[dict[object, int], frozenset[int]]]:
+    """(iterator values, thread set) of every non-empty instance of a tiling."""
+    guards = tiling.iter_guards()
+    for values in product(*(range(g.tile_count) for g in guards)):
+        iters: dict[object, int] = {g.iter_key: v for g, v in zip(guards, values)}
+        threads = collectives.thread_set(tiling, iters, dev)
+        if threads:
+            yield iters, threads
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """How an element's digits split into the per-CTA slice and the CTA part."""
+
+    sym: ir.Sym
+    local: tuple[SliceDigit, ...]
+    ctas: tuple[CtaDigit, ...]
+
+    def element(self, entries: tuple[object, ...], iters: dict[object, int],
+                loc: SrcLoc) -> tuple[tuple[int, ...], int]:
+        """(CTA digit values, local slice index) of the element an instance names (a None
+        entry, an interval, counts as 0)."""
+        cta, index, _ = self.named(entries, iters, loc)
+        return cta, index
+
+    def named(self, entries: tuple[object, ...], iters: dict[object, int],
+              loc: SrcLoc) -> tuple[tuple[int, ...], int, str]:
+        """`element`, and its text: `z[i, j] (w = 1)` with the enclosing iterators."""
+        cta_pos = {d.position for d in self.ctas if d.position is not None}
+        explicit = [0 if e is None else iters.get(e, 0) for e in entries]
+        values = [v for k, v in enumerate(explicit) if k not in cta_pos]
+        for d in self.local:
+            if d.key is not None:
+                if d.key not in iters:
+                    raise InternalError(f"a use of {self.sym.name} outside its allocation's "
                                         "thread loops", loc)
-                digit_values = [iters.get(e, 0) for e in entries] + \
-                    [iters[d.key] for d in digits if d.key is not None]
-                index = _slice_index(digits, digit_values)
-                label = _label(f, digits, digit_values)
-                if members.setdefault(index, threads) != threads:
+                values.append(iters[d.key])
+        cta = tuple(explicit[d.position] if d.position is not None else iters.get(d.key, 0)
+                    for d in self.ctas)
+        text = f"{self.sym.name}{explicit}" if explicit else self.sym.name
+        outer = [f"{d.name} = {iters[d.key]}" for d in self.local if d.key is not None]
+        outer += [f"{d.name} = {iters.get(d.key, 0)}" for d in self.ctas if d.key is not None]
+        label = f"{text} ({', '.join(outer)})" if outer else text
+        return cta, _slice_index(self.local, values), label
+
+
+def _fixed_collectives(f: RingFacts, dev: CudaDeviceFunction, layout: _Layout,
+                       fanin: int) -> tuple[int, ...]:
+    """Per role (Arrive, Await), every statement instance on an element is executed by the
+    same threads, and a thread names one element: then each thread's own counts are the
+    slice's, and per-variable ring state is exact (checked on ground-truth thread sets,
+    COLL-6.1). A TMA trailing barrier's threads arrive on the slice it names. Returns the
+    arrival count of every slice: |Arrive collective| × `fanin` (the CTAs multicasting to
+    it), the same in every CTA. Rules: SEM-8.5, SEM-8.6, COLL-5.11"""
+    counts: dict[tuple[tuple[int, ...], int], int] = {}
+    labels: dict[tuple[tuple[int, ...], int], str] = {}
+    arrive_owner: dict[int, int] = {}
+    for role, uses in f.roles.items():
+        members: dict[tuple[tuple[int, ...], int], frozenset[int]] = {}
+        owner: dict[int, tuple[tuple[int, ...], int]] = {}
+        for tiling, entries, loc in uses:
+            for iters, threads in _instances(tiling, dev):
+                cta, index, label = layout.named(entries, iters, loc)
+                key = (cta, index)
+                labels[key] = label
+                if members.setdefault(key, threads) != threads:
                     raise Unsupported(f"the {role}s on {label} are executed by different "
                                       "thread sets: per-thread ring state would miss phases",
                                       loc, code="ERR-V11", rule="SEM-8.5")
                 if role == "Arrive":
-                    counts[index] = len(threads)
+                    counts[key] = len(threads) * fanin
                 for n in threads:
-                    if owner.setdefault(n, (index, label))[0] != index:
-                        raise Unsupported(f"thread {n} names {owner[n][1]} and {label} in its "
-                                          f"{role}s: the ring state is per variable", loc,
-                                          code="ERR-V11", rule="SEM-8.5")
-    slices = prod(d.extent for d in digits)
-    missing = [i for i in range(slices) if i not in counts]
-    if missing:
-        raise Unsupported(f"no thread arrives on slice {missing[0]} of {f.sym.name} (of "
-                          f"{slices}): no arrival count to initialise it with", f.alloc.loc,
-                          code="ERR-V11", rule="SEM-8.5")
-    return tuple(counts[i] for i in range(slices))
+                    if owner.setdefault(n, key) != key:
+                        raise Unsupported(f"thread {n} names {labels[owner[n]]} and "
+                                          f"{label} in its {role}s: the ring state is per "
+                                          "variable", loc, code="ERR-V11", rule="SEM-8.5")
+        if role == "Arrive":
+            arrive_owner = {n: key[1] for n, key in owner.items()}
+    _check_trailing(f, dev, layout, arrive_owner)
+    per_slice: dict[int, set[int]] = {}
+    for (_, index), count in counts.items():
+        per_slice.setdefault(index, set()).add(count)
+    slices = prod(d.extent for d in layout.local)
+    for index in range(slices):
+        found = per_slice.get(index)
+        if not found:
+            raise Unsupported(f"no thread arrives on slice {index} of {f.sym.name} (of "
+                              f"{slices}): no arrival count to initialise it with", f.alloc.loc,
+                              code="ERR-V11", rule="SEM-8.5")
+        if len(found) > 1:
+            raise Unsupported(f"slice {index} of {f.sym.name} has arrival counts "
+                              f"{sorted(found)} in different CTAs; every CTA initialises its "
+                              "copy alike", f.alloc.loc, code="ERR-V11", rule="SEM-8.5")
+    return tuple(next(iter(per_slice[i])) for i in range(slices))
+
+
+def _check_trailing(f: RingFacts, dev: CudaDeviceFunction, layout: _Layout,
+                    arrive_owner: dict[int, int]) -> None:
+    """Every thread issuing a TMA with `>> z[...]` arrives on the slice it names, so its
+    ArriveIdx addresses the phase its next Arrive completes. Rules: SEM-8.6"""
+    cta_pos = {d.position for d in layout.ctas if d.position is not None}
+    extents = _extents(f)
+    for tiling, entries, loc in f.trailing:
+        for k, entry in enumerate(entries):
+            if entry is None and k not in cta_pos and extents[k] != 1:
+                raise Unsupported(f"multicast trailing barrier on {f.sym.name}: dimension {k} "
+                                  "is not a CTA-in-cluster axis", loc, code="ERR-V11",
+                                  rule="SEM-8.6")
+        for iters, threads in _instances(tiling, dev):
+            _, index = layout.element(entries, iters, loc)
+            for n in sorted(threads):
+                if arrive_owner.get(n) != index:
+                    raise Unsupported(f"thread {n} issues a TMA completing on {f.sym.name} "
+                                      "but does not arrive on that slice: its ring position "
+                                      "would not name the phase", loc, code="ERR-V11",
+                                      rule="SEM-8.6")
 
 
 def plan_rings(facts: dict[ir.Sym, RingFacts], dev: CudaDeviceFunction,
                smem_top: int) -> tuple[dict[ir.Sym, MbarrierRing], int]:
-    """Depth, count and a fixed 8-byte-aligned SMEM offset (after every other allocation, so
+    """Depth, counts and a fixed 8-byte-aligned SMEM offset (after every other allocation, so
     the rings outlive the tasks) per variable; returns the rings and the new SMEM extent.
     Rules: SEM-8.5, LANG-5.15, LANG-5.19"""
     guard = _guarded_by(facts)
@@ -309,143 +431,15 @@ def plan_rings(facts: dict[ir.Sym, RingFacts], dev: CudaDeviceFunction,
         if len(set(cp_async)) != 1:
             raise Unsupported(f"the Arrives on {sym.name} mix cp.async (noinc) and in-order "
                               "sync-tls", f.alloc.loc, code="ERR-V11", rule="SEM-8.5")
-        digits = slice_digits(sym.name, f.tiling, _distribution(f, dev), dev, f.alloc.loc)
-        counts = _fixed_collectives(f, dev, digits)
-        ring = MbarrierRing(sym, digits, depth, lags[sym], counts, top, cp_async[0])
+        local, ctas = slice_digits(sym.name, f.tiling, _distribution(f, dev), dev, f.alloc.loc)
+        deltas = rank_deltas(f, ctas)
+        if cp_async[0] and deltas != (0,):
+            raise Unsupported(f"{sym.name}: a cp.async (noinc) arrive is local to one CTA; it "
+                              "cannot be multicast", f.alloc.loc, code="ERR-V11",
+                              rule="SEM-8.5")
+        counts = _fixed_collectives(f, dev, _Layout(sym, local, ctas), len(deltas))
+        ring = MbarrierRing(sym, local, depth, lags[sym], counts, top, cp_async[0], ctas,
+                            deltas, dev.clusterDim > 1, bool(f.trailing))
         rings[sym] = ring
         top += ring.nbytes
     return rings, top
-
-
-# ------------------------------------------------------------------ text
-
-
-def _u(n: int) -> str:
-    return f"{n}u"
-
-
-def _base(ring: MbarrierRing) -> str:
-    return f"static_cast<uint32_t>(__cvta_generic_to_shared(exo_smem + {ring.offset}))"
-
-
-def _asm(text: str, operands: str) -> str:
-    return f'asm volatile("{text}" :: {operands} : "memory");'
-
-
-def state_fields(rings: dict[ir.Sym, MbarrierRing], cname: dict[ir.Sym, str]) -> list[str]:
-    """Members of `exo_SyncState`, all zero-initialised. Rules: SEM-8.5"""
-    out = []
-    for sym, ring in rings.items():
-        name = cname[sym]
-        out += [f"uint32_t {name}_arriveIdx = 0;  // {sym.name}: ring depth {ring.depth}",
-                f"uint32_t {name}_awaitIdx = 0;",
-                f"uint32_t {name}_parity = 0;  // one bit per ring slot"]
-        if ring.lag:
-            out.append(f"uint32_t {name}_skips = 0;  // trivial awaits taken, up to {ring.lag}")
-    return out
-
-
-def uses_async_proxy(stmts: tuple[ir.Stmt, ...]) -> bool:
-    """Whether a sync statement involves an async-proxy qual-tl (fence after init)."""
-    for s in stmts:
-        tls: list[SyncTL] = []
-        match s:
-            case ir.Fence(first=a, second=b):
-                tls = [a, b]
-            case ir.Arrive(first=a):
-                tls = [a]
-            case ir.Await(second=b):
-                tls = [b]
-        if any(SYNC_SETS[t].full & ASYNC_PROXY_QUALS for t in tls):
-            return True
-        for child in ("body", "orelse"):
-            if uses_async_proxy(getattr(s, child, ())):
-                return True
-    return False
-
-
-def setup_lines(rings: dict[ir.Sym, MbarrierRing], proxy: bool) -> list[str]:
-    """`exo_deviceSetup`: thread 0 initialises every ring slot with the arrival count;
-    [fence.proxy.async]; CTA barrier. Rules: SEM-8.5"""
-    out = ["if (threadIdx.x == 0) {"]
-    for sym, ring in rings.items():
-        counts = sorted(set(ring.counts))
-        shown = f"arrival count {counts[0]}" if len(counts) == 1 else \
-            f"arrival counts {list(ring.counts)} per slice"
-        out.append(f"    // {sym.name}: {ring.slices} x ring of depth {ring.depth} at exo_smem + "
-                   f"{ring.offset}, {shown}")
-        if ring.slices > 1:
-            out.append("    // slice index (mixed radix, last fastest): " +
-                       ", ".join(f"{d.name} < {d.extent}" for d in ring.digits))
-        first = 0
-        while first < ring.slices:  # one loop per run of slices with the same count
-            last = first
-            while last + 1 < ring.slices and ring.counts[last + 1] == ring.counts[first]:
-                last += 1
-            lo, hi = first * ring.depth, (last + 1) * ring.depth
-            start = f"exo_i = {_u(lo)}" if lo else "exo_i = 0"
-            out += [f"    for (uint32_t {start}; exo_i < {_u(hi)}; exo_i++) {{",
-                    "        " + _asm("mbarrier.init.shared::cta.b64 [%0], %1;",
-                                      f'"r"({_base(ring)} + 8u * exo_i), '
-                                      f'"r"({_u(ring.counts[first])})'),
-                    "    }"]
-            first = last + 1
-    out.append("}")
-    if proxy:
-        out += PROXY_FENCE
-    return out + ['asm volatile("barrier.cta.sync 0;" ::: "memory");']
-
-
-def index_digits(ring: MbarrierRing, explicit: list[str], ctrl: dict[ir.Sym, str],
-                 loc: SrcLoc | None = None) -> list[str]:
-    """C text of the slice digits at a use: the explicit indices, then the C names of the
-    enclosing iterators of the allocation. Rules: COLL-5.11"""
-    out = list(explicit)
-    for d in ring.digits:
-        if d.key is None:
-            continue
-        if d.key not in ctrl:
-            raise InternalError(f"{ring.sym.name}: iterator {d.name} not in scope", loc)
-        out.append(ctrl[d.key])
-    if len(out) != len(ring.digits):
-        raise InternalError(f"{ring.sym.name}: {len(out)} of {len(ring.digits)} slice digits",
-                            loc)
-    return out
-
-
-def _slot(ring: MbarrierRing, idx: list[str], pos: str) -> str:
-    """Shared address of ring slot `pos` of the slice whose digits are `idx` (mixed radix,
-    last fastest). Rules: COLL-5.11, SEM-8.5"""
-    strides = dense_strides([str(d.extent) for d in ring.digits])
-    sl = c_add([c_mul(i, st) for i, st in zip(idx, strides, strict=True)])
-    slot = pos if sl == "0" else f"{c_mul(sl, str(ring.depth))} + {pos}"
-    return f"{_base(ring)} + 8u * ({slot})"
-
-
-def arrive_lines(ring: MbarrierRing, cname: str, idx: list[str]) -> list[str]:
-    """Arrive on slot ArriveIdx (noinc cp.async arrive for τ1 ⊑ Sm80_cp_async), then advance
-    ArriveIdx mod depth. Rules: SEM-8.5"""
-    pos = f"{STATE}.{cname}_arriveIdx"
-    text = ("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" if ring.cp_async else
-            "mbarrier.arrive.shared::cta.b64 _, [%0];")
-    return [_asm(text, f'"r"({_slot(ring, idx, pos)})'),
-            f"{pos} = ({pos} + 1u) % {_u(ring.depth)};"]
-
-
-def await_lines(ring: MbarrierRing, cname: str, idx: list[str], proxy: bool,
-                loc: SrcLoc | None) -> list[str]:
-    """Skips < lag: a trivial await. Otherwise wait for the parity bit of slot AwaitIdx, flip
-    it, advance AwaitIdx mod depth, [fence.proxy.async]. Rules: SEM-8.5"""
-    if ring.depth <= 0:
-        raise InternalError(f"{ring.sym.name}: ring depth {ring.depth}", loc)
-    st = f"{STATE}.{cname}"
-    body = ["const uint32_t exo_slot = " + f"{st}_awaitIdx;",
-            f"exo_mbarrierWait({_slot(ring, idx, 'exo_slot')}, ({st}_parity >> exo_slot) & 1u);",
-            f"{st}_parity ^= 1u << exo_slot;",
-            f"{st}_awaitIdx = (exo_slot + 1u) % {_u(ring.depth)};"]
-    if proxy:
-        body += PROXY_FENCE
-    if not ring.lag:
-        return ["{"] + ["    " + line for line in body] + ["}"]
-    return ([f"if ({st}_skips < {_u(ring.lag)}) {{", f"    {st}_skips++;", "} else {"]
-            + ["    " + line for line in body] + ["}"])

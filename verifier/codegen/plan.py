@@ -18,15 +18,19 @@ from math import prod
 
 from verifier import collectives
 from verifier.codegen.barriers import SUPPORTED_MECHANISMS
+from verifier.codegen.exprs import TensorMap
 from verifier.codegen.mbarrier import (
     MbarrierRing,
     RingFacts,
     new_facts,
     note_arrive,
     note_await,
+    note_trailing,
     plan_rings,
 )
 from verifier.codegen.names import ctype_of, ctype_size
+from verifier.codegen.tensormap import resolve
+from verifier.codegen.tma import TMA_ROWS, map_swizzle, map_window
 from verifier.collectives import NotAVariable, Tiling
 from verifier.diagnostics import (
     InternalError,
@@ -70,6 +74,8 @@ class DevicePlan:
     barriers: dict[ir.Sym, BarrierMechanism] = field(default_factory=dict)
     arrive_first: dict[ir.Sym, SyncTL] = field(default_factory=dict)
     rings: dict[ir.Sym, MbarrierRing] = field(default_factory=dict)
+    tma_maps: dict[int, TensorMap] = field(default_factory=dict)
+    smem_align: int = SMEM_ALIGN
 
     @property
     def body(self) -> tuple[ir.Stmt, ...]:
@@ -108,8 +114,9 @@ def _entry(e: ir.Expr) -> object:
 class _Planner:
     """Phase 1: tilings, uses and captures, in one walk of the device task."""
 
-    def __init__(self, plan: DevicePlan) -> None:
+    def __init__(self, plan: DevicePlan, maps: tuple[TensorMap, ...]) -> None:
         self.plan = plan
+        self.maps = maps
         self.allocs: dict[ir.Sym, _AllocUse] = {}
         self.bound: set[ir.Sym] = set()
         self.seen: set[ir.Sym] = set()
@@ -159,17 +166,60 @@ class _Planner:
             case _:
                 raise UnhandledNode(e)
 
-    def barrier(self, ref: ir.BarrierRef) -> tuple[object, ...]:
-        """Check the barrier is in scope; the index entries for distribution deduction."""
+    def barrier(self, refs: tuple[ir.BarrierRef, ...]) -> tuple[object, ...]:
+        """Check the barrier is in scope; the index entries of the home element (per dimension
+        the point some expression gives, LANG-5.6), for distribution deduction."""
+        ref = refs[0]
         if ref.buf not in self.plan.barriers:
             raise InternalError(f"{ref.buf.name} is not a barrier of this device task", ref.loc)
         entries: list[object] = []
-        for acc in ref.idx:
-            if not isinstance(acc, ir.Point):
-                raise Unsupported("codegen of multicast barrier expressions is not supported "
-                                  "yet", ref.loc, code="ERR-V11", rule="SEM-8.5")
-            entries.append(_entry(acc.pt))
+        for k in range(len(ref.idx)):
+            points = [r.idx[k].pt for r in refs if isinstance(r.idx[k], ir.Point)]
+            if not points:
+                raise InternalError(f"{ref.buf.name}: dimension {k} has no point (ERR-A26)",
+                                    ref.loc)
+            entries.append(_entry(points[0]))
         return tuple(entries)
+
+    def call(self, s: ir.Call, tiling: Tiling) -> None:
+        """Arguments; a TMA's tensor map (resolved and captured) and trailing barrier.
+        Rules: LANG-6.6, SEM-8.6, COLL-5.12"""
+        self.plan.tilings[id(s)] = tiling
+        row = TMA_ROWS.get(getattr(s.callee, "name", ""))
+        if row is None:
+            if s.trailing:
+                raise Unsupported(f"codegen of a trailing barrier on {s.callee}", s.loc,
+                                  code="ERR-V11", rule="LANG-8.7")
+            for a in s.args:
+                self.expr(a, tiling)
+            return
+        kwargs = {k: v for k, v in s.kwargs if isinstance(v, int)}
+        window = map_window(s, row)
+        tm = resolve(window, self.maps, map_swizzle(row, kwargs), str(s.callee), s.loc)
+        self.plan.tma_maps[id(s)] = tm
+        self.capture(tm.sym)
+        for _, host in tm.dims:
+            self.expr(host, tiling)
+        for a in s.args:
+            if a is window:
+                for acc in window.idx:
+                    for e in ((acc.pt,) if isinstance(acc, ir.Point) else (acc.lo, acc.hi)):
+                        self.expr(e, tiling)
+            elif row.kind == "multicast" and isinstance(a, ir.Window):
+                # COLL-5.12: the destination's leading interval is distributed over the CTAs
+                # of the multicast; the other uses of the allocation decide its distribution.
+                for acc in a.idx:
+                    for e in ((acc.pt,) if isinstance(acc, ir.Point) else (acc.lo, acc.hi)):
+                        self.expr(e, tiling)
+            else:
+                self.expr(a, tiling)
+        if row.is_load:
+            if len(s.trailing) != 1 or s.trailing[0].buf not in self.mbars:
+                raise InternalError(f"{s.callee} needs one trailing CudaMbarrier expression",
+                                    s.loc)
+            ref = s.trailing[0]
+            entries = tuple(_entry(a.pt) if isinstance(a, ir.Point) else None for a in ref.idx)
+            note_trailing(self.mbars[ref.buf], tiling, entries, s.loc)
 
     def block(self, stmts: tuple[ir.Stmt, ...], tiling: Tiling, warp: str | None) -> None:
         for s in stmts:
@@ -191,7 +241,7 @@ class _Planner:
                                       "commit groups, cluster sync and mbarriers)", s.loc,
                                       code="ERR-V11", rule="SEM-8.5")
                 if mech == CudaMbarrier:
-                    self.mbars[name] = new_facts(s, tiling, dev)
+                    self.mbars[name] = new_facts(s, tiling)
                 self.bound.add(name)
                 self.plan.barriers[name] = mech
             case ir.Alloc(name=name):
@@ -230,26 +280,23 @@ class _Planner:
                 self.plan.tilings[id(s)] = inner
                 self.plan.warp_names[id(s)] = warp_name
                 self.block(body, inner, warp_name)
-            case ir.Call(args=args, trailing=trailing):
-                if trailing:
-                    raise Unsupported("codegen of trailing barrier expressions is not "
-                                      "supported yet", s.loc, code="ERR-V11", rule="LANG-8.7")
-                self.plan.tilings[id(s)] = tiling
-                for a in args:
-                    self.expr(a, tiling)
+            case ir.Call():
+                self.call(s, tiling)
             case ir.Fence():
                 self.plan.tilings[id(s)] = tiling
             case ir.Arrive(first=first, targets=targets):
-                if len(targets) != 1 or any(isinstance(a, ir.Interval) for a in targets[0].idx):
-                    raise Unsupported("codegen of multicast Arrive is not supported yet", s.loc,
-                                      code="ERR-V11", rule="SEM-8.5")
-                entries = self.barrier(targets[0])
+                multicast = len(targets) != 1 or any(isinstance(a, ir.Interval)
+                                                     for a in targets[0].idx)
+                if multicast and targets[0].buf not in self.mbars:
+                    raise InternalError("multicast Arrive on a barrier that is not a "
+                                        "CudaMbarrier (ERR-A30)", s.loc)
+                entries = self.barrier(targets)
                 self.plan.tilings[id(s)] = tiling
                 self.plan.arrive_first.setdefault(targets[0].buf, first)
                 if targets[0].buf in self.mbars:
                     note_arrive(self.mbars[targets[0].buf], s, tiling, entries)
             case ir.Await(target=target):
-                entries = self.barrier(target)
+                entries = self.barrier((target,))
                 self.plan.tilings[id(s)] = tiling
                 if target.buf in self.mbars:
                     note_await(self.mbars[target.buf], s, tiling, entries)
@@ -289,6 +336,15 @@ def _distribute(plan: DevicePlan, allocs: dict[ir.Sym, _AllocUse]) -> None:
         plan.shards[sym] = tuple(shard)
 
 
+def smem_swizzle(mem: Memory) -> int:
+    """s for `Sm90_SmemSwizzled(s)`, 0 for linear memories. Rules: LANG-6.3"""
+    if mem.name == "Sm90_SmemSwizzled":
+        if len(mem.params) != 1 or mem.params[0] not in (32, 64, 128):
+            raise InternalError(f"{mem}: swizzle must be 32, 64 or 128")
+        return mem.params[0]
+    return 0
+
+
 def _layout(plan: DevicePlan, stmts: tuple[ir.Stmt, ...], top: int) -> None:
     """Fixed SMEM offsets; a block's allocations are released at its end. Rules: LANG-8.3"""
     for s in stmts:
@@ -298,7 +354,13 @@ def _layout(plan: DevicePlan, stmts: tuple[ir.Stmt, ...], top: int) -> None:
                 assert isinstance(typ, (ir.Tensor, ir.Scalar))
                 base = typ.base if isinstance(typ, ir.Tensor) else typ.name
                 size = prod(plan.shards[name]) * ctype_size(ctype_of(base))
-                offset = -(-top // SMEM_ALIGN) * SMEM_ALIGN
+                align = SMEM_ALIGN
+                swizzle = smem_swizzle(mem)
+                if swizzle:  # Sm90_SmemSwizzled(s): whole s-byte rows, 8-row-aligned base
+                    size = -(-size // swizzle) * swizzle
+                    align = max(align, 8 * swizzle)
+                    plan.smem_align = max(plan.smem_align, align)
+                offset = -(-top // align) * align
                 plan.smem_offsets[name] = offset
                 top = offset + size
                 plan.smem_bytes = max(plan.smem_bytes, top)
@@ -314,15 +376,17 @@ def _layout(plan: DevicePlan, stmts: tuple[ir.Stmt, ...], top: int) -> None:
                 raise UnhandledNode(s)
 
 
-def plan_device_function(s: ir.DeviceFunction, index: int) -> DevicePlan:
-    """Run both phases for one device function. Rules: LANG-8.2, LANG-8.3, COLL-5.8"""
+def plan_device_function(s: ir.DeviceFunction, index: int,
+                         maps: tuple[TensorMap, ...] = ()) -> DevicePlan:
+    """Run both phases for one device function; `maps` are the tensor maps in scope.
+    Rules: LANG-8.2, LANG-8.3, COLL-5.8, LANG-6.6"""
     if s.cfg.blockDim > MAX_BLOCK_DIM or s.cfg.clusterDim > MAX_CLUSTER_DIM:
         raise RejectedInput(f"cannot launch blockDim={s.cfg.blockDim}, clusterDim="
                             f"{s.cfg.clusterDim} (CUDA allows at most {MAX_BLOCK_DIM} threads "
                             f"per CTA and {MAX_CLUSTER_DIM} CTAs per cluster)", s.loc,
                             code="ERR-L06", rule="LANG-8.2")
     plan = DevicePlan(index, s, s.cfg, _task_nest(s))
-    planner = _Planner(plan)
+    planner = _Planner(plan, maps)
     top = collectives.top_tiling(plan.dev)
     for loop in plan.task_loops:
         planner.expr(loop.lo, top)
@@ -332,7 +396,12 @@ def plan_device_function(s: ir.DeviceFunction, index: int) -> DevicePlan:
     _distribute(plan, planner.allocs)
     _layout(plan, plan.body, 0)
     plan.rings, plan.smem_bytes = plan_rings(planner.mbars, plan.dev, plan.smem_bytes)
+    if plan.smem_align > SMEM_ALIGN:  # room to align the dynamic SMEM base at run time
+        plan.smem_bytes += plan.smem_align
     if plan.smem_bytes > SMEM_LIMIT:
         raise Unsupported(f"{plan.smem_bytes} bytes of shared memory exceed the {SMEM_LIMIT}-"
-                          "byte limit", plan.stmt.loc, code="ERR-L06", rule="LANG-8.3")
+                          "byte limit (an allocation lives to the end of its scope, where its "
+                          "free is verified, SEM-4.7: allocate later buffers in a scope of "
+                          "their own to reuse the space)", plan.stmt.loc, code="ERR-L06",
+                          rule="LANG-8.3")
     return plan

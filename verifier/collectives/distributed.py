@@ -231,13 +231,17 @@ def owner_threads(dist: Distribution, shard_index: Sequence[int],
 
 def _confirm_ownership(dist: Distribution, uses: list[_Use], dev: CudaDeviceFunction) -> None:
     """Each use touches only the owner of its shard, and shards are disjoint. Rules: COLL-7.4"""
-    for use in uses:
+    owners: dict[tuple[tuple[int, ...], tuple[int, ...]], frozenset[int]] = {}
+    for use in uses:  # a proc of many phases reuses few shards: each owner set is built once
         tg = thread_groups(use.tiling, dev)
         position = {key: i for i, key in enumerate(tg.keys)}
         for sigma, members in tg.groups.items():
             index = [sigma[position[g.iter_key]] for g in use.consumed]
             outer = {key: sigma[position[key]] for key, _, _ in dist.outer if key in position}
-            owner = owner_threads(dist, index, outer)
+            key = (tuple(index), tuple(outer.get(k, 0) for k, _, _ in dist.outer))
+            owner = owners.get(key)
+            if owner is None:
+                owner = owners[key] = owner_threads(dist, index, outer)
             if not members <= owner:
                 n = min(members - owner)
                 raise RejectedInput(f"{DISAGREE}: thread n={n} uses shard {tuple(index)} of "

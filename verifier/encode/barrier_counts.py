@@ -5,6 +5,8 @@ Counts are sums over the Arrive (Await) sites of a barrier variable of `counting
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import z3
 
 from verifier.lang import ir
@@ -14,13 +16,46 @@ from verifier.encode.instances import Encoder, Instance
 
 
 class BarrierCounts:
+    """Counter terms, memoised on the structure of their inputs (the same element and point
+    terms give the same count in every obligation; a hit replays what building it noted, so
+    an obligation's build is the same whether or not another built the count first)."""
+
     def __init__(self, enc: Encoder, model: ProgramModel) -> None:
         self.enc = enc
         self.model = model
+        self._memo: dict[tuple, tuple[z3.ArithRef, int, frozenset[int], object]] = {}
+
+    def _memoised(self, key: tuple, keep: object, make: "Callable[[], z3.ArithRef]"
+                  ) -> z3.ArithRef:
+        hit = self._memo.get(key)
+        if hit is None:
+            products, touched = self.enc.products, set(self.enc.touched)
+            term = make()
+            hit = (term, self.enc.products - products,
+                   frozenset(self.enc.touched - touched), keep)
+            self._memo[key] = hit
+        else:
+            for _ in range(hit[1]):
+                self.enc.note_product()
+            self.enc.touched |= hit[2]
+        return hit[0]
+
+    @staticmethod
+    def _key(what: str, decl: BarrierDecl, elem: tuple[z3.ArithRef, ...], point: Instance,
+             flag: bool) -> tuple:
+        return (what, decl.sym, tuple(e.get_id() for e in elem), id(point.ctx),
+                tuple((s, v.get_id()) for s, v in point.iters.items()), flag)
 
     def arrives_before(self, decl: BarrierDecl, elem: tuple[z3.ArithRef, ...], point: Instance,
                        inclusive_textual: bool = False) -> z3.ArithRef:
         """β(z[elem]).a just before `point` (SEM-2.3, SEM-6.3: only home counters move)."""
+        return self._memoised(self._key("a", decl, elem, point, inclusive_textual),
+                              (elem, point.ctx, tuple(point.iters.values())),
+                              lambda: self._arrives_before(decl, elem, point,
+                                                           inclusive_textual))
+
+    def _arrives_before(self, decl: BarrierDecl, elem: tuple[z3.ArithRef, ...],
+                        point: Instance, inclusive_textual: bool) -> z3.ArithRef:
         total: z3.ArithRef = z3.IntVal(0, self.enc.zctx)
         for site in self.model.arrives:
             if site.barrier == decl.sym:
@@ -32,6 +67,12 @@ class BarrierCounts:
     def awaits_before(self, decl: BarrierDecl, elem: tuple[z3.ArithRef, ...], point: Instance
                       ) -> z3.ArithRef:
         """β(z[elem]).w just before `point`, for await-indexed barriers (w += 1 per Await)."""
+        return self._memoised(self._key("w", decl, elem, point, False),
+                              (elem, point.ctx, tuple(point.iters.values())),
+                              lambda: self._awaits_before(decl, elem, point))
+
+    def _awaits_before(self, decl: BarrierDecl, elem: tuple[z3.ArithRef, ...], point: Instance
+                       ) -> z3.ArithRef:
         total: z3.ArithRef = z3.IntVal(0, self.enc.zctx)
         for site in self.model.awaits:
             if site.barrier == decl.sym:

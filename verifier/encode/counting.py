@@ -24,6 +24,7 @@ from verifier.lang.guards import free_syms
 from verifier.check.sites import Context, Loop
 from verifier.encode.instances import Encoder
 from verifier.encode.nest_sums import NestSums
+from verifier.encode.terms import conj
 
 
 def count_before(enc: Encoder, site_ctx: Context, site_index: tuple[ir.Expr, ...],
@@ -66,13 +67,15 @@ def count_before(enc: Encoder, site_ctx: Context, site_index: tuple[ir.Expr, ...
         if lp.sym in pinned:
             return z3.IntVal(1, zctx)
         lo, hi = bounds(lp)
+        if z3.is_int_value(lo) and z3.is_int_value(hi):
+            return z3.IntVal(max(hi.as_long() - lo.as_long(), 0), zctx)
         return z3.If(hi > lo, hi - lo, 0)
 
     def size_inside(k: int) -> z3.ArithRef:
         """Instances of the site per iteration of its k-th loop."""
         total: z3.ArithRef = z3.IntVal(1, zctx)
         for lp in site_ctx.loops[k + 1:]:
-            total = total * extent(lp)
+            total = _times(enc, total, extent(lp))
         return total
 
     count: z3.ArithRef = z3.IntVal(0, zctx)
@@ -87,31 +90,46 @@ def count_before(enc: Encoder, site_ctx: Context, site_index: tuple[ir.Expr, ...
             continue
         if lp.sym in pinned:
             v = pinned[lp.sym]
-            before = z3.If(z3.And(prefix_ok, v < x), size_inside(k), 0)
+            before = z3.If(conj((prefix_ok, v < x), zctx), size_inside(k), 0)
             count = count + before
-            prefix_ok = z3.And(prefix_ok, v == x)
+            prefix_ok = conj((prefix_ok, v == x), zctx)
             env[lp.sym] = v
         elif lp.sym not in tight:
             # Unnarrowed range: while prefix_ok holds, env agrees with the point's own
             # iterators, so lo <= x < hi already holds there and x - lo is exact (and a
             # much lighter term for the solver than the clamped form below).
-            count = count + z3.If(prefix_ok, (x - enc.value(lp.lo, env)) * size_inside(k), 0)
+            count = count + z3.If(prefix_ok, _times(enc, x - enc.value(lp.lo, env), size_inside(k)), 0)
             env[lp.sym] = x
         else:
             lo, hi = bounds(lp)
             upto = z3.If(x < hi, x, hi)  # iterations of the narrowed range before x
             done = z3.If(upto > lo, upto - lo, 0)
-            count = count + z3.If(prefix_ok, done * size_inside(k), 0)
-            prefix_ok = z3.And(prefix_ok, lo <= x, x < hi)
+            count = count + z3.If(prefix_ok, _times(enc, done, size_inside(k)), 0)
+            prefix_ok = conj((prefix_ok, lo <= x, x < hi), zctx)
             env[lp.sym] = x
     depth = len(common)
     textual = site_ctx.path < point_ctx.path if strict_textual else site_ctx.path <= point_ctx.path
     if textual:
         inner: z3.ArithRef = z3.IntVal(1, zctx)
         for lp in site_ctx.loops[depth:]:
-            inner = inner * extent(lp)
+            inner = _times(enc, inner, extent(lp))
         count = count + z3.If(prefix_ok, inner, 0)
     return count if present is None else z3.If(present, count, 0)
+
+
+def _times(enc: Encoder, lhs: z3.ArithRef, rhs: z3.ArithRef) -> z3.ArithRef:
+    """lhs · rhs with unit factors dropped and constants folded, so that a count over a
+    rectangular nest of constant extents stays linear for the solver (a product with a
+    literal `1 * 1` factor was read as nonlinear and forced needless refinement)."""
+    if z3.is_int_value(lhs) and z3.is_int_value(rhs):
+        return z3.IntVal(lhs.as_long() * rhs.as_long(), lhs.ctx)
+    if z3.is_int_value(rhs):
+        lhs, rhs = rhs, lhs
+    if z3.is_int_value(lhs) and lhs.as_long() == 1:
+        return rhs
+    if not z3.is_int_value(lhs):
+        enc.note_product()
+    return lhs * rhs
 
 
 def _isolate(lhs: ir.Expr, rhs: ir.Expr, summed: set[ir.Sym]) -> tuple[ir.Expr, ir.Expr]:
@@ -206,9 +224,9 @@ def _count_polynomial(enc: Encoder, site_ctx: Context, pinned: dict[ir.Sym, z3.A
             bound[var] = x
         elif lp.sym in pinned:
             inside = sums.instances_inside(k, pins).subs(var, pins[lp.sym])
-            count = count + z3.If(z3.And(prefix_ok, pinned[lp.sym] < x),
+            count = count + z3.If(conj((prefix_ok, pinned[lp.sym] < x), zctx),
                                   sums.to_z3(inside, bound), 0)
-            prefix_ok = z3.And(prefix_ok, pinned[lp.sym] == x)
+            prefix_ok = conj((prefix_ok, pinned[lp.sym] == x), zctx)
             bound[var] = pinned[lp.sym]
         else:
             upto = sums.bind(lp.sym, x)

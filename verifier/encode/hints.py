@@ -14,12 +14,16 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from verifier.diagnostics import SporkError, SrcLoc
 from verifier.lang import ir
 from verifier.lang.timelines import InstrTL, SyncTL
 from verifier.results import (Finding, FindingKind, ObligationStatus, ProcResult, Related,
                               Verdict)
+
+if TYPE_CHECKING:  # verify imports this module's callers; the options are only annotated
+    from verifier.encode.verify import Options
 
 RACES = (FindingKind.RAW, FindingKind.WAR, FindingKind.WAW)
 MAX_OBLIGATIONS = 64  # re-verify only fence-only procs this small (cheap, and deterministic:
@@ -189,18 +193,18 @@ def _is_async(stmt: ir.Stmt) -> bool:
     return isinstance(stmt, ir.Call) and instr_tl not in (None, InstrTL.cuda_in_order_instr)
 
 
-def _proves(proc: ir.Proc, at: Placement, ob_id: str, timeout_s: float) -> bool:
-    from verifier.encode.verify import Options, verify_proc
+def _proves(proc: ir.Proc, at: Placement, ob_id: str, opts: Options | None) -> bool:
+    from verifier.encode.verify import verify_proc
 
     try:
-        again = verify_proc(insert_fence(proc, at), Options(timeout_s=timeout_s))
+        again = verify_proc(insert_fence(proc, at), opts)
     except SporkError:  # the rewritten program is rejected or unsupported: unchecked
         return False
     return any(o.id == ob_id and o.status is ObligationStatus.proved for o in again.obligations)
 
 
 def _hint(proc: ir.Proc, result: ProcResult, f: Finding, can_check: bool, barriers: bool,
-          timeout_s: float) -> tuple[Finding, bool]:
+          opts: Options | None) -> tuple[Finding, bool]:
     """The finding with a placed hint, and whether a re-verification was spent on it."""
     earlier = next((r.loc for r in f.related if r.role == "earlier access"), None)
     if f.kind not in RACES or earlier is None or "free(" in f.message:
@@ -228,7 +232,7 @@ def _hint(proc: ir.Proc, result: ProcResult, f: Finding, can_check: bool, barrie
     if not can_check or not any(o.id == ob_id and o.status is ObligationStatus.refuted
                                 for o in result.obligations):
         return dataclasses.replace(placed, hint=hint + " (not checked)"), False
-    if _proves(proc, at, ob_id, timeout_s):
+    if _proves(proc, at, ob_id, opts):
         hint += " (checked: with it inserted, this obligation is proved)"
     else:
         hint = (f"a Fence(cuda_in_order, cuda_in_order) {where}, {at.scope()}, does not "
@@ -258,7 +262,8 @@ def _barrier_advice(at: Placement, f: Finding, where: str) -> str:
             "(not checked)")
 
 
-def add_sync_hints(proc: ir.Proc, result: ProcResult, timeout_s: float = 30.0) -> ProcResult:
+def add_sync_hints(proc: ir.Proc, result: ProcResult, opts: Options | None = None
+                   ) -> ProcResult:
     """`result` with every refuted race's hint naming the sync and where it goes."""
     if result.verdict is not Verdict.refuted:
         return result
@@ -266,7 +271,7 @@ def add_sync_hints(proc: ir.Proc, result: ProcResult, timeout_s: float = 30.0) -
     checks = MAX_CHECKS if len(result.obligations) <= MAX_OBLIGATIONS and not barriers else 0
     findings = []
     for f in result.findings:
-        placed, spent = _hint(proc, result, f, checks > 0, barriers, timeout_s)
+        placed, spent = _hint(proc, result, f, checks > 0, barriers, opts)
         checks -= spent
         findings.append(placed)
     return dataclasses.replace(result, findings=tuple(findings))

@@ -8,7 +8,7 @@ Z3 `Arith`), its trace order is the lexicographic order of SEM-1.8.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import z3
 
@@ -18,11 +18,20 @@ from verifier.diagnostics import Unsupported
 from verifier.lang import ir
 from verifier.semantics.exprs import Ops, eval_expr
 from verifier.check.sites import AccessSite, Context
+from verifier.encode.terms import conj, disj
 
 Term = z3.ArithRef
 
 
-def z3_ops(ctx: z3.Context) -> Ops[z3.ExprRef]:
+def z3_ops(ctx: z3.Context, on_product: "Callable[[], None] | None" = None
+           ) -> Ops[z3.ExprRef]:
+    """Z3 terms for IR expressions; `on_product` hears of every product of two non-constant
+    terms (the query then leaves linear arithmetic: solver.Query.nonlinear)."""
+    def mul(a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
+        if on_product is not None and not z3.is_int_value(a) and not z3.is_int_value(b):
+            on_product()
+        return a * b
+
     def const(v: int | bool) -> z3.ExprRef:
         return z3.BoolVal(v, ctx) if isinstance(v, bool) else z3.IntVal(v, ctx)
 
@@ -42,8 +51,8 @@ def z3_ops(ctx: z3.Context) -> Ops[z3.ExprRef]:
         return {"<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b, "==": a == b}[op]
 
     return Ops(const=const, add=lambda a, b: a + b, sub=lambda a, b: a - b,
-               mul=lambda a, b: a * b, div=div, mod=mod, neg=lambda a: -a, cmp=cmp,
-               and_=lambda a, b: z3.And(a, b), or_=lambda a, b: z3.Or(a, b))
+               mul=mul, div=div, mod=mod, neg=lambda a: -a, cmp=cmp,
+               and_=lambda a, b: conj((a, b), ctx), or_=lambda a, b: disj((a, b), ctx))
 
 
 @dataclass
@@ -64,7 +73,8 @@ class Encoder:
     def __init__(self, sizes: Mapping[ir.Sym, ir.Control], preds: tuple[ir.Expr, ...],
                  zctx: z3.Context) -> None:
         self.zctx = zctx
-        self.ops = z3_ops(zctx)
+        self.products = 0  # products of non-constant terms built so far (note_product)
+        self.ops = z3_ops(zctx, self.note_product)
         self.arith = Z3Arith(zctx)
         self.sizes = {s: z3.Int(s.name, zctx) for s in sizes}
         self.assumptions: list[z3.BoolRef] = []
@@ -72,6 +82,7 @@ class Encoder:
         self._keep: list[object] = []  # terms whose ids key the caches stay alive
         # facts a closed form relies on, to be discharged as obligations (nest_sums.Premise)
         self.premises: dict[int, Any] = {}
+        self.touched: set[int] = set()  # premise keys the closed forms built since reset
         for s, typ in sizes.items():
             if typ.kind == "size":
                 self.assumptions.append(self.sizes[s] >= 0)
@@ -80,6 +91,9 @@ class Encoder:
         env = dict(self.sizes)
         for p in preds:
             self.assumptions.append(self.boolean(eval_expr(p, env, self.ops)))
+
+    def note_product(self) -> None:
+        self.products += 1
 
     def boolean(self, e: z3.ExprRef) -> z3.BoolRef:
         if z3.is_bool(e):
@@ -113,19 +127,19 @@ class Encoder:
 
     def validity(self, inst: Instance) -> z3.BoolRef:
         ctx = inst.ctx
-        conj: list[z3.BoolRef] = []
+        parts: list[z3.BoolRef] = []
         env: dict[ir.Sym, z3.ArithRef] = {}
         for lp in ctx.loops:
             v = inst.iters[lp.sym]
-            conj.append(v >= self.value(lp.lo, env))
-            conj.append(v < self.value(lp.hi, env))
+            parts.append(v >= self.value(lp.lo, env))
+            parts.append(v < self.value(lp.hi, env))
             env[lp.sym] = v
         for cond, polarity in ctx.conds:
             c = self.boolean(self.value(cond, inst.iters))
-            conj.append(c if polarity else z3.Not(c))
+            parts.append(c if polarity else z3.Not(c))
         if ctx.cuda and inst.thread is not None:
-            conj.append(self.member(ctx, inst.thread, inst.iters))
-        return z3.And(*conj) if conj else z3.BoolVal(True, self.zctx)
+            parts.append(self.member(ctx, inst.thread, inst.iters))
+        return conj(parts, self.zctx)
 
     def member(self, ctx: Context, n: z3.ArithRef, iters: Mapping[ir.Sym, z3.ArithRef]
                ) -> z3.BoolRef:
@@ -144,8 +158,8 @@ class Encoder:
         assert ctx.device is not None
         dev = ctx.device.cfg
         keyed = {s: iters[s] for s in ctx.thread_iters}
-        in_range = z3.And(n >= 0, n < dev.num_threads)
-        return z3.And(in_range, collectives.membership(ctx.tiling, n, keyed, self.arith, dev))
+        return conj((n >= 0, n < dev.num_threads,
+                     collectives.membership(ctx.tiling, n, keyed, self.arith, dev)), self.zctx)
 
     def thread_iter_terms(self, ctx: Context, n: z3.ArithRef) -> dict[ir.Sym, z3.ArithRef]:
         """E_y(n): the thread-loop iterator values of the instance containing thread n."""
@@ -164,7 +178,7 @@ class Encoder:
                       ) -> tuple[tuple[z3.ArithRef, ...], z3.BoolRef]:
         """The touched element: points, or a fresh variable per window interval (SEM-4.3)."""
         elems: list[z3.ArithRef] = []
-        conj: list[z3.BoolRef] = []
+        parts: list[z3.BoolRef] = []
         for k, (pt, iv) in enumerate(zip(site.element.points, site.element.intervals)):
             if pt is not None:
                 elems.append(self.value(pt, inst.iters))
@@ -172,25 +186,27 @@ class Encoder:
             assert iv is not None
             var = z3.Int(f"elem{k}@{tag}", self.zctx)
             inst.names[f"{tag}.elem{k}"] = var
-            conj.append(var >= self.value(iv[0], inst.iters))
-            conj.append(var < self.value(iv[1], inst.iters))
+            parts.append(var >= self.value(iv[0], inst.iters))
+            parts.append(var < self.value(iv[1], inst.iters))
             elems.append(var)
-        return tuple(elems), z3.And(*conj) if conj else z3.BoolVal(True, self.zctx)
+        return tuple(elems), conj(parts, self.zctx)
 
 
 def before(a: Instance, b: Instance, zctx: z3.Context) -> z3.BoolRef:
     """a precedes b in the sequential trace (SEM-1.8)."""
     loops_b = {lp.sym for lp in b.ctx.loops}
     common = [lp.sym for lp in a.ctx.loops if lp.sym in loops_b]
-    textual = a.ctx.path < b.ctx.path
-    result: z3.BoolRef = z3.BoolVal(textual, zctx)
+    result: z3.BoolRef | bool = a.ctx.path < b.ctx.path
     for sym in reversed(common):
         va, vb = a.iters[sym], b.iters[sym]
-        result = z3.Or(va < vb, z3.And(va == vb, result))
-    return result
+        if isinstance(result, bool):
+            result = va <= vb if result else va < vb
+        else:
+            result = disj((va < vb, conj((va == vb, result), zctx)), zctx)
+    return z3.BoolVal(result, zctx) if isinstance(result, bool) else result
 
 
 def equal_on(a: Instance, b: Instance, syms: tuple[ir.Sym, ...], zctx: z3.Context
              ) -> z3.BoolRef:
-    conj = [a.iters[s] == b.iters[s] for s in syms if s in a.iters and s in b.iters]
-    return z3.And(*conj) if conj else z3.BoolVal(True, zctx)
+    return conj([a.iters[s] == b.iters[s] for s in syms if s in a.iters and s in b.iters],
+                zctx)

@@ -16,7 +16,7 @@ returned to the caller, which discharges it as an obligation of its own.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Callable, Mapping
 
 import sympy
 import z3
@@ -115,7 +115,8 @@ class NestSums:
         if not den.is_Integer:
             raise Unsupported("not supported by spork-verify: a barrier count that is not a "
                               "polynomial", None, code="ERR-V11", rule="SEM-6.4")
-        term = _poly_to_z3(sympy.expand(num), {**self.atoms, **env}, self.enc.zctx)
+        term = _poly_to_z3(sympy.expand(num), {**self.atoms, **env}, self.enc.zctx,
+                           self.enc.note_product)
         return term if den == 1 else term / int(den)
 
     # ------------------------------------------------------------ premises
@@ -124,7 +125,10 @@ class NestSums:
                                     premises: dict[int, Premise]) -> None:
         """Premise per summed loop: hi ≥ lo for every in-range value of the loops outside it."""
         for k, lp in enumerate(self.loops):
-            if lp.sym in pinned or lp.kind != "seq" or lp.sym.id in premises:
+            if lp.sym in pinned or lp.kind != "seq":
+                continue
+            self.enc.touched.add(lp.sym.id)
+            if lp.sym.id in premises:
                 continue
             env: dict[ir.Sym, z3.ArithRef] = {}
             conds: list[z3.BoolRef] = []
@@ -138,8 +142,8 @@ class NestSums:
             premises[lp.sym.id] = Premise(lp.loc, conds + [hi < lo], names)
 
 
-def _poly_to_z3(e: sympy.Expr, env: Mapping[sympy.Symbol, z3.ArithRef], zctx: z3.Context
-                ) -> z3.ArithRef:
+def _poly_to_z3(e: sympy.Expr, env: Mapping[sympy.Symbol, z3.ArithRef], zctx: z3.Context,
+                on_product: Callable[[], None]) -> z3.ArithRef:
     """An integer polynomial as a Z3 term (products stay products; solver.check tries a
     linear abstraction of them first)."""
     terms = e.args if e.is_Add else (e,)
@@ -159,6 +163,8 @@ def _poly_to_z3(e: sympy.Expr, env: Mapping[sympy.Symbol, z3.ArithRef], zctx: z3
         if not product:
             total = total + int(coeff)
         else:
+            if len(product) > 1:
+                on_product()
             monomial = product[0] if len(product) == 1 else z3.Product(*product)
             total = total + (monomial if coeff == 1 else int(coeff) * monomial)
     return total

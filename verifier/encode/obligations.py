@@ -1,13 +1,17 @@
 """Obligations: bounds (SEM-4.3) and hazard freedom of every access pair (SEM-4.5, 4.7).
 
 Each obligation is the *negation* of what must hold, as a list of Z3 constraints: unsat means
-the obligation is discharged for all sizes satisfying the asserts.
+the obligation is discharged for all sizes satisfying the asserts. Constraints are built on
+demand (`Obligation.build`), so that pairs the pruning rules settle (pruning.py) cost nothing,
+and each build depends on the obligation alone, never on what was built before it: the query
+text, and so the answer, is the same in any order and any process (D2, specs/verification.md).
 """
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import z3
 
@@ -15,26 +19,40 @@ from verifier.diagnostics import SrcLoc
 from verifier.lang import ir
 from verifier.semantics import rules
 from verifier.semantics.rules import AccessKind, Flag
-from verifier.check.sites import AccessSite, ProgramModel
+from verifier.check.sites import AccessSite, ArriveSite, AwaitSite, BarrierDecl, ProgramModel
 from verifier.encode.barrier_counts import element_vars, free_point, last_instance
 from verifier.encode.instances import Encoder, before, equal_on
+from verifier.encode.pruning import Pruner
+from verifier.encode.terms import conj
 from verifier.encode.ring_invariant import ring_lemma, ring_sites
 from verifier.encode.visibility import ANCHORED_FALLBACK, LEVELS, VisibilityBuilder
+
+
+@dataclass(frozen=True)
+class Built:
+    """One query of an obligation: the negated claim, the terms a model reports, whether
+    products were built for it (its linear abstraction is tried first) and the premises
+    (nest_sums.Premise keys) its closed forms rely on."""
+
+    constraints: list[z3.BoolRef]
+    names: dict[str, z3.ArithRef]
+    nonlinear: bool = False
+    premises: frozenset[int] = frozenset()
 
 
 @dataclass
 class Obligation:
     id: str
     rule: str
-    kind: str  # out-of-bounds | RAW | WAR | WAW
+    kind: str  # out-of-bounds | RAW | WAR | WAW | ...
     variable: str
     loc: SrcLoc
     related: list[tuple[SrcLoc, str]]
-    constraints: list[z3.BoolRef]
-    names: dict[str, z3.ArithRef] = field(default_factory=dict)
+    # (refinement level, anchored fallback) -> the query at that level
+    build: Callable[[int, bool], Built]
+    levels: int = 1  # refinement levels (visibility.LEVELS for hazards)
     description: str = ""
-    # constraints with fence chains up to a given length (None: nothing to refine)
-    refine: Callable[..., list[z3.BoolRef]] | None = None
+    discharged_by: str = ""  # the pruning rule that settled it without a solver (PR-*)
 
 
 def required_flag(earlier: AccessSite, later: AccessSite) -> Flag | None:
@@ -66,155 +84,207 @@ class ObligationBuilder:
                 if sym.name in fixed_sizes:
                     self.base.append(var == fixed_sizes[sym.name])
         self.vis = VisibilityBuilder(self.enc, model)
+        self.pruner = Pruner(model)
         self.size_names = {sym.name: var for sym, var in self.enc.sizes.items()}
 
     # ------------------------------------------------------------ bounds
 
-    def bounds(self) -> list[Obligation]:
+    def _measured(self, make: Callable[[], tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]],
+                  products_before: int | None = None) -> Built:
+        """Run `make` noting the products and premises it builds (from `products_before`
+        when an earlier build of the same obligation made shared parts)."""
+        start = self.enc.products if products_before is None else products_before
+        self.enc.touched = set()
+        constraints, names = make()
+        return Built(constraints, names, self.enc.products > start,
+                     frozenset(self.enc.touched))
+
+    def bounds(self, prune: bool = True) -> list[Obligation]:
+        """One obligation per indexed access; those PR-5 settles are listed, never built."""
         out = []
         for site in self.model.accesses:
-            if site.is_free:
-                continue
-            inst = self.enc.instance(site.ctx, "a")
-            shape = [self.enc.value(d, {}) for d in site.shape]
-            bad: list[z3.BoolRef] = []
-            for k, (pt, iv) in enumerate(zip(site.element.points, site.element.intervals)):
-                if k >= len(shape):
-                    break
-                if pt is not None:
-                    v = self.enc.value(pt, inst.iters)
-                    bad.append(z3.Or(v < 0, v >= shape[k]))
-                else:
-                    assert iv is not None
-                    lo, hi = self.enc.value(iv[0], inst.iters), self.enc.value(iv[1], inst.iters)
-                    bad.append(z3.Or(lo < 0, hi > shape[k], lo > hi))
-            if not bad:
-                continue
-            names = {**self.size_names, **inst.names}
-            out.append(Obligation(
+            if site.is_free or min(len(site.element.points), len(site.shape)) == 0:
+                continue  # nothing indexed: no bound to check
+            out.append(ob := Obligation(
                 f"bounds:{site.buf.name}@{site.loc.line}:{site.loc.col}", "SEM-4.3",
                 "out-of-bounds", site.buf.name, site.loc, [],
-                self.base + [inst.valid, z3.Or(*bad)], names,
-                f"{site.kind.value} of {site.buf.name} stays in bounds"))
+                lambda level, fallback, site=site: self._measured(lambda: self._bounds(site)),
+                description=f"{site.kind.value} of {site.buf.name} stays in bounds"))
+            if prune and self.pruner.in_bounds(site):
+                ob.discharged_by = "PR-5"
         return out
+
+    def _bounds(self, site: AccessSite) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
+        inst = self.enc.instance(site.ctx, "a")
+        shape = [self.enc.value(d, {}) for d in site.shape]
+        bad: list[z3.BoolRef] = []
+        for k, (pt, iv) in enumerate(zip(site.element.points, site.element.intervals)):
+            if k >= len(shape):
+                break
+            if pt is not None:
+                v = self.enc.value(pt, inst.iters)
+                bad.append(z3.Or(v < 0, v >= shape[k]))
+            else:
+                assert iv is not None
+                lo, hi = self.enc.value(iv[0], inst.iters), self.enc.value(iv[1], inst.iters)
+                bad.append(z3.Or(lo < 0, hi > shape[k], lo > hi))
+        return self.base + [inst.valid, z3.Or(*bad)], {**self.size_names, **inst.names}
 
     # ------------------------------------------------------------ hazards
 
-    def hazards(self) -> list[Obligation]:
+    def hazards(self, prune: bool = True) -> list[Obligation]:
+        """One obligation per ordered pair of accesses to one variable that can conflict
+        (PR-1), but for pairs with a write to the same element always between them (PR-4);
+        pairs PR-2 or PR-3 settle are listed with `discharged_by` and never built.
+        `prune=False` lists every pair and builds each (tests compare the two)."""
         out = []
         tracked = [s for s in self.model.accesses if s.tracked]
+        by_var: dict[ir.Sym, list[AccessSite]] = {}
+        for site in tracked:
+            by_var.setdefault(site.buf, []).append(site)
+        dominated: set[tuple[int, int]] = set()
+        if prune:
+            for sites in by_var.values():
+                dominated |= self.pruner.dominated_pairs(sites)
         for later in tracked:
-            for earlier in tracked:
-                if earlier.buf != later.buf or earlier.is_free:
+            for earlier in by_var[later.buf]:
+                if earlier.is_free:
                     continue
                 flag = required_flag(earlier, later)
-                if flag is None:
+                if flag is None or (earlier.id, later.id) in dominated:
                     continue
-                out.append(self.hazard(earlier, later, flag))
+                ob = self.hazard(earlier, later, flag)
+                if prune:
+                    ob.discharged_by = "PR-2" if self.pruner.disjoint(earlier, later) else \
+                        "PR-3" if self.pruner.fenced(earlier, later, flag) else ""
+                out.append(ob)
         return out
 
     def hazard(self, sa: AccessSite, sb: AccessSite, flag: Flag) -> Obligation:
+        state: dict[str, object] = {}
+
+        def build(level: int, fallback: bool) -> Built:
+            if not state:  # the parts every level shares, built once
+                state["products"] = self.enc.products
+                state["fresh"] = itertools.count()
+                state["common"] = self._hazard_common(sa, sb, state)
+            common, a, b = state["common"]  # type: ignore[misc]
+
+            def make() -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
+                self.vis.max_chain, self.vis.quantified = \
+                    ANCHORED_FALLBACK[level] if fallback else LEVELS[level]
+                self.vis.fresh = state["fresh"]  # names local to this obligation
+                return common + [z3.Not(self.vis.visible(sa, a, sb, b, flag))], \
+                    state["names"]  # type: ignore[return-value]
+
+            return self._measured(make, state["products"])  # type: ignore[arg-type]
+
+        kind = _hazard_kind(sa, sb)
+        what = f"free({sb.buf.name})" if sb.is_free else sb.buf.name
+        return Obligation(
+            f"{kind}:{sb.buf.name}@{sa.loc.line}:{sa.loc.col}->{sb.loc.line}:{sb.loc.col}",
+            "SEM-4.7" if sb.is_free else "SEM-4.5", kind, sb.buf.name, sb.loc,
+            [(sa.loc, "earlier access"), (sb.loc, "later access")], build, len(LEVELS),
+            f"{sb.kind.value} of {what} sees {sa.kind.value} ({flag.value})")
+
+    def _hazard_common(self, sa: AccessSite, sb: AccessSite, state: dict[str, object]
+                       ) -> tuple[list[z3.BoolRef], object, object]:
         a = self.enc.instance(sa.ctx, "a")
         b = self.enc.instance(sb.ctx, "b")
         if sb.is_free and b.thread is None:
             raise AssertionError("free at CPU scope")
         ea, ca = self.enc.element_terms(sa, a, "a")
         eb, cb = self.enc.element_terms(sb, b, "b")
-        same_elem = z3.And(*[x == y for x, y in zip(ea, eb)]) if ea else \
-            z3.BoolVal(True, self.zctx)
+        same_elem = conj([x == y for x, y in zip(ea, eb)], self.zctx)
         same_alloc = equal_on(a, b, sa.alloc_loops, self.zctx)
-        common = self.base + [a.valid, b.valid, ca, cb, same_elem, same_alloc,
-                              before(a, b, self.zctx)]
-
-        def with_chains(level: int, fallback: bool = False) -> list[z3.BoolRef]:
-            self.vis.max_chain, self.vis.quantified = \
-                ANCHORED_FALLBACK[level] if fallback else LEVELS[level]
-            return common + [z3.Not(self.vis.visible(sa, a, sb, b, flag))]
-
-        kind = _hazard_kind(sa, sb)
-        what = f"free({sb.buf.name})" if sb.is_free else sb.buf.name
         names = {**self.size_names, **a.names, **b.names}
         for k, term in enumerate(ea):
             names[f"index{k}"] = term
-        return Obligation(
-            f"{kind}:{sb.buf.name}@{sa.loc.line}:{sa.loc.col}->{sb.loc.line}:{sb.loc.col}",
-            "SEM-4.7" if sb.is_free else "SEM-4.5", kind, sb.buf.name, sb.loc,
-            [(sa.loc, "earlier access"), (sb.loc, "later access")],
-            with_chains(0), names,
-            f"{sb.kind.value} of {what} sees {sa.kind.value} ({flag.value})", with_chains)
+        state["names"] = names
+        return self.base + [a.valid, b.valid, ca, cb, same_elem, same_alloc,
+                            before(a, b, self.zctx)], a, b
 
     def barriers(self) -> list[Obligation]:
         """SEM-6.7 satisfiable awaits and SEM-6.6 balanced counts at every barrier free."""
-        counts = self.vis.barriers
         out = []
         for site in self.model.awaits:
             if site.n >= 0:
                 continue  # arrive-indexed awaits never wait for a future arrive (SEM-6.7)
-            decl = self.model.barriers[site.barrier]
-            inst = self.enc.instance(site.ctx, "w")
-            elem = tuple(self.enc.value(e, inst.iters) for e in site.element)
-            a_max = counts.a_max(decl, site, elem, inst)
-            arrived = counts.arrives_before(decl, elem, inst)
             out.append(Obligation(
                 f"await:{site.barrier.name}@{site.loc.line}:{site.loc.col}", "SEM-6.7",
                 "deadlock", site.barrier.name, site.loc, [(site.loc, "later access")],
-                self.base + [inst.valid, a_max >= 0, arrived <= a_max],
-                {**self.size_names, **inst.names},
-                f"Await on {site.barrier.name} finds its paired Arrive before it"))
+                lambda level, fallback, site=site: self._measured(lambda: self._await(site)),
+                description=f"Await on {site.barrier.name} finds its paired Arrive before it"))
         for decl in self.model.barriers.values():
-            point = free_point(self.enc, decl, "f")
-            elem, conds = element_vars(self.enc, decl, "f")
-            arrived = counts.arrives_before(decl, elem, point)
-            awaits = counts.await_sites(decl)
-            if awaits and awaits[0].n < 0:
-                awaited = counts.awaits_before(decl, elem, point)
-                imbalance = arrived != awaited
-            else:
-                witness: z3.ArithRef = z3.IntVal(0, self.zctx)
-                for site in awaits:
-                    last = last_instance(self.enc, site, point, elem)
-                    value = counts.arrives_before(decl, elem, last) - site.n
-                    witness = z3.If(z3.And(last.valid, value > witness), value, witness)
-                imbalance = witness < arrived
-            names = {**self.size_names, **point.names}
-            names.update({f"elem{k}": v for k, v in enumerate(elem)})
             out.append(Obligation(
                 f"balance:{decl.sym.name}@{decl.loc.line}:{decl.loc.col}", "SEM-6.6",
                 "barrier-count", decl.sym.name, decl.loc, [(decl.loc, "later access")],
-                self.base + [point.valid, *conds, imbalance], names,
-                f"{decl.sym.name} has as many Awaits as Arrives when freed"))
+                lambda level, fallback, decl=decl: self._measured(lambda: self._balance(decl)),
+                description=f"{decl.sym.name} has as many Awaits as Arrives when freed"))
         return out
+
+    def _await(self, site: AwaitSite) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
+        counts = self.vis.barriers
+        decl = self.model.barriers[site.barrier]
+        inst = self.enc.instance(site.ctx, "w")
+        elem = tuple(self.enc.value(e, inst.iters) for e in site.element)
+        a_max = counts.a_max(decl, site, elem, inst)
+        arrived = counts.arrives_before(decl, elem, inst)
+        return self.base + [inst.valid, a_max >= 0, arrived <= a_max], \
+            {**self.size_names, **inst.names}
+
+    def _balance(self, decl: BarrierDecl) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
+        counts = self.vis.barriers
+        point = free_point(self.enc, decl, "f")
+        elem, conds = element_vars(self.enc, decl, "f")
+        arrived = counts.arrives_before(decl, elem, point)
+        awaits = counts.await_sites(decl)
+        if awaits and awaits[0].n < 0:
+            awaited = counts.awaits_before(decl, elem, point)
+            imbalance = arrived != awaited
+        else:
+            witness: z3.ArithRef = z3.IntVal(0, self.zctx)
+            for site in awaits:
+                last = last_instance(self.enc, site, point, elem)
+                value = counts.arrives_before(decl, elem, last) - site.n
+                witness = z3.If(z3.And(last.valid, value > witness), value, witness)
+            imbalance = witness < arrived
+        names = {**self.size_names, **point.names}
+        names.update({f"elem{k}": v for k, v in enumerate(elem)})
+        return self.base + [point.valid, *conds, imbalance], names
 
     def rings(self) -> list[Obligation]:
         """SEM-6.8: one ring lemma per Arrive site on an mbarrier (encode/ring_invariant.py)."""
         out = []
         for site, guard, self_guarded, lag in ring_sites(self.model):
-            q, negated = ring_lemma(self.enc, self.vis.barriers, self.model, site, guard,
-                                    self_guarded, lag)
             name = site.barrier.name
+
+            def make(site: ArriveSite = site, guard: ir.Sym = guard,
+                     self_guarded: bool = self_guarded, lag: int = lag
+                     ) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
+                q, negated = ring_lemma(self.enc, self.vis.barriers, self.model, site, guard,
+                                        self_guarded, lag)
+                return self.base + negated, {**self.size_names, **q.names}
+
             out.append(Obligation(
                 f"ring:{name}@{site.loc.line}:{site.loc.col}", "SEM-6.8", "ring-overrun",
-                name, site.loc, [(site.loc, "later access")], self.base + negated,
-                {**self.size_names, **q.names},
-                f"Arrive on {name} reuses a ring slot only after its Await on {guard.name} "
-                "released it"))
+                name, site.loc, [(site.loc, "later access")],
+                lambda level, fallback, make=make: self._measured(make),
+                description=f"Arrive on {name} reuses a ring slot only after its Await on "
+                f"{guard.name} released it"))
         return out
 
-    def premises(self, seen: set[int]) -> list[Obligation]:
-        """Obligations for the premises closed forms registered since the last call
-        (nest_sums.Premise: a loop extent summed symbolically is never negative)."""
-        out = []
-        for key, premise in list(self.enc.premises.items()):
-            if key in seen:
-                continue
-            seen.add(key)
-            loc = premise.loc
-            out.append(Obligation(
-                f"extent@{loc.line}:{loc.col}", "SEM-6.4", "premise", "", loc,
-                [(loc, "loop")], self.base + premise.negated,
-                {**self.size_names, **premise.names},
-                "the loop's extent is non-negative (premise of the closed-form barrier count)"))
-        return out
+    def premise(self, key: int) -> Obligation:
+        """The obligation of one premise a closed form relied on (nest_sums.Premise: a loop
+        extent summed symbolically is never negative)."""
+        premise = self.enc.premises[key]
+        loc = premise.loc
+        return Obligation(
+            f"extent@{loc.line}:{loc.col}", "SEM-6.4", "premise", "", loc, [(loc, "loop")],
+            lambda level, fallback: Built(self.base + premise.negated,
+                                          {**self.size_names, **premise.names}),
+            description="the loop's extent is non-negative (premise of the closed-form "
+            "barrier count)")
 
-    def all(self) -> list[Obligation]:
-        return self.bounds() + self.barriers() + self.rings() + self.hazards()
+    def all(self, prune: bool = True) -> list[Obligation]:
+        return self.bounds(prune) + self.barriers() + self.rings() + self.hazards(prune)

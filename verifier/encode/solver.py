@@ -1,33 +1,101 @@
 """The only place a Z3 solver is created, checked, or read (style.md §2-3).
 
-`unknown` is a verdict, never a crash and never a pass. Every query is seeded and bounded by
-the same `Budget`; results are cached by the SMT-LIB2 text of the query plus the solver version.
+`unknown` is a verdict, never a crash and never a pass. Every query is bounded by a
+deterministic work budget (Z3's resource limit, `rlimit`), seeded, and decided from its
+canonical SMT-LIB2 text in a fresh context (`solve`), so that the answer is a function of the
+text, the solver version and the budget alone: the same on any machine, under any load, in any
+worker process, and from the proof cache (specs/verification.md "Budgets", D1-D4). Wall-clock
+time is only an outer safety net; a query stopped by it says so (`stopped_by="wall-clock"`) and
+is never cached.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import hashlib
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
 import z3
 
 from verifier.collectives.symbolic import interrupt_all, run_check
-from verifier.encode.smtlib import query_text, text_hash
+from verifier.encode.abstraction import linear_abstraction
+from verifier.encode.smtlib import canonical_text, renumber_binders, text_hash
 
 
 class Status(Enum):
     proved = "proved"  # the negated obligation is unsat
     candidate = "candidate"  # sat: a counterexample to be replayed
-    unknown = "unknown"  # timeout or incomplete theory
+    unknown = "unknown"  # budget exhausted, safety net hit, or incomplete theory
 
 
-@dataclass
+SOLVER_NAME = f"z3-{z3.get_version_string()}"
+
+# Budgets in Z3 resource units (calibrated in benchmarks/issue11.py: the most any query of the
+# examples and test programs uses is recorded there; each budget leaves a wide margin above it).
+DEFAULT_RLIMIT = 60_000_000  # one query (≈ 10-20 s of solver work on a 2020s core)
+QUANTIFIED_RLIMIT = 12_000_000  # a quantified refinement level before its anchored fallback
+ABSTRACTION_RLIMIT = 6_000_000  # the linear abstraction: a quick first try, not the verdict
+SMALL_MODEL_RLIMIT = 3_000_000  # each bounded re-solve looking for small sizes
+REUSE_RLIMIT = 6_000_000  # re-solving a candidate at sizes the machine already ran
+SMALL_BOUNDS = (4, 16, 64, 256, 1024, 4096)  # sizes tried, smallest first
+SMALL_ENOUGH = 16  # a model with every size at most this is replayed as it is
+WALL_NET_S = 300.0  # outer safety net per query (reported as such, never cached)
+
+
+@dataclass(frozen=True)
 class Budget:
-    timeout_ms: int = 30_000
-    rlimit: int = 0
+    """Per-query limits: `rlimit` is the deterministic bound; `wall_s` the safety net."""
+
+    rlimit: int = DEFAULT_RLIMIT
+    wall_s: float = WALL_NET_S
     seed: int = 0
-    ctx: z3.Context = field(default_factory=z3.Context)
+
+
+@dataclass(frozen=True)
+class Query:
+    """One satisfiability question as data: what a worker process or the cache needs."""
+
+    text: str  # canonical SMT-LIB2 (smtlib.canonical_text)
+    rlimit: int
+    seed: int = 0
+    exact: bool = True  # False: a product-free abstraction's sat only escalates
+    nonlinear: bool = False  # products were built: try the linear abstraction first
+    sizes: tuple[str, ...] = ()  # size constants to shrink in a sat model
+
+    @property
+    def key(self) -> str:
+        """What the answer is a function of (the proof cache's key)."""
+        head = f"{SOLVER_NAME}|rlimit={self.rlimit}|seed={self.seed}|exact={self.exact}|" \
+               f"nonlinear={self.nonlinear}|sizes={','.join(self.sizes)}\n"
+        return hashlib.sha256((head + self.text).encode()).hexdigest()
+
+    @property
+    def published(self) -> str:
+        """The text as `--smt2` writes it and `--recheck` reads it: binder ids renumbered
+        (`smtlib.renumber_binders`), the same query up to variable names."""
+        return renumber_binders(self.text)
+
+    @property
+    def digest(self) -> str:
+        """The short query hash of certificates: the published text bound to the solver."""
+        return text_hash(self.published, SOLVER_NAME)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What `solve` found: plain data, picklable and cacheable."""
+
+    status: Status
+    reason: str = ""
+    constants: Mapping[str, int] = field(default_factory=dict)  # the model (sat only)
+    rlimit: int = 0  # resource units used
+    stopped_by: str = ""  # "rlimit" | "wall-clock" | "" (a limit stopped the solver)
+
+    @property
+    def deterministic(self) -> bool:
+        return self.stopped_by != "wall-clock"
 
 
 @dataclass(frozen=True)
@@ -36,12 +104,9 @@ class Outcome:
     model: dict[str, int] | None
     reason: str
     query_hash: str
-
-
-SOLVER_NAME = f"z3-{z3.get_version_string()}"
-SMALL_ENOUGH = 64  # sizes a replay handles quickly: no search for a smaller model
-ABSTRACTION_TIMEOUT_MS = 2_000  # the linear abstraction is a quick first try, not the verdict
-_CACHE: dict[str, Outcome] = {}
+    rlimit: int = 0
+    stopped_by: str = ""
+    text: str = field(default="", repr=False, compare=False)  # `Query.published`, when kept
 
 
 def stop_checks_on_interrupt() -> Callable[[], None]:
@@ -51,114 +116,122 @@ def stop_checks_on_interrupt() -> Callable[[], None]:
     return interrupt_all
 
 
-def _solver(budget: Budget) -> z3.Solver:
-    s = z3.Solver(ctx=budget.ctx)
-    s.set(timeout=budget.timeout_ms, random_seed=budget.seed)
-    if budget.rlimit:
-        s.set(rlimit=budget.rlimit)
-    return s
+def prepare(constraints: list[z3.BoolRef], rlimit: int, seed: int = 0, exact: bool = True,
+            nonlinear: bool = False, sizes: tuple[str, ...] = ()) -> Query:
+    return Query(canonical_text(constraints), rlimit, seed, exact, nonlinear, sizes)
 
 
-def query_hash(constraints: list[z3.BoolRef], budget: Budget) -> str:
-    return text_hash(query_text(constraints), SOLVER_NAME)
+class _Run:
+    """Checks in one fresh context, accounting the resource units each one uses."""
 
+    def __init__(self, ctx: z3.Context, wall_s: float, seed: int) -> None:
+        self.ctx, self.wall_s, self.seed = ctx, wall_s, seed
+        self.used = 0
+        self.stopped_by = ""
 
-def check(constraints: list[z3.BoolRef], names: dict[str, z3.ArithRef], budget: Budget,
-          small_bounds: tuple[z3.ArithRef, ...] = (), exact: bool = True,
-          timeout_ms: int | None = None) -> Outcome:
-    """Satisfiability of `constraints` (the negation of an obligation).
-
-    On sat, tries to shrink the model by bounding `small_bounds` (the sizes), so that replays
-    on the concrete machine stay cheap; the first bound that stays sat gives the model.
-    With `exact=False`, a query with products is decided on its linear abstraction alone:
-    unsat is still a proof, sat is only a candidate for the next refinement level.
-    `timeout_ms` shortens the budget for a query that has a cheaper fallback.
-    """
-    digest = query_hash(constraints, budget)
-    if digest in _CACHE:
-        return _CACHE[digest]
-    abstract = linear_abstraction(constraints)
-    if abstract is not None:
-        s = _solver(budget)
-        s.set(timeout=min(budget.timeout_ms, ABSTRACTION_TIMEOUT_MS))
-        s.add(*abstract)
+    def check(self, assertions: list[z3.BoolRef], rlimit: int
+              ) -> tuple[z3.CheckSatResult, z3.Solver]:
+        s = z3.Solver(ctx=self.ctx)
+        s.set(rlimit=rlimit, random_seed=self.seed, timeout=max(1, int(self.wall_s * 1000)))
+        s.add(*assertions)
+        t0 = time.perf_counter()
         result = run_check(s)
-        if result == z3.unsat:
-            out = Outcome(Status.proved, None, "", digest)
-            _CACHE[digest] = out
-            return out
-        if not exact:  # sat or gave up: not a proof here, the next level decides
-            return Outcome(Status.candidate, None, "linear abstraction: " + str(result), digest)
-    s = _solver(budget)
-    if timeout_ms is not None:
-        s.set(timeout=min(budget.timeout_ms, timeout_ms))
-    s.add(*constraints)
-    result = run_check(s)
+        spent = _rlimit_count(s) - self.used
+        self.used += spent
+        if result == z3.unknown:
+            if spent >= rlimit:
+                self.stopped_by = "rlimit"
+            elif time.perf_counter() - t0 >= self.wall_s * 0.95:
+                self.stopped_by = "wall-clock"
+        return result, s
+
+
+def _rlimit_count(s: z3.Solver) -> int:
+    """The context's cumulative resource counter (each check's limit is relative to it)."""
+    stats = s.statistics()
+    return int(stats.get_key_value("rlimit count")) if "rlimit count" in stats.keys() else 0
+
+
+def solve(q: Query, wall_s: float = WALL_NET_S) -> Answer:
+    """Decide `q` from its text alone (pure but for the wall-clock safety net)."""
+    ctx = z3.Context()
+    assertions = list(z3.parse_smt2_string(q.text, ctx=ctx))
+    run = _Run(ctx, wall_s, q.seed)
+    if q.nonlinear:
+        abstract = linear_abstraction(assertions)
+        if abstract is not None:
+            result, _ = run.check(abstract, min(q.rlimit, ABSTRACTION_RLIMIT))
+            if result == z3.unsat:
+                return Answer(Status.proved, rlimit=run.used)
+            if not q.exact:  # sat or gave up: not a proof here, the next level decides
+                return Answer(Status.candidate, f"linear abstraction: {result}",
+                              rlimit=run.used)
+            run.stopped_by = ""  # the abstraction's limit is not the query's
+    result, s = run.check(assertions, q.rlimit)
     if result == z3.unsat:
-        out = Outcome(Status.proved, None, "", digest)
-    elif result == z3.unknown:
-        out = Outcome(Status.unknown, None, s.reason_unknown(), digest)
-    else:
-        model = s.model()
-        largest = max((_int(model.eval(v, model_completion=True)) for v in small_bounds),
-                      default=0)
-        if largest > SMALL_ENOUGH:
-            # a fresh solver per bound: incremental checks (push/pop) after a quantified sat
-            # can run far past the timeout and use gigabytes
-            for bound in [b for b in (4, 16, 64, 256, 1024, 4096) if b < largest]:
-                small = _solver(budget)
-                small.set(timeout=min(budget.timeout_ms, timeout_ms or budget.timeout_ms))
-                small.add(*constraints, *[z3.And(v >= 0, v <= bound) for v in small_bounds])
-                if run_check(small) == z3.sat:
-                    model = small.model()
-                    break
-        values = {}
-        for name, term in names.items():
-            v = model.eval(term, model_completion=True)
-            values[name] = v.as_long() if z3.is_int_value(v) else 0
-        out = Outcome(Status.candidate, values, "", digest)
-    _CACHE[digest] = out
+        return Answer(Status.proved, rlimit=run.used)
+    if result == z3.unknown:
+        reason = _reason(run, s, q.rlimit, wall_s)
+        return Answer(Status.unknown, reason, rlimit=run.used, stopped_by=run.stopped_by)
+    model = s.model()
+    size_vars = [z3.Int(name, ctx) for name in q.sizes]
+    largest = max((_int(model.eval(v, model_completion=True)) for v in size_vars), default=0)
+    if largest > SMALL_ENOUGH:
+        for bound in [b for b in SMALL_BOUNDS if b < largest]:
+            small, s2 = run.check(assertions + [z3.And(v >= 0, v <= bound) for v in size_vars],
+                                  SMALL_MODEL_RLIMIT)
+            if small == z3.sat:
+                model = s2.model()
+                break
+        if run.stopped_by == "wall-clock":  # the model found depends on the machine's speed
+            return Answer(Status.candidate, "", _constants(model), run.used, "wall-clock")
+        run.stopped_by = ""  # a bounded try that gave up keeps the larger model (deterministic)
+    return Answer(Status.candidate, "", _constants(model), run.used)
+
+
+def _reason(run: _Run, s: z3.Solver, rlimit: int, wall_s: float) -> str:
+    if run.stopped_by == "rlimit":
+        return f"resource limit of {rlimit:,} units exhausted (deterministic budget)"
+    if run.stopped_by == "wall-clock":
+        return f"wall-clock safety net of {wall_s:g} s hit (depends on the machine's load)"
+    return s.reason_unknown()
+
+
+def _constants(model: z3.ModelRef) -> dict[str, int]:
+    out = {}
+    for d in model.decls():
+        if d.arity() == 0 and d.range().kind() == z3.Z3_INT_SORT:
+            out[d.name()] = _int(model.get_interp(d))
+    return dict(sorted(out.items()))
+
+
+def _int(v: z3.ExprRef | None) -> int:
+    return v.as_long() if v is not None and z3.is_int_value(v) else 0
+
+
+def evaluate(names: Mapping[str, z3.ArithRef], constants: Mapping[str, int]
+             ) -> dict[str, int]:
+    """The values of `names` (terms in the caller's context) under a model given by its
+    constants; absent constants are 0, as Z3's model completion makes them."""
+    out = {}
+    for name, term in names.items():
+        pairs = [(c, z3.IntVal(constants.get(str(c), 0), term.ctx)) for c in _free_consts(term)]
+        value = z3.simplify(z3.substitute(term, *pairs)) if pairs else z3.simplify(term)
+        out[name] = _int(value)
     return out
 
 
-def _int(v: z3.ExprRef) -> int:
-    return v.as_long() if z3.is_int_value(v) else 0
-
-
-def linear_abstraction(constraints: list[z3.BoolRef]) -> list[z3.BoolRef] | None:
-    """The constraints with every product of non-constant terms replaced by an uninterpreted
-    function of its factors (None when there is none). Every model of the original is a model
-    of the abstraction, so unsat carries over: a cheap linear-arithmetic-with-congruence try
-    before nonlinear arithmetic (closed-form counts of non-rectangular nests, nest_sums.py)."""
-    memo: dict[int, z3.ExprRef] = {}
-    found = False
-
-    def rebuild(e: z3.ExprRef) -> z3.ExprRef:
-        nonlocal found
-        key = e.get_id()
-        if key in memo:
-            return memo[key]
-        out = e
-        if z3.is_app(e) and e.num_args() > 0:
-            kids = [rebuild(k) for k in e.children()]
-            if z3.is_mul(e) and sum(not z3.is_int_value(k) for k in kids) >= 2:
-                found = True
-                consts = [k for k in kids if z3.is_int_value(k)]
-                args = sorted((k for k in kids if not z3.is_int_value(k)),
-                              key=lambda k: k.get_id())  # products commute: canonical order
-                mul = z3.Function(f"mul{len(args)}", *([e.sort()] * (len(args) + 1)))
-                out = mul(*args)
-                for c in consts:
-                    out = c * out
-            elif any(k.get_id() != c.get_id() for k, c in zip(kids, e.children())):
-                out = e.decl()(*kids)
-        memo[key] = out
-        return out
-
-    result = [rebuild(c) for c in constraints]
-    return result if found else None  # type: ignore[return-value]
-
-
-def clear_cache() -> None:
-    """Forget cached outcomes (benchmarks measure cold proofs)."""
-    _CACHE.clear()
+def _free_consts(term: z3.ExprRef) -> list[z3.ExprRef]:
+    found: dict[int, z3.ExprRef] = {}
+    stack = [term]
+    seen: set[int] = set()
+    while stack:
+        e = stack.pop()
+        if e.get_id() in seen:
+            continue
+        seen.add(e.get_id())
+        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            found[e.get_id()] = e
+        elif z3.is_app(e):
+            stack.extend(e.children())
+    return list(found.values())

@@ -26,6 +26,7 @@ from verifier.check.sites import (
 )
 from verifier.encode.barrier_counts import BarrierCounts
 from verifier.encode.instances import Encoder, Instance, before, equal_on
+from verifier.encode.terms import conj, disj
 
 MAX_CHAIN = 3  # longest fence chain tried when shorter ones leave a spurious candidate
 # Refinement levels: (longest chain, quantified witnesses); each is tried only when the
@@ -51,6 +52,51 @@ class Event:
         site = self.fence or self.arrive
         assert site is not None
         return site.ctx.device
+
+    @property
+    def first_ctx(self) -> Context:
+        site = self.fence or self.arrive
+        assert site is not None
+        return site.ctx
+
+    @property
+    def last_ctx(self) -> Context:
+        site = self.fence or self.await_
+        assert site is not None
+        return site.ctx
+
+
+def may_precede(x: Context, y: Context) -> bool:
+    """Some instance of x comes before some instance of y within one task (SEM-1.8): x is
+    textually first, or the two share a loop inside the task (x in an earlier iteration).
+    Otherwise every `before(x, y)` between instances of one task is false, and a chain
+    that needs one is left out (it could only add an unsatisfiable disjunct)."""
+    if x.path < y.path:
+        return True
+    dev = x.device
+    outside = set(dev.outer_loops + dev.task_loops) if dev is not None else set()
+    for p, q in zip(x.loops, y.loops):
+        if p != q:
+            return False
+        if p.sym not in outside:
+            return True
+    return False
+
+
+def _ordered(chain: tuple[Event, ...], a: Context, b: Context) -> bool:
+    """The chain's events can sit between a and b in this order (may_precede links; a
+    Fence is one instance, its own first and last, an Arrive must precede its Await)."""
+    if not may_precede(a, chain[0].first_ctx) or not may_precede(chain[-1].last_ctx, b):
+        return False
+    if any(e.fence is None and not may_precede(e.first_ctx, e.last_ctx) for e in chain):
+        return False
+    return all(may_precede(x.last_ctx, y.first_ctx) for x, y in zip(chain, chain[1:]))
+
+
+def _between(e: Event, a: Context, b: Context) -> bool:
+    """Some instance of e can follow a and precede b (`may_precede`, SEM-1.8)."""
+    return may_precede(a, e.first_ctx) and may_precede(e.last_ctx, b) and \
+        (e.fence is not None or may_precede(e.first_ctx, e.last_ctx))
 
 
 def sync_events(model: ProgramModel) -> list[Event]:
@@ -91,7 +137,12 @@ def candidate_chains(events: list[Event], graph: nx.DiGraph, a: AccessSite, b: A
                      flag: Flag, max_chain: int = MAX_CHAIN) -> list[Chain]:
     if a.ctx.device is None or a.ctx.device is not b.ctx.device:
         return []
-    by_key = {e.key: e for e in events if e.device is a.ctx.device}
+    # only events that can sit between a and b in one task (every event of an ordered chain
+    # does): with many fences the sync graph is nearly complete, and its paths through
+    # events outside the window were enumerated only to be dropped
+    by_key = {e.key: e for e in events if e.device is a.ctx.device and _between(e, a.ctx, b.ctx)}
+    if len(by_key) < len(graph):
+        graph = graph.subgraph(by_key)
     starts = [e for e in by_key.values() if a.qual.q0 in e.first.full]
     ends = {e.key for e in by_key.values() if grants(e.second, b.qual.extended, flag)}
     chains: list[Chain] = []
@@ -103,7 +154,7 @@ def candidate_chains(events: list[Event], graph: nx.DiGraph, a: AccessSite, b: A
         for path in nx.all_simple_paths(graph, s.key, list(ends - {s.key}),
                                         cutoff=max_chain - 1):
             chains.append(Chain(tuple(by_key[k] for k in path)))
-    return chains
+    return [c for c in chains if _ordered(c.events, a.ctx, b.ctx)]
 
 
 class VisibilityBuilder:
@@ -114,6 +165,7 @@ class VisibilityBuilder:
         self.fresh = itertools.count()
         self._witness_cache: dict[tuple[object, ...], tuple[list[Instance], list]] = {}
         self._pair_cache: dict[tuple[int, int], z3.BoolRef] = {}
+        self._before_cache: dict[tuple[int, int], z3.BoolRef] = {}
         self._keep: list[object] = []
         self.enc = enc
         self.zctx = enc.zctx
@@ -140,8 +192,8 @@ class VisibilityBuilder:
         da = a.ctx.device
         if da is None or da is not b.ctx.device:
             return self.false()
-        return z3.And(equal_on(a, b, da.outer_loops, self.zctx),
-                      equal_on(a, b, da.task_loops, self.zctx))
+        return conj((equal_on(a, b, da.outer_loops, self.zctx),
+                     equal_on(a, b, da.task_loops, self.zctx)), self.zctx)
 
     def holds_thread(self, site: AccessSite, inst: Instance, n: z3.ArithRef) -> z3.BoolRef:
         """n ∈ T_a: the threads a's record grants program order to (SEM-4.4, 4.6)."""
@@ -161,7 +213,7 @@ class VisibilityBuilder:
             return self.true() if b.thread is None else self.false()
         if b.thread is None:
             return self.false()
-        return z3.And(self.same_task(a, b), self.holds_thread(sa, a, b.thread))
+        return conj((self.same_task(a, b), self.holds_thread(sa, a, b.thread)), self.zctx)
 
     def boundary(self, sa: AccessSite, a: Instance, sb: AccessSite, b: Instance,
                  flag: Flag) -> z3.BoolRef:
@@ -200,25 +252,37 @@ class VisibilityBuilder:
                   for k in range(len(chain.events) - 1)] if self.quantified else []
         bound += middle
         terms = []
+        same_task = self.same_task(a, b)
         for choice in itertools.product(*options):
-            conj = [self.same_task(a, b)]
+            parts = [same_task]
             for first, last, extra in choice:
-                conj.extend(extra)
+                parts.extend(extra)
             steps = [(first, last) for first, last, _ in choice]
-            conj.append(before(a, steps[0][0], self.zctx))
-            conj.append(self.enc.member(steps[0][0].ctx, a.thread, steps[0][0].iters))
+            parts.append(self.before(a, steps[0][0]))
+            parts.append(self.enc.member(steps[0][0].ctx, a.thread, steps[0][0].iters))
             for k, ((_, last1), (first2, _)) in enumerate(zip(steps, steps[1:])):
-                conj.append(before(last1, first2, self.zctx))
+                parts.append(self.before(last1, first2))
                 via = [a.thread, b.thread] + middle[k:k + 1]
-                conj.append(z3.Or(*[z3.And(self.enc.member(last1.ctx, h, last1.iters),
-                                           self.enc.member(first2.ctx, h, first2.iters))
-                                    for h in via]))
+                parts.append(disj([conj((self.enc.member(last1.ctx, h, last1.iters),
+                                         self.enc.member(first2.ctx, h, first2.iters)),
+                                        self.zctx) for h in via], self.zctx))
             last = steps[-1][1]
-            conj.append(before(last, b, self.zctx))
-            conj.append(self.enc.member(last.ctx, b.thread, last.iters))
-            term = z3.And(*conj)
+            parts.append(self.before(last, b))
+            parts.append(self.enc.member(last.ctx, b.thread, last.iters))
+            term = conj(parts, self.zctx)
+            if z3.is_false(term):
+                continue  # this choice of witnesses can never carry a to b
             terms.append(z3.Exists(bound, term) if bound else term)
         return terms
+
+    def before(self, x: Instance, y: Instance) -> z3.BoolRef:
+        """`instances.before`, once per pair of instances (witnesses recur across chains)."""
+        key = (id(x), id(y))
+        hit = self._before_cache.get(key)
+        if hit is None:
+            hit = self._before_cache[key] = before(x, y, self.zctx)
+            self._keep.append((x, y))
+        return hit
 
     def event_instances(self, event: Event, a: Instance, b: Instance
                         ) -> list[tuple[Instance, Instance, list[z3.BoolRef]]]:
@@ -229,7 +293,7 @@ class VisibilityBuilder:
         out = []
         for arr in self.witnesses(event.arrive.ctx, a, b):
             for aw in self.witnesses(event.await_.ctx, a, b):
-                conds = [arr.valid, aw.valid, before(arr, aw, self.zctx),
+                conds = [arr.valid, aw.valid, self.before(arr, aw),
                          self.pairs(event.arrive, arr, event.await_, aw)]
                 out.append((arr, aw, conds))
         return out
@@ -252,7 +316,8 @@ class VisibilityBuilder:
         same = [x == y for x, y in zip(home, elem)]
         same.append(equal_on(arr, aw, decl.alloc_loops, self.zctx))
         number = self.barriers.arrives_before(decl, tuple(elem), arr)
-        return z3.And(*same, number <= self.barriers.a_max(decl, aw_site, tuple(elem), aw))
+        return conj((*same, number <= self.barriers.a_max(decl, aw_site, tuple(elem), aw)),
+                    self.zctx)
 
     def witnesses(self, site_ctx: Context, a: Instance, b: Instance) -> list[Instance]:
         """Witness instances of a sync site anchored at a's or b's thread and iterators."""
@@ -315,4 +380,4 @@ class VisibilityBuilder:
             return self.true()
         parts = [self.program_order(sa, a, sb, b, flag), self.boundary(sa, a, sb, b, flag)]
         parts.extend(self.fence_chains(sa, a, sb, b, flag))
-        return z3.Or(*parts)
+        return disj(parts, self.zctx)

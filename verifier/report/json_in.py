@@ -7,8 +7,9 @@ import json
 from typing import Any
 
 from verifier.diagnostics import SrcLoc
-from verifier.results import (Counterexample, Finding, FindingKind, ObligationResult,
-                              ObligationStatus, ProcResult, Related, Verdict)
+from verifier.results import (ChainResult, ChainStatus, Counterexample, Finding, FindingKind,
+                              ObligationResult, ObligationStatus, ProcResult, Recheck, Related,
+                              Verdict)
 
 
 def _loc(d: dict[str, Any]) -> SrcLoc:
@@ -25,14 +26,33 @@ def _finding(d: dict[str, Any]) -> Finding:
                    related, cex, d.get("rule", ""), d.get("code", ""), d.get("hint", ""))
 
 
+def _chain(d: dict[str, Any]) -> ChainResult:
+    obligations = tuple(ObligationResult(o["id"], o["rule"], o["kind"],
+                                         ObligationStatus(o["status"]), o.get("time_s", 0.0))
+                        for o in d["obligations"])
+    return ChainResult(d["reference"], ChainStatus(d["status"]), d["message"],
+                       d["reassociated"], tuple(dict(s) for s in d["tested_sizes"]),
+                       obligations, d.get("time_s", 0.0))
+
+
+def _obligation(d: dict[str, Any]) -> ObligationResult:
+    c = d.get("recheck")
+    again = None if c is None else Recheck(c["solver"], c["answer"], c.get("reason", ""),
+                                           c.get("time_s", 0.0))
+    return ObligationResult(d["id"], d["rule"], d["kind"], ObligationStatus(d["status"]),
+                            d.get("time_s", 0.0), d.get("query_hash", ""),
+                            rlimit=d.get("rlimit", 0), discharged_by=d.get("discharged_by", ""),
+                            stopped_by=d.get("stopped_by", ""), recheck=again)
+
+
 def results_from_json(text: str) -> list[ProcResult]:
     doc = json.loads(text)
     out = []
     for r in doc["results"]:
-        obligations = tuple(ObligationResult(o["id"], o["rule"], o["kind"],
-                                             ObligationStatus(o["status"]), o.get("time_s", 0.0))
-                            for o in r["obligations"])
+        obligations = tuple(_obligation(o) for o in r["obligations"])
         out.append(ProcResult(r["file"], r["proc"], Verdict(r["verdict"]), r.get("time_s", 0.0),
                               obligations, tuple(_finding(f) for f in r["findings"]),
-                              load_output=r.get("load_output", "")))
+                              load_output=r.get("load_output", ""),
+                              sizes=tuple(r.get("sizes", {}).items()),
+                              chain=_chain(r["chain"]) if "chain" in r else None))
     return out

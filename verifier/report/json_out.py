@@ -7,9 +7,11 @@ from typing import Any
 
 from verifier import __version__
 from verifier.diagnostics import SrcLoc
-from verifier.results import Finding, ProcResult
+from verifier.results import ChainResult, Finding, ObligationResult, ProcResult
 
-SCHEMA_VERSION = 1
+# 2: verdicts `vacuous` and `no-hazard-at-sizes` (a --sizes run that finds nothing was `proved`
+# in 1: the meaning of a value changed), obligation `query_hash`/`recheck`, result `sizes`
+SCHEMA_VERSION = 2
 
 
 def _loc(loc: SrcLoc) -> dict[str, Any]:
@@ -34,15 +36,45 @@ def _finding(f: Finding) -> dict[str, Any]:
     return out
 
 
+def _obligation(o: ObligationResult) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": o.id, "rule": o.rule, "kind": o.kind,
+                           "status": o.status.value, "time_s": round(o.time_s, 4),
+                           "rlimit": o.rlimit}
+    if o.discharged_by:
+        out["discharged_by"] = o.discharged_by
+    if o.stopped_by:
+        out["stopped_by"] = o.stopped_by
+    if o.query_hash:
+        out["query_hash"] = o.query_hash
+    if o.recheck is not None:
+        c = o.recheck
+        out["recheck"] = {"solver": c.solver, "answer": c.answer, "reason": c.reason,
+                          "time_s": round(c.time_s, 4)}
+    return out
+
+
 def result_dict(r: ProcResult) -> dict[str, Any]:
-    return {
+    out = {
         "file": r.file, "proc": r.proc, "verdict": r.verdict.value, "time_s": round(r.time_s, 4),
-        "obligations": [{"id": o.id, "rule": o.rule, "kind": o.kind, "status": o.status.value,
-                         "time_s": round(o.time_s, 4)} for o in r.obligations],
+        "obligations": [_obligation(o) for o in r.obligations],
         "findings": [_finding(f) for f in r.findings],
         "certificate": r.certificate.digest() if r.certificate else None,
         "load_output": r.load_output,
+        **({"chain": _chain(r.chain)} if r.chain is not None else {}),
     }
+    if r.sizes:
+        out["sizes"] = dict(r.sizes)
+    return out
+
+
+def _chain(c: ChainResult) -> dict[str, Any]:
+    return {"reference": c.reference, "status": c.status.value, "message": c.message,
+            "reassociated": c.reassociated, "tested_sizes": [dict(sorted(s.items()))
+                                                             for s in c.tested_sizes],
+            "time_s": round(c.time_s, 4),
+            "obligations": [{"id": o.id, "rule": o.rule, "kind": o.kind,
+                             "status": o.status.value, "time_s": round(o.time_s, 4)}
+                            for o in c.obligations]}
 
 
 def to_json(results: list[ProcResult]) -> str:

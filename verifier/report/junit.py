@@ -1,8 +1,9 @@
 """JUnit XML for CI dashboards: one testsuite per file, one testcase per proc.
 
-proved → pass; refuted → <failure>; rejected or an internal error → <error>; every other verdict
-(unknown, unsupported, vacuous, or one added later) → <skipped> with the verdict named, so a
-dashboard never counts an unproved proc as passed. Written with junitparser.
+proved → pass; no-hazard-at-sizes (a `--sizes` run, exit 0) → pass, saying so in system-out;
+refuted → <failure>; rejected or an internal error → <error>; every other verdict (unknown,
+unsupported, vacuous, or one added later) → <skipped> with the verdict named, so a dashboard
+never counts an unproved proc as passed. Written with junitparser.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import re
 
 from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
 
-from verifier.report.text import finding_lines
+from verifier.report.text import finding_lines, verdict_words
 from verifier.results import ProcResult, Verdict
 
 
@@ -38,6 +39,11 @@ def _testcase(r: ProcResult) -> TestCase:
     message, text = _details(r)
     if r.load_output:  # what the file printed while loading (specs/loading.md LOAD-8)
         case.system_out = _xml_text(r.load_output)
+    if r.verdict is Verdict.no_hazard_at_sizes and not r.internal_error:
+        case.system_out = _xml_text(f"{r.proc}: {verdict_words(r).lower()} (the concrete "
+                                    "abstract machine at these sizes only, not a proof)\n"
+                                    + r.load_output)
+        return case
     if r.internal_error:
         outcome = Error(f"internal error: {message}", "internal-error")
     elif r.verdict is Verdict.refuted:

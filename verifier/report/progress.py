@@ -17,7 +17,7 @@ _DELAY_S = 1.0  # a run shorter than this shows no progress at all
 _EVERY_S = 0.1  # at most ten redraws a second
 
 _COLOURS = {"PROVED": "32", "REFUTED": "1;31", "REJECTED": "31", "UNKNOWN": "33",
-            "UNSUPPORTED": "33", "VACUOUS": "33"}
+            "UNSUPPORTED": "33", "VACUOUS": "33", "NO HAZARD": "36"}
 _VERDICT = re.compile(r"(?<=: )(" + "|".join(_COLOURS) + r")\b")
 
 

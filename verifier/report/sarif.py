@@ -17,12 +17,15 @@ from urllib.parse import quote
 from verifier import __version__
 from verifier.diagnostics import SrcLoc
 from verifier.report.catalog import catalog
-from verifier.results import Finding, FindingKind, ProcResult, Verdict
+from verifier.report.text import verdict_words
+from verifier.results import ChainStatus, Finding, FindingKind, ProcResult, Verdict
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/" \
     "sarif-schema-2.1.0.json"
+_NOT_A_PROOF = " (the concrete abstract machine at these sizes only, not a proof)"
 RACE_KINDS = (FindingKind.RAW, FindingKind.WAR, FindingKind.WAW)
-_LEVEL = {Verdict.refuted.value: "error", Verdict.rejected.value: "error"}  # others: warning
+_LEVEL = {Verdict.refuted.value: "error", Verdict.rejected.value: "error",
+          Verdict.no_hazard_at_sizes.value: "note"}  # others: warning
 
 
 def _uri(file: str) -> str:
@@ -78,8 +81,9 @@ def _message(r: ProcResult, f: Finding) -> str:
     c = f.counterexample
     if c is not None:
         sizes = ", ".join(f"{k}={v}" for k, v in sorted(c.sizes.items())) or "none"
-        text += f"; counterexample at sizes {sizes}" + \
-            (" replayed on the abstract machine" if c.replayed else " NOT replayed")
+        how = " replayed by running both procs" if f.kind is FindingKind.chain else \
+            " replayed on the abstract machine"
+        text += f"; counterexample at sizes {sizes}" + (how if c.replayed else " NOT replayed")
     if f.hint:
         text += f". Fix: {f.hint}"
     return text
@@ -104,9 +108,12 @@ def _result(r: ProcResult, f: Finding | None) -> dict[str, Any]:
     props: dict[str, Any] = {"proc": r.proc, "verdict": r.verdict.value}
     out: dict[str, Any] = {"ruleId": _rule_id(r, f), "level": _level(r, f),
                            "locations": [_location(loc)]}
+    if r.sizes:
+        props["sizes"] = dict(r.sizes)
     if f is None:
-        out["message"] = {"text": f"proc {r.proc}: {r.verdict.value}"
-                                  f"{' (internal error)' if r.internal_error else ''}"}
+        out["message"] = {"text": f"proc {r.proc}: {verdict_words(r).lower()}"
+                                  f"{' (internal error)' if r.internal_error else ''}"
+                                  f"{_NOT_A_PROOF if r.sizes else ''}"}
     else:
         out["message"] = {"text": _message(r, f)}
         props.update(kind=f.kind.value, variable=f.variable, rule=f.rule)
@@ -124,6 +131,18 @@ def _result(r: ProcResult, f: Finding | None) -> dict[str, Any]:
                                        "replayed": c.replayed}
     out["properties"] = props
     return out
+
+
+def _chain_note(r: ProcResult) -> dict[str, Any]:
+    """A chain that was asked for and not proved (tested, unknown, ...): a warning."""
+    assert r.chain is not None
+    loc = r.loc or SrcLoc(r.file, 0, 0)
+    return {"ruleId": f"chain-{r.chain.status.value}", "level": "warning",
+            "locations": [_location(loc)],
+            "message": {"text": f"proc {r.proc}: chain vs {r.chain.reference}: "
+                                f"{r.chain.summary()}: {r.chain.message}"},
+            "properties": {"proc": r.proc, "verdict": r.verdict.value,
+                           "chain": r.chain.status.value}}
 
 
 def _rules(used: set[str]) -> list[dict[str, Any]]:
@@ -150,6 +169,9 @@ def to_sarif(results: list[ProcResult]) -> str:
             sarif_results += [_result(r, f) for f in r.findings]
         elif r.verdict is not Verdict.proved:
             sarif_results.append(_result(r, None))
+        if r.chain is not None and r.chain.status not in (ChainStatus.proved,
+                                                          ChainStatus.refuted):
+            sarif_results.append(_chain_note(r))
     rules = _rules({res["ruleId"] for res in sarif_results})
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     for res in sarif_results:
@@ -158,7 +180,8 @@ def to_sarif(results: list[ProcResult]) -> str:
                                "semanticVersion": __version__, "rules": rules}},
            "invocations": [{"executionSuccessful": not any(r.internal_error for r in results)}],
            "results": sarif_results,
-           "properties": {"procs": [{"file": r.file, "proc": r.proc, "verdict": r.verdict.value}
+           "properties": {"procs": [{"file": r.file, "proc": r.proc, "verdict": r.verdict.value,
+                                     **({"chain": r.chain.summary()} if r.chain else {})}
                                     for r in results]}}
     doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
     return json.dumps(doc, indent=2) + "\n"

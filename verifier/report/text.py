@@ -6,11 +6,46 @@ from __future__ import annotations
 import linecache
 
 from verifier.report.cex_view import table_lines
-from verifier.results import Finding, ObligationStatus, ProcResult, Verdict
+from verifier.results import (ChainResult, Finding, FindingKind, ObligationResult, ObligationStatus,
+                              ProcResult, Verdict)
 
 _MARK = {Verdict.proved: "PROVED", Verdict.refuted: "REFUTED", Verdict.rejected: "REJECTED",
-         Verdict.unknown: "UNKNOWN", Verdict.unsupported: "UNSUPPORTED"}
+         Verdict.unknown: "UNKNOWN", Verdict.unsupported: "UNSUPPORTED",
+         Verdict.vacuous: "VACUOUS", Verdict.no_hazard_at_sizes: "NO HAZARD"}
 
+
+def verdict_words(r: ProcResult) -> str:
+    """`PROVED`, `NO HAZARD at n=1024` (a concrete run says at which sizes), ..."""
+    mark = _MARK.get(r.verdict, r.verdict.value.upper())
+    if r.sizes:
+        mark += " at " + ", ".join(f"{k}={v}" for k, v in r.sizes)
+    return mark
+
+
+def _summary(r: ProcResult) -> str:
+    """What the run did: obligations and their counts, or the concrete machine's one run."""
+    if r.sizes:
+        return "concrete abstract machine at these sizes only, not a proof for all sizes"
+    counts = {s: sum(1 for o in r.obligations if o.status is s) for s in ObligationStatus}
+    summary = ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
+    text = f"{len(r.obligations)} obligations{': ' + summary if summary else ''}"
+    rechecked = [o.recheck for o in r.obligations if o.recheck is not None]
+    if rechecked:
+        agree = sum(1 for c in rechecked if c.answer == "unsat")
+        text += f"; {rechecked[0].solver} agrees on {agree}/{len(rechecked)}"
+        undecided = sum(1 for c in rechecked if c.answer == "unknown")
+        if undecided:
+            text += f", {undecided} undecided"
+    return text
+
+
+
+def _cost(o: ObligationResult) -> str:
+    """Wall time, and what decided it: a pruning rule, or the solver's resource units (the
+    deterministic budget, issue 11), and a limit that stopped it."""
+    how = f"by {o.discharged_by}" if o.discharged_by else f"{o.rlimit:,} units"
+    stop = f", stopped by {o.stopped_by}" if o.stopped_by else ""
+    return f"{o.time_s:.3f}s, {how}{stop}"
 
 def _source(file: str, line: int) -> str:
     text = linecache.getline(file, line).rstrip()
@@ -33,7 +68,9 @@ def finding_lines(f: Finding) -> list[str]:
     c = f.counterexample
     if c is not None:
         sizes = ", ".join(f"{k}={v}" for k, v in sorted(c.sizes.items())) or "(none)"
-        lines.append(f"  counterexample (replayed on the abstract machine: "
+        how = "by running both procs" if f.kind is FindingKind.chain else \
+            "on the abstract machine"
+        lines.append(f"  counterexample (replayed {how}: "
                      f"{'yes' if c.replayed else 'NO'}): sizes {sizes}")
         if c.index:
             lines.append(f"    element index: {c.index}")
@@ -44,6 +81,21 @@ def finding_lines(f: Finding) -> list[str]:
             lines.append(f"    iterators: {its}")
     if f.hint:
         lines.append(f"  fix: {f.hint}")
+    return lines
+
+
+def chain_lines(c: ChainResult, verbose: bool) -> list[str]:
+    """The chain of equivalence (specs/chain.md): `tested` never reads as proved."""
+    head = {"proved": "PROVED for all sizes", "tested": "TESTED only (not a proof)"}.get(
+        c.status.value, c.status.value.upper())
+    lines = [f"  chain vs {c.reference}: {head} ({len(c.obligations)} obligations; "
+             f"{c.time_s:.2f}s): {c.message}"]
+    if c.tested_sizes:
+        lines.append("    tested at sizes " + "; ".join(
+            ", ".join(f"{k}={v}" for k, v in sorted(s.items())) for s in c.tested_sizes))
+    if verbose:
+        lines += [f"    [{o.status.value:>8}] {o.rule:<10} {o.id}  ({o.time_s:.3f}s)"
+                  for o in c.obligations]
     return lines
 
 
@@ -69,14 +121,15 @@ def to_text(results: list[ProcResult], verbose: bool = False, cex_table: bool = 
         if r.load_output and r.file not in shown:
             shown.add(r.file)
             out.extend(_load_output_lines(r, verbose))
-        counts = {s: sum(1 for o in r.obligations if o.status is s) for s in ObligationStatus}
-        summary = ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
-        out.append(f"{r.file}: {r.proc}: {_MARK[r.verdict]}"
-                   f" ({len(r.obligations)} obligations{': ' + summary if summary else ''};"
-                   f" {r.time_s:.2f}s)")
+        out.append(f"{r.file}: {r.proc}: {verdict_words(r)} ({_summary(r)}; {r.time_s:.2f}s)")
+        if r.chain is not None:
+            out.extend(chain_lines(r.chain, verbose))
         if verbose:
             for o in r.obligations:
-                out.append(f"  [{o.status.value:>8}] {o.rule:<8} {o.id}  ({o.time_s:.3f}s)")
+                again = f"  [{o.recheck.solver}: {o.recheck.answer}" \
+                    f"{' (' + o.recheck.reason + ')' if o.recheck.reason else ''}]" \
+                    if o.recheck else ""
+                out.append(f"  [{o.status.value:>8}] {o.rule:<8} {o.id}  ({_cost(o)}){again}")
         for f in r.findings:
             out.extend(finding_lines(f))
             if verbose or cex_table:

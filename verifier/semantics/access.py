@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterator
 
 from verifier.diagnostics import Unsupported
 from verifier.lang import ir
 from verifier.lang.instrs import Instr, InstrParam
-from verifier.lang.memories import Memory
 from verifier.lang.timelines import QualTL
 from verifier.lang.units import CollUnit
 from verifier.semantics.rules import AccessKind
@@ -50,13 +48,18 @@ def tracked_buffers(proc: ir.Proc) -> frozenset[ir.Sym]:
 
 
 @dataclass(frozen=True)
-class InstrAccess:
-    buf: ir.Sym
+class InstrArg:
+    """One tensor or scalar argument of an instr call that the callee accesses: a window, or
+    (scalar parameter) a point read `x[i]`."""
+
+    arg: ir.Window | ir.Read
     kind: AccessKind
-    elements: list[tuple[int, ...]]
     atomic_quals: frozenset[QualTL]
-    param: InstrParam | None = None
-    window: ir.Window | None = None
+    param: InstrParam
+
+    @property
+    def buf(self) -> ir.Sym:
+        return self.arg.buf
 
 
 @dataclass(frozen=True)
@@ -80,33 +83,31 @@ def callee_distributed(param: InstrParam, w: ir.Window) -> tuple[DistributedDim,
     return tuple(out)
 
 
-def window_elements(w: ir.Window, value: Callable[[ir.Expr], int]) -> list[tuple[int, ...]]:
-    ranges = []
-    for a in w.idx:
+def window_box(arg: ir.Window | ir.Read, value: Callable[[ir.Expr], int]
+               ) -> tuple[tuple[int, int], ...]:
+    """The elements an argument touches as [lo, hi) per dimension (a point i is [i, i + 1))."""
+    if isinstance(arg, ir.Read):
+        return tuple((v, v + 1) for v in map(value, arg.idx))
+    box = []
+    for a in arg.idx:
         if isinstance(a, ir.Point):
             v = value(a.pt)
-            ranges.append(range(v, v + 1))
+            box.append((v, v + 1))
         else:
-            ranges.append(range(value(a.lo), value(a.hi)))
-    return [tuple(t) for t in itertools.product(*ranges)]
+            box.append((value(a.lo), value(a.hi)))
+    return tuple(box)
 
 
-def instr_accesses(s: ir.Call, bufs: Mapping[ir.Sym, tuple[tuple[int, ...], Memory]],
-                   value: Callable[[ir.Expr], int]) -> list[InstrAccess]:
-    """The accesses of an instr call in parameter order (SEM-1.8, SEM-4.2, SEM-4.3); a scalar
-    parameter is one element (`x` or `x[i]`)."""
+def instr_args(s: ir.Call) -> list[InstrArg]:
+    """The accessed arguments of an instr call in parameter order (SEM-1.8, SEM-4.2, SEM-4.3);
+    a scalar parameter is one element (`x` or `x[i]`)."""
     assert isinstance(s.callee, Instr)
     out = []
     for param, arg in zip(s.callee.params, s.args):
         if param.kind not in ("tensor", "scalar"):
             continue
-        if param.kind == "scalar" and isinstance(arg, ir.Read):
-            out.append(InstrAccess(arg.buf, _KIND[param.access],
-                                   [tuple(value(i) for i in arg.idx)], param.atomic_quals, param))
-            continue
-        if not isinstance(arg, ir.Window):
+        if not (isinstance(arg, ir.Window) or param.kind == "scalar" and isinstance(arg, ir.Read)):
             raise Unsupported(f"argument {param.name} of {s.callee.name} must be a tensor window",
                               s.loc, code="ERR-V11")
-        out.append(InstrAccess(arg.buf, _KIND[param.access], window_elements(arg, value),
-                               param.atomic_quals, param, arg))
+        out.append(InstrArg(arg, _KIND[param.access], param.atomic_quals, param))
     return out

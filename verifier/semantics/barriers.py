@@ -16,11 +16,10 @@ from verifier.diagnostics import SrcLoc
 from verifier.lang import ir
 from verifier.lang.memories import CudaMbarrier
 from verifier.semantics import rules
-from verifier.semantics.state import Finding, Threads
-
+from verifier.semantics.records import augment_key
+from verifier.semantics.state import Finding
+from verifier.semantics.threads import Threads
 from verifier.semantics.machine_view import MachineView
-
-
 
 _SERIALS = itertools.count()
 
@@ -71,10 +70,12 @@ def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: BarrierInstance)
         for elem in named:
             m.storage_access(bar.sym, elem, threads, s.loc, sm80=rules.Q.Sm80 in first.full)
     a = bar.count(home_elem)[0]
-    for rec in list(m.index.witness_candidates(threads, first)):
-        target = m.witnessed_part(rec, threads, first)
+    code = m.sync_code(first)
+    tags = [(bar.sym.id, elem, a) for elem in named]
+    for rec in m.index.witness_candidates(threads, code):
+        target = m.witnessed_part(rec, threads, code)
         if target is not None:
-            target.pending.update((bar.sym.id, elem, a) for elem in named)
+            target.pending.update(tags)
             m.index.tag(target, bar.sym.id, named)
     bar.count(home_elem)[0] = a + 1
     if bar.mech is CudaMbarrier:
@@ -96,7 +97,7 @@ def _ring_check(m: MachineView, s: ir.Arrive, threads: Threads, bar: BarrierInst
             "ring-overrun", f"mbarrier ring overrun @ {bar.sym.name}{list(elem)}: arrive "
             f"#{number} reuses the slot of arrive #{n} (ring depth {depth}), but the non-trivial "
             f"await #{n} is not ordered before it", bar.sym.name, elem, s.loc,
-            m.origin(s.loc, "arrive", None, threads), None,
+            m.origin(s.loc, "arrive", threads), None,
             sync_hint="order the Await that releases the slot before this Arrive (guard the "
                       "barrier with its partner, LANG-5.16)"))
 
@@ -117,17 +118,21 @@ def await_(m: MachineView, s: ir.Await, threads: Threads, bar: BarrierInstance) 
                 "deadlock", f"UNSATISFIABLE AWAIT @ {bar.sym.name}{list(elem)}: await #{w} "
                 f"pairs with arrive #{a_max} but only {a} arrive(s) precede it in the "
                 "sequential trace", bar.sym.name, elem, s.loc,
-                m.origin(s.loc, "await", None, threads), None,
+                m.origin(s.loc, "await", threads), None,
                 sync_hint="the paired Arrive must come before this Await in the sequential "
                           "trace (SEM-6.7)"))
     if bar.mech is CudaMbarrier:
         m.order.await_(threads, (bar.serial, elem), a_max, a_max if s.n < 0 else None)
-    second = rules.SYNC_SETS[s.second]
+    second = m.sync_code(rules.SYNC_SETS[s.second])
     key = bar.sym.id
+    done = augment_key(threads, second)
     for rec in m.index.tagged_with(key, elem):
+        if rec.augmented(done):
+            continue
         if any(p[0] == key and p[1] == elem and p[2] <= a_max for p in rec.pending):
-            rec.augment_full(threads, second)
-            m.index.note_grants(rec)
+            keys = rec.augment(threads, second)
+            if keys:
+                m.index.note(rec, keys)
     bar.count(elem)[1] = w_new
 
 

@@ -108,3 +108,45 @@ def data_reads(e: ir.Expr) -> list[ir.Read]:
             return []
         case _:
             raise Unsupported(f"unhandled expression {type(e).__name__}", getattr(e, "loc", None))
+
+
+_SRC_OPS = {"+": "+", "-": "-", "*": "*", "<": "<", ">": ">", "<=": "<=", ">=": ">=",
+            "==": "=="}
+
+
+def compile_expr(e: ir.Expr) -> Callable[[Mapping[ir.Sym, Any]], Any]:
+    """`eval_expr(e, env, PY_OPS)` as one Python function of `env` (the machine evaluates
+    every index and bound of every statement instance; a tree walk per value dominated it).
+    Expressions outside the arithmetic subset keep the tree walk, which raises their error."""
+    names: dict[str, Any] = {"_div": _py_div, "_mod": _py_mod}
+
+    def src(x: ir.Expr) -> str:
+        match x:
+            case ir.Const(value=value) if isinstance(value, (bool, int)):
+                return repr(value)
+            case ir.Var(name=name):
+                key = f"_s{len(names)}"
+                names[key] = name
+                return f"env[{key}]"
+            case ir.USub(arg=arg):
+                return f"(-{src(arg)})"
+            case ir.BinOp(op=op, lhs=lhs, rhs=rhs) if op in _SRC_OPS:
+                return f"({src(lhs)} {_SRC_OPS[op]} {src(rhs)})"
+            case ir.BinOp(op="and" | "or", lhs=lhs, rhs=rhs):
+                op = "&" if x.op == "and" else "|"  # both sides evaluated, as eval_expr does
+                return f"(bool({src(lhs)}) {op} bool({src(rhs)}))"
+            case ir.BinOp(op="/" | "%", lhs=lhs, rhs=ir.Const(value=int() as d)) \
+                    if d > 0 and not isinstance(d, bool):
+                return f"({src(lhs)} {'//' if x.op == '/' else '%'} {d})"
+            case _:
+                raise _NotCompiled
+
+    try:
+        body = src(e)
+    except _NotCompiled:
+        return lambda env: eval_expr(e, env, PY_OPS)
+    return eval(f"lambda env: {body}", names)  # noqa: S307 - source built above from the IR
+
+
+class _NotCompiled(Exception):
+    """An expression the compiler leaves to `eval_expr` (floats, reads, variable divisors)."""

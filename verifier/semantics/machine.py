@@ -4,77 +4,83 @@ Reads the IR, the collective tilings (verifier.collectives) and the rule tables 
 produces the first error in trace order as a `Finding`, or None. It is the oracle that every
 symbolic counterexample is replayed on and the reference in differential tests.
 
+Representation (exact, see histories.py and records.py): thread sets are bitmasks, records
+are shared by every element one access touches, and an access to a window works on the
+window's distinct histories with numpy rather than element by element.
+
 Non-goals: static legality (verifier.check.static runs before), data values (SEM-1.1:
 verification is independent of them).
 """
 
 from __future__ import annotations
 
+import gc
 import itertools
-from dataclasses import dataclass, field, replace
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from verifier import collectives
 from verifier.diagnostics import SrcLoc, UnhandledNode, Unsupported
 from verifier.lang import ir
-from verifier.lang.config import CudaDeviceFunction
 from verifier.lang.instrs import Instr
 from verifier.lang.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
 from verifier.lang.timelines import InstrTL, QualTL
 from verifier.semantics import barriers, rules
-from verifier.semantics.rings import CompletionOrder, ring_info
-from verifier.semantics.exprs import PY_OPS, data_reads, eval_expr
-from verifier.semantics.rules import AccessKind, Flag
-from verifier.semantics.state import (
-    EVERYONE, Finding, Grant, History, MachineError, Origin, Record, Threads,
-)
 from verifier.semantics.access import (
-    InstrAccess, callee_distributed, instr_accesses, tracked_buffers,
+    InstrArg, callee_distributed, instr_args, tracked_buffers, window_box,
 )
+from verifier.semantics.exprs import compile_expr, data_reads
+from verifier.semantics.hazards import HazardChecks
+from verifier.semantics.histories import Box, BufInstance, HistoryTable
 from verifier.semantics.index import RecordIndex
+from verifier.semantics.records import Record, SyncCode, augment_key
+from verifier.semantics.rings import CompletionOrder, ring_info
+from verifier.semantics.rules import AccessKind
+from verifier.semantics.state import Finding, MachineError, Origin
+from verifier.semantics.threads import EVERYONE, Threads
 
 
-@dataclass(frozen=True)
 class Ctx:
     """Where the walk is: scope, device function, task, tiling, thread-loop iterator values."""
 
-    cuda: bool = False
-    dev: CudaDeviceFunction | None = None
-    task: int = 0
-    tiling: Any = None
-    warp_name: str | None = None
-    iters: tuple[tuple[ir.Sym, int], ...] = ()
+    __slots__ = ("cuda", "dev", "task", "tiling", "warp_name", "iters")
+
+    def __init__(self, cuda: bool = False, dev: Any = None, task: int = 0, tiling: Any = None,
+                 warp_name: str | None = None, iters: tuple[tuple[ir.Sym, int], ...] = ()
+                 ) -> None:
+        self.cuda, self.dev, self.task, self.tiling = cuda, dev, task, tiling
+        self.warp_name, self.iters = warp_name, iters
+
+    def inside(self, tiling: Any, warp_name: str | None, iters: tuple[tuple[ir.Sym, int], ...]
+               ) -> "Ctx":
+        return Ctx(self.cuda, self.dev, self.task, tiling, warp_name, iters)
 
 
-@dataclass
-class BufInstance:
-    sym: ir.Sym
-    shape: tuple[int, ...]
-    mem: Memory
-    tracked: bool
-    history: dict[tuple[int, ...], History] = field(default_factory=dict)
-
-
-class Machine:
+class Machine(HazardChecks):
     """One run of the machine over one proc at concrete sizes."""
 
     def __init__(self, proc: ir.Proc, sizes: Mapping[str, int], collect_all: bool = False,
-                 stop_at: tuple[str, str | None, SrcLoc] | None = None) -> None:
+                 stop_at: tuple[str, str | None, SrcLoc] | None = None,
+                 only: frozenset[str] | None = None) -> None:
         self.proc = proc
+        self.only = only  # names of the variables whose histories are kept (None: all; M8)
         self.collect_all = collect_all
         self.stop_at = stop_at  # collect-all run ends once this (kind, variable, loc) is seen
         self.findings: list[Finding] = []
         self.env: dict[ir.Sym, int] = {}
         self.bufs: dict[ir.Sym, BufInstance] = {}
         self.tracked = tracked_buffers(proc)
+        self.table = HistoryTable()
         self.tiling_cache: dict[Any, Any] = {}
+        self.compiled: dict[int, Callable[[Mapping[ir.Sym, Any]], Any]] = {}
+        self.coll_cache: dict[tuple[Any, ...], Threads] = {}
+        self.sync_codes: dict[int, SyncCode] = {}
         self.current_dev_threads = 0
         self.by_task: dict[int | None, list[Record]] = {}
         self.barriers: dict[ir.Sym, barriers.BarrierInstance] = {}
         self.index = RecordIndex()
         self.order = CompletionOrder()  # SEM-6.8
         self.rings = ring_info(proc.body)
-        self._arg_syms = frozenset(a.name for a in proc.args)
+        self.arg_syms = frozenset(a.name for a in proc.args)
         for a in proc.args:
             if isinstance(a.typ, ir.Control):
                 if a.name.name not in sizes:
@@ -90,7 +96,7 @@ class Machine:
         for a in self.proc.args:
             if isinstance(a.typ, ir.Control) and a.typ.kind == "size" and self.env[a.name] < 0:
                 return False
-        return all(bool(eval_expr(p, self.env, PY_OPS)) for p in self.proc.preds)
+        return all(bool(self.value(p)) for p in self.proc.preds)
 
     def run(self) -> list[Finding]:
         """Errors in trace order: the first only, or (collect_all) every distinct one, the
@@ -113,63 +119,71 @@ class Machine:
     # ------------------------------------------------------------ helpers
 
     def value(self, e: ir.Expr) -> int:
-        return int(eval_expr(e, self.env, PY_OPS))
+        fn = self.compiled.get(id(e))
+        if fn is None:
+            fn = self.compiled[id(e)] = compile_expr(e)
+        return fn(self.env)
+
+    def sync_code(self, sets: rules.SyncSets) -> SyncCode:
+        code = self.sync_codes.get(id(sets))
+        if code is None:
+            code = self.sync_codes[id(sets)] = SyncCode.of(sets)
+        return code
 
     def declare_barrier(self, sym: ir.Sym, typ: ir.BarrierType) -> None:
         shape = tuple(self.value(d) for d in typ.shape)
         self.barriers[sym] = barriers.BarrierInstance(sym, shape, typ.mech)
         if typ.mech is CudaMbarrier:
-            self.bufs[sym] = BufInstance(sym, shape, MBARRIER_STORAGE, True)
-
-    def storage_access(self, sym: ir.Sym, elem: tuple[int, ...], threads: Threads,
-                       loc: SrcLoc, sm80: bool) -> None:
-        """SEM-6.2: a convergent in-order read of mbarrier storage by an Arrive/Await."""
-        q0 = QualTL.Sm80 if sm80 else QualTL.cuda2
-        entry = rules.QualEntry(q0, frozenset({q0, QualTL.cuda2}))
-        self.check_and_record(sym, elem, AccessKind.read, entry, True, False, threads, loc,
-                              frozenset())
+            self.bufs[sym] = BufInstance(sym, shape, MBARRIER_STORAGE, self.keeps(sym))
 
     def declare(self, sym: ir.Sym, typ: ir.Type, mem: Any) -> None:
         shape = tuple(self.value(d) for d in typ.shape) if isinstance(typ, ir.Tensor) else ()
-        tracked = sym in self.tracked and isinstance(mem, Memory) and not mem.sync_exempt
+        tracked = sym in self.tracked and isinstance(mem, Memory) and not mem.sync_exempt \
+            and self.keeps(sym)
         self.bufs[sym] = BufInstance(sym, shape, mem, tracked)
+
+    def keeps(self, sym: ir.Sym) -> bool:
+        """Whether this run keeps the histories of `sym` (Choice M8: a targeted replay keeps
+        only its obligation's variable; no other variable's checks or records can change)."""
+        return self.only is None or sym.name in self.only
 
     def collective(self, ctx: Ctx) -> Threads:
         if not ctx.cuda:
             return EVERYONE
-        assert ctx.dev is not None
-        local = collectives.thread_set(ctx.tiling, dict(ctx.iters), ctx.dev)
-        return Threads(ctx.task, frozenset(local))
+        key = (id(ctx.tiling), ctx.task, tuple(v for _, v in ctx.iters))
+        threads = self.coll_cache.get(key)
+        if threads is None:
+            local = collectives.thread_set(ctx.tiling, dict(ctx.iters), ctx.dev)
+            threads = self.coll_cache[key] = Threads.of(ctx.task, local)
+        return threads
 
-    def origin(self, loc: SrcLoc, what: str, ctx: Ctx | None, threads: Threads) -> Origin:
-        iters = tuple((s.name, v) for s, v in self.env.items() if s not in self.arg_syms())
-        return Origin(loc, what, iters, threads.describe())
+    def origin(self, loc: SrcLoc, what: str, threads: Threads) -> Origin:
+        return Origin(loc, what, tuple(self.env.items()), self.arg_syms, threads)
 
-    def arg_syms(self) -> frozenset[ir.Sym]:
-        return self._arg_syms
-
-    def live_records(self, task: int | None = None) -> Iterator[Record]:
+    def live_records(self, task: int | None = None) -> list[Record]:
         """Records a sync of `task`'s threads can touch: those created in that task and those
         granted to every thread; all records when `task` is None (CPU scope, kernel ends).
         Only an access of task ι or an 𝔾-wide grant can put task ι's threads into a record."""
         keys = list(self.by_task) if task is None else [task, None]
+        out: list[Record] = []
         for key in keys:
             recs = self.by_task.get(key)
-            if not recs:
-                continue
-            live = [r for r in recs if r.alive]
-            self.by_task[key] = live
-            yield from live
+            if recs:
+                live = [r for r in recs if r.group.alive]
+                self.by_task[key] = live
+                out += live
+        return out
 
     def add_records(self, task: int | None, records: list[Record]) -> None:
         self.by_task.setdefault(task, []).extend(records)
         for rec in records:
             self.index.add(rec)
 
-    def globalize(self) -> None:
-        """After a kernel boundary every record holds 𝔾-wide grants."""
-        merged = [r for recs in self.by_task.values() for r in recs if r.alive]
-        self.by_task = {None: merged}
+    def collect_garbage(self) -> None:
+        self.table.collect(list(self.bufs.values()))
+        self.index.prune()
+        for key in list(self.by_task):
+            self.by_task[key] = [r for r in self.by_task[key] if r.group.alive]
 
     # ------------------------------------------------------------ statements
 
@@ -179,11 +193,27 @@ class Machine:
             if isinstance(s, ir.Alloc):
                 allocated.append(s)
             self.stmt(s, ctx)
+            if self.table.due():
+                self.collect_garbage()
         for a in reversed(allocated):
             self.free(a, ctx)
 
     def stmt(self, s: ir.Stmt, ctx: Ctx) -> None:
         match s:
+            case ir.Call():
+                self.call(s, ctx)
+            case ir.For():
+                self.loop(s, ctx)
+            case ir.If(cond=cond, body=body, orelse=orelse):
+                self.block(body if self.value(cond) else orelse, ctx)
+            case ir.Assign(buf=buf, idx=idx, rhs=rhs) | ir.Reduce(buf=buf, idx=idx, rhs=rhs):
+                threads = self.collective(ctx)
+                instr_tl = self.scope_instr_tl(ctx)
+                for r in data_reads(rhs):
+                    self.access(r.buf, self.point_box(r.idx), AccessKind.read, instr_tl,
+                                threads, r.loc, ctx)
+                kind = AccessKind.write if isinstance(s, ir.Assign) else AccessKind.read_write
+                self.access(buf, self.point_box(idx), kind, instr_tl, threads, s.loc, ctx)
             case ir.Pass() | ir.WindowStmt():
                 pass
             case ir.Alloc(name=name, typ=typ, mem=mem):
@@ -194,35 +224,28 @@ class Machine:
                             ctx.dev is not None and ctx.dev.clusterDim > 1:
                         raise smem_below_cluster(name.name, mem, s.loc)
                     self.declare(name, typ, mem)
-            case ir.Assign(buf=buf, idx=idx, rhs=rhs) | ir.Reduce(buf=buf, idx=idx, rhs=rhs):
-                threads = self.collective(ctx)
-                for r in data_reads(rhs):
-                    self.access(r.buf, tuple(self.value(i) for i in r.idx), AccessKind.read,
-                                self.scope_instr_tl(ctx), threads, r.loc, ctx)
-                kind = AccessKind.write if isinstance(s, ir.Assign) else AccessKind.read_write
-                self.access(buf, tuple(self.value(i) for i in idx), kind,
-                            self.scope_instr_tl(ctx), threads, s.loc, ctx)
-            case ir.If(cond=cond, body=body, orelse=orelse):
-                self.block(body if self.value(cond) else orelse, ctx)
-            case ir.For():
-                self.loop(s, ctx)
             case ir.DeviceFunction():
                 self.device_function(s, ctx)
             case ir.Warps(cfg=cfg, body=body):
                 tiling, name = self.cached(s, lambda: collectives.tile_warps(
                     ctx.tiling, cfg, ctx.dev, ctx.warp_name))
-                self.block(body, replace(ctx, tiling=tiling, warp_name=name))
+                self.block(body, ctx.inside(tiling, name, ctx.iters))
             case ir.Fence(first=first, second=second):
                 self.fence(self.collective(ctx), rules.SYNC_SETS[first],
                            rules.SYNC_SETS[second])
-            case ir.Call():
-                self.call(s, ctx)
             case ir.Arrive(targets=targets):
                 barriers.arrive(self, s, self.collective(ctx), self.barriers[targets[0].buf])
             case ir.Await(target=target):
                 barriers.await_(self, s, self.collective(ctx), self.barriers[target.buf])
             case _:
                 raise UnhandledNode(s)
+
+    def point_box(self, idx: tuple[ir.Expr, ...]) -> tuple[tuple[int, int], ...]:
+        out = []
+        for e in idx:
+            v = self.value(e)
+            out.append((v, v + 1))
+        return tuple(out)
 
     def cached(self, s: ir.Stmt, make: Any) -> Any:
         return self.cached_key(id(s), make)
@@ -248,7 +271,8 @@ class Machine:
                     ctx.tiling, s.iter, s.iter.name, lo, hi, unit, ctx.dev))
                 for v in range(lo, hi):
                     self.env[s.iter] = v
-                    self.block(s.body, replace(ctx, tiling=tiling, iters=ctx.iters + ((s.iter, v),)))
+                    self.block(s.body, ctx.inside(tiling, ctx.warp_name,
+                                                  ctx.iters + ((s.iter, v),)))
             case ir.CudaTasks() | ir.Par():
                 raise Unsupported(f"not supported by spork-verify: {type(s.mode).__name__} loop "
                                   "here", s.loc, code="ERR-V11", rule="LANG-3.10")
@@ -260,13 +284,12 @@ class Machine:
         """SEM-1.6: kernel-boundary fences, one task per innermost cuda_tasks iteration."""
         self.fence(EVERYONE, rules.KERNEL_START_FIRST, rules.KERNEL_SYNC)
         loops: list[ir.For] = []
-        node: ir.Stmt = s.body[0]
+        node: ir.Stmt | None = s.body[0]
         while isinstance(node, ir.For) and isinstance(node.mode, ir.CudaTasks):
             loops.append(node)
-            node = node.body[0] if len(node.body) == 1 and isinstance(node.body[0], ir.For) \
-                and isinstance(node.body[0].mode, ir.CudaTasks) else None  # type: ignore
-            if node is None:
-                break
+            inner = node.body[0] if len(node.body) == 1 else None
+            node = inner if isinstance(inner, ir.For) and isinstance(inner.mode, ir.CudaTasks) \
+                else None
         task_body = loops[-1].body
         dev = s.cfg
         top = collectives.top_tiling(dev)
@@ -276,13 +299,8 @@ class Machine:
         def nest(depth: int) -> None:
             if depth == len(loops):
                 task = next(task_ids)
-                self.block(task_body, Ctx(True, dev, task, top, dev.initial_warp_name(), ()))
-                whole = Threads(task, frozenset(range(dev.num_threads)))
-                for rec in self.live_records(task):
-                    split = rec.join(whole)
-                    if split is not None:
-                        self.add_records(task, [split])
-                    self.index.note_grants(rec)
+                self.block(task_body, Ctx(True, dev, task, top, dev.initial_warp_name()))
+                self.join(Threads(task, (1 << dev.num_threads) - 1), task)
                 return
             loop = loops[depth]
             for v in range(self.value(loop.lo), self.value(loop.hi)):
@@ -291,26 +309,38 @@ class Machine:
             self.env.pop(loop.iter, None)
 
         nest(0)
-        for rec in self.live_records():
-            split = rec.join(EVERYONE)
-            if split is not None:
-                self.add_records(None, [split])
-            self.index.note_grants(rec)
+        self.join(EVERYONE, None)
         self.fence(EVERYONE, rules.KERNEL_SYNC, rules.KERNEL_SYNC)
-        self.globalize()
+        merged = [r for recs in self.by_task.values() for r in recs if r.group.alive]
+        self.by_task = {None: merged}  # after a kernel boundary every record holds 𝔾 grants
+
+    def join(self, whole: Threads, task: int | None) -> None:
+        """JoinThreads (SEM-1.7) on every record the threads of `whole` can touch."""
+        for rec in self.live_records(task):
+            split, keys = rec.join(whole)
+            if keys:
+                self.index.note(rec, keys)
+            if split is not None:
+                self.add_records(task, [split])
 
     # ------------------------------------------------------------ sync
 
     def fence(self, threads: Threads, first: rules.SyncSets, second: rules.SyncSets) -> None:
         """SEM-5.3."""
-        for rec in list(self.index.witness_candidates(threads, first)):
-            target = self.witnessed_part(rec, threads, first)
+        first_code, second_code = self.sync_code(first), self.sync_code(second)
+        if self.table.stale():
+            self.collect_garbage()  # a fence visits every record it witnesses: drop dead ones
+        done = augment_key(threads, second_code)
+        for rec in self.index.witness_candidates(threads, first_code):
+            if rec.augmented(done):
+                continue
+            target = self.witnessed_part(rec, threads, first_code)
             if target is not None:
-                target.augment_full(threads, second)
-                self.index.note_grants(target)
+                keys = target.augment(threads, second_code)
+                if keys:
+                    self.index.note(target, keys)
 
-    def witnessed_part(self, rec: Record, threads: Threads, first: rules.SyncSets
-                       ) -> Record | None:
+    def witnessed_part(self, rec: Record, threads: Threads, first: SyncCode) -> Record | None:
         """The record (family split off if needed) that a sync of `threads` witnesses."""
         part = rec.witnessed(threads, first)
         if part is None:
@@ -329,21 +359,25 @@ class Machine:
         if s.callee.unmodelled:
             raise Unsupported(f"not supported by spork-verify yet: instruction "
                               f"{s.callee.unmodelled}", s.loc, code="ERR-V11", rule="LANG-3.11")
+        args = self.cached(s, lambda: instr_args(s))
         threads = self.collective(ctx)
-        for k, acc in enumerate(instr_accesses(s, self.bufs_view(), self.value)):
-            for index, by in self.owner_slices(s, k, acc, ctx, threads):
-                self.access(acc.buf, index, acc.kind, s.callee.instr_tl, by, s.loc, ctx,
-                            atomic_quals=acc.atomic_quals, in_instr=True)
+        boxes = [window_box(a.arg, self.value) for a in args]
+        for k, (a, box) in enumerate(zip(args, boxes)):
+            for part, by in self.owner_slices(s, k, a, box, ctx, threads):
+                self.access(a.buf, part, a.kind, s.callee.instr_tl, by, s.loc, ctx,
+                            atomic_quals=a.atomic_quals, in_instr=True)
 
-    def owner_slices(self, s: ir.Call, k: int, acc: InstrAccess, ctx: Ctx, threads: Threads
-                     ) -> Iterator[tuple[tuple[int, ...], Threads]]:
-        """Each element of an instr access with the threads accessing it: the calling
-        collective, or for an owner-only distributed window (COLL-5.12, SEM-4.3) the owner of
-        its slice, as if the access sat in `cuda_threads` loops over the distributed dims."""
-        dims = callee_distributed(acc.param, acc.window) if acc.param and acc.window and \
-            acc.param.owner_only and ctx.cuda else ()
+    def owner_slices(self, s: ir.Call, k: int, a: InstrArg, box: Box, ctx: Ctx,
+                     threads: Threads) -> Iterator[tuple[Box, Threads]]:
+        """The argument's box with the threads accessing it: the calling collective, or for an
+        owner-only distributed window (COLL-5.12, SEM-4.3) one sub-box per slice with the
+        slice's owner, as if the access sat in `cuda_threads` loops over the distributed dims.
+        The distributed dims are the window's leading intervals, so the sub-boxes in
+        lexicographic order list the elements in C order."""
+        dims = callee_distributed(a.param, a.arg) if isinstance(a.arg, ir.Window) and \
+            a.param.owner_only and ctx.cuda else ()
         if not dims:
-            yield from ((index, threads) for index in acc.elements)
+            yield box, threads
             return
 
         def make() -> tuple[Any, tuple[ir.Sym, ...]]:
@@ -355,102 +389,68 @@ class Machine:
                 syms.append(sym)
             return tiling, tuple(syms)
         tiling, syms = self.cached_key((id(s), k), make)
+        ranges = [range(*box[d.pos]) for d in dims]
         lows = [self.value(d.interval.lo) for d in dims]
-        by_slice: dict[tuple[int, ...], Threads] = {}
-        for index in acc.elements:
-            key = tuple(index[d.pos] - lo for d, lo in zip(dims, lows))
-            if key not in by_slice:
-                sub = replace(ctx, tiling=tiling, iters=ctx.iters + tuple(zip(syms, key)))
-                by_slice[key] = self.collective(sub)
-            yield index, by_slice[key]
+        for index in itertools.product(*ranges):
+            key = tuple(i - lo for i, lo in zip(index, lows))
+            part = list(box)
+            for d, i in zip(dims, index):
+                part[d.pos] = (i, i + 1)
+            yield tuple(part), self.collective(ctx.inside(tiling, ctx.warp_name,
+                                                          ctx.iters + tuple(zip(syms, key))))
 
-    def bufs_view(self) -> Mapping[ir.Sym, tuple[tuple[int, ...], Memory]]:
-        return {k: (b.shape, b.mem) for k, b in self.bufs.items()}
-
-    def access(self, sym: ir.Sym, index: tuple[int, ...], kind: AccessKind, instr_tl: InstrTL,
-               threads: Threads, loc: SrcLoc, ctx: Ctx,
+    def access(self, sym: ir.Sym, box: tuple[tuple[int, int], ...], kind: AccessKind,
+               instr_tl: InstrTL, threads: Threads, loc: SrcLoc, ctx: Ctx,
                atomic_quals: frozenset[QualTL] = frozenset(), in_instr: bool = False) -> None:
+        """Every element of `box`, in C order (SEM-4.3): bounds, then checks and records."""
+        for lo, hi in box:
+            if hi <= lo:
+                return  # an empty window touches nothing
         buf = self.bufs[sym]
-        what = kind.value
-        if len(index) != len(buf.shape) or any(not 0 <= i < n for i, n in zip(index, buf.shape)):
-            later = self.origin(loc, what, ctx, threads)
-            self.report(Finding(
-                "out-of-bounds", f"OUT OF BOUNDS @ {sym.name}{list(index)} (shape "
-                f"{list(buf.shape)})", sym.name, index, loc, later, None))
+        shape = buf.shape
+        inside = len(box) == len(shape) and all(
+            lo >= 0 and hi <= n for (lo, hi), n in zip(box, shape))
+        if inside:
+            if buf.tracked:
+                self.tracked_access(buf, box, kind, instr_tl, threads, loc, ctx, atomic_quals,
+                                    in_instr)
             return
+        for index in itertools.product(*(range(lo, hi) for lo, hi in box)):
+            if len(index) != len(shape) or any(not 0 <= i < n for i, n in zip(index, shape)):
+                self.report(Finding(
+                    "out-of-bounds", f"OUT OF BOUNDS @ {sym.name}{list(index)} (shape "
+                    f"{list(shape)})", sym.name, index, loc, self.origin(loc, kind.value, threads),
+                    None))
+                if not buf.tracked:
+                    return  # no later element of this access can report anything new
+            elif buf.tracked:
+                self.tracked_access(buf, tuple((i, i + 1) for i in index), kind, instr_tl,
+                                    threads, loc, ctx, atomic_quals, in_instr)
+
+    def tracked_access(self, buf: BufInstance, box: tuple[tuple[int, int], ...],
+                       kind: AccessKind, instr_tl: InstrTL, threads: Threads, loc: SrcLoc,
+                       ctx: Ctx, atomic_quals: frozenset[QualTL], in_instr: bool) -> None:
+        entry, quals, qbits = self.entry(buf, instr_tl)
+        single = threads.task is not None and threads.mask & (threads.mask - 1) == 0 \
+            and threads.mask != 0
+        conv = rules.access_convergent(entry.q0, kind, in_instr, ctx.cuda, single)
+        self.check_and_record(buf, box, kind, entry, quals, qbits, conv,
+                              entry.q0 in rules.OUT_OF_ORDER, threads, loc, atomic_quals)
+
+    def storage_access(self, sym: ir.Sym, elem: tuple[int, ...], threads: Threads,
+                       loc: SrcLoc, sm80: bool) -> None:
+        """SEM-6.2: a convergent in-order read of mbarrier storage by an Arrive/Await."""
+        buf = self.bufs[sym]
+        if len(elem) != len(buf.shape) or any(not 0 <= i < n for i, n in zip(elem, buf.shape)):
+            raise Unsupported(f"barrier element {sym.name}{list(elem)} outside its shape "
+                              f"{list(buf.shape)}", loc, code="ERR-V11", rule="COLL-5.9")
         if not buf.tracked:
             return
-        entry = rules.qual_entry(buf.mem.family, instr_tl, f"{sym.name} @ {buf.mem}")
-        conv = rules.access_convergent(entry.q0, kind, in_instr, ctx.cuda,
-                                       self.single(threads))
-        self.check_and_record(sym, index, kind, entry, conv, entry.q0 in rules.OUT_OF_ORDER,
-                              threads, loc, atomic_quals)
-
-    def check_and_record(self, sym: ir.Sym, index: tuple[int, ...], kind: AccessKind,
-                         entry: rules.QualEntry, conv: bool, ooo: bool, threads: Threads,
-                         loc: SrcLoc, atomic_quals: frozenset[QualTL]) -> None:
-        """SEM-4.5 checks against ρ(x, i), then SEM-4.4 records and SEM-2.6 lifecycle."""
-        buf = self.bufs[sym]
-        what = kind.value
-        hist = buf.history.setdefault(index, History())
-        later = self.origin(loc, what, None, threads)
-        if kind is AccessKind.read:
-            checks = [(m, Flag.full, False) for m in hist.mutates]
-        else:
-            flag = rules.mutate_flag(kind)
-            checks = [(m, flag, False) for m in hist.mutates
-                      if not (kind is AccessKind.atomic and m.atomic_quals & entry.extended)]
-            checks += [(r, Flag.temp, True) for r in hist.reads]
-        for rec, flag, earlier_is_read in checks:
-            lacking = self.lacking(rec, threads, entry.extended, flag, conv)
-            if lacking is not None:
-                hk = rules.hazard_kind(kind, earlier_is_read).value
-                self.report(Finding(
-                    hk, f"{hk} HAZARD @ {sym.name}{list(index)}", sym.name, index, loc, later,
-                    rec.origin, lacking=f"{lacking} lacks {flag.value} visibility on "
-                    f"{{{', '.join(sorted(q.name for q in entry.extended))}}}"))
-        new = self.new_records(threads, entry, conv, atomic_quals, later, ooo)
-        self.add_records(None if atomic_quals else threads.task, new)
-        for rec in new:
-            rec.home = hist.reads if kind is AccessKind.read else hist.mutates
-        if kind is AccessKind.read:
-            hist.reads.extend(new)
-            return
-        for rec in hist.reads:
-            rec.alive = False
-        hist.reads.clear()
-        if kind is AccessKind.atomic:
-            hist.mutates.extend(new)
-            return
-        for rec in hist.mutates:
-            rec.alive = False
-        hist.mutates[:] = new
-
-    @staticmethod
-    def single(threads: Threads) -> bool:
-        return threads.local is not None and len(threads.local) == 1
-
-    def lacking(self, rec: Record, threads: Threads, quals: frozenset[QualTL], flag: Flag,
-                conv: bool) -> str | None:
-        """Vis (SEM-4.5); describes the threads lacking visibility, or None."""
-        missing = rec.lacking(threads, quals, flag, conv)
-        if missing is None:
-            return None
-        if missing.task is None:
-            return "the CPU"
-        ids = sorted(missing.local) if missing.local is not None else []
-        if len(ids) == 1:
-            return f"thread {ids[0]} of task {missing.task}"
-        return f"{missing.describe()} (these threads)"
-
-    def new_records(self, threads: Threads, entry: rules.QualEntry, conv: bool,
-                    atomic_quals: frozenset[QualTL], origin: Origin, ooo: bool
-                    ) -> list[Record]:
-        """SEM-4.4: one record, or one per thread kept as a family."""
-        flags = frozenset({Flag.issue}) if ooo else rules.ALL_FLAGS
-        extra = {Grant(EVERYONE, atomic_quals, frozenset({Flag.atom}))} if atomic_quals else set()
-        per_thread = not conv and threads.task is not None
-        return [Record(threads, entry.q0, flags, per_thread, extra, set(), origin, atomic_quals)]
+        q0 = QualTL.Sm80 if sm80 else QualTL.cuda2
+        entry = rules.QualEntry(q0, frozenset({q0, QualTL.cuda2}))
+        quals, qbits = self.qual_codes(entry)
+        self.check_and_record(buf, tuple((i, i + 1) for i in elem), AccessKind.read, entry,
+                              quals, qbits, True, False, threads, loc, frozenset())
 
     def free(self, a: ir.Alloc, ctx: Ctx) -> None:
         """SEM-4.7: SMEM frees are non-atomic write-only mutates by the whole cluster."""
@@ -460,31 +460,28 @@ class Machine:
         buf = self.bufs.pop(a.name, None)
         if buf is None or not buf.tracked or buf.mem.family not in ("smem", "mbarrier"):
             return
-        threads = Threads(ctx.task, frozenset(range(self.current_dev_threads)))
-        quals = frozenset({QualTL.cuda2})
-        later = Origin(a.loc, "free", (), threads.describe())
-        for hist in buf.history.values():
-            for rec in hist.reads + hist.mutates:
-                rec.alive = False
-        for index in sorted(buf.history):
-            hist = buf.history[index]
-            checks = [(m, "WAW") for m in hist.mutates] + [(r, "WAR") for r in hist.reads]
-            for rec, hk in checks:
-                lacking = self.lacking(rec, threads, quals, Flag.temp, conv=False)
-                if lacking is not None:
-                    self.report(Finding(
-                        hk, f"{hk} HAZARD @ free({a.name.name}{list(index)})", a.name.name,
-                        index, a.loc, later, rec.origin,
-                        lacking=f"{lacking} lacks temp visibility on {{cuda2}}",
-                        sync_hint="a Fence at the scope of the allocation before it is freed"))
+        threads = Threads(ctx.task, (1 << self.current_dev_threads) - 1)
+        self.check_free(buf, threads, a.loc)
 
 
 def run_machine(proc: ir.Proc, sizes: Mapping[str, int], collect_all: bool = False,
-                stop_at: tuple[str, str | None, SrcLoc] | None = None
-                ) -> tuple[bool, list[Finding]]:
+                stop_at: tuple[str, str | None, SrcLoc] | None = None,
+                only: frozenset[str] | None = None) -> tuple[bool, list[Finding]]:
     """Run at `sizes`; returns (preconditions hold, errors in trace order). With `stop_at`,
-    a collect-all run ends at the first error with that (kind, variable, location)."""
-    m = Machine(proc, sizes, collect_all, stop_at)
+    a collect-all run ends at the first error with that (kind, variable, location). With
+    `only` (collect-all runs), hazards are checked on those variables alone: the run reports
+    exactly the errors of a whole collect-all run that concern them (Choice M8)."""
+    assert only is None or collect_all, "a first-error run must check every variable"
+    m = Machine(proc, sizes, collect_all, stop_at, only)
     if not m.preconditions_hold():
         return False, []
-    return True, m.run()
+    # The run allocates millions of small containers and frees them by reference counting
+    # (dead record groups drop their records, histories.py); Python's cyclic collector would
+    # rescan the growing heap over and over (half the run time on gemm_sm80), so it is paused.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return True, m.run()
+    finally:
+        if enabled:
+            gc.enable()

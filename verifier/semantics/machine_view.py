@@ -6,14 +6,16 @@ through this protocol, so it never imports `machine` (no file-level import cycle
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 from verifier.diagnostics import SrcLoc
 from verifier.lang import ir
 from verifier.semantics import rules
 from verifier.semantics.index import RecordIndex
 from verifier.semantics.rings import CompletionOrder, RingInfo
-from verifier.semantics.state import Finding, Record, Threads
+from verifier.semantics.records import Record, SyncCode
+from verifier.semantics.state import Finding, Origin
+from verifier.semantics.threads import Threads
 
 
 class MachineView(Protocol):
@@ -28,7 +30,9 @@ class MachineView(Protocol):
     def storage_access(self, sym: ir.Sym, elem: tuple[int, ...], threads: Threads,
                        loc: SrcLoc, sm80: bool) -> None: ...
 
-    def origin(self, loc: SrcLoc, what: str, ctx: Any, threads: Threads) -> Any: ...
+    def origin(self, loc: SrcLoc, what: str, threads: Threads) -> Origin: ...
 
-    def witnessed_part(self, rec: Record, threads: Threads, first: rules.SyncSets
+    def sync_code(self, sets: rules.SyncSets) -> SyncCode: ...
+
+    def witnessed_part(self, rec: Record, threads: Threads, first: SyncCode
                        ) -> Record | None: ...

@@ -17,7 +17,7 @@ from verifier.lang import ir
 from verifier.lang.guards import guard_map, ring_depth
 from verifier.lang.memories import CudaMbarrier
 from verifier.semantics.access import walk_stmts
-from verifier.semantics.state import Threads
+from verifier.semantics.threads import Threads
 
 ElementKey = tuple[int, tuple[int, ...]]  # (barrier instance serial, element)
 Clock = dict[ElementKey, int]
@@ -93,6 +93,4 @@ class CompletionOrder:
 
 def _covers(coll: Threads, threads: Threads) -> bool:
     """Every thread of `threads` is in `coll` (same task, or `coll` spans every task)."""
-    if coll.local is None:
-        return True
-    return threads.local is not None and threads.local <= coll.local
+    return coll.task is None or threads.mask & ~coll.mask == 0

@@ -1,0 +1,164 @@
+"""Deterministic budgets, the proof cache and parallel discharge (specs/verification.md D1-D4,
+specs/cli.md CLI-7): answers are a function of the query text and the budget, whoever
+computes them."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+
+import pytest
+import z3
+
+from verifier.encode import Options, verify_proc
+from verifier.encode import discharge
+from verifier.encode.discharge import Discharger, clear_cache
+from verifier.encode.proof_cache import ProofCache
+from verifier.encode.smtlib import canonical_text
+from verifier.encode.solver import Answer, Status, prepare, solve
+from verifier.results import ObligationStatus, Verdict
+
+from conftest import EXAMPLES, load_one
+
+
+def _cubes(ctx: z3.Context) -> list[z3.BoolRef]:
+    """x³ + y³ = z³ over positive integers: hard for Z3's nonlinear arithmetic."""
+    x, y, z = z3.Ints("x y z", ctx)
+    return [x > 0, y > 0, z > 0, x * x * x + y * y * y == z * z * z]
+
+
+def _simple(ctx: z3.Context) -> list[z3.BoolRef]:
+    n, i = z3.Ints("n i", ctx)
+    return [n >= 1, i >= 0, i < n, i >= n - 1]
+
+
+def test_text_does_not_depend_on_what_was_built_before() -> None:
+    busy = z3.Context()
+    for k in range(50):  # shared sub-terms and ids that a plain printer would leak (D2)
+        z3.simplify(z3.Int(f"noise{k}", busy) * 3 + 1)
+    assert canonical_text(_simple(busy)) == canonical_text(_simple(z3.Context()))
+
+
+def test_answer_is_a_function_of_the_query() -> None:
+    q = prepare(_simple(z3.Context()), rlimit=1_000_000, sizes=("n",))
+    first, second = solve(q), solve(q)
+    assert first == second and first.status is Status.candidate
+    assert first.rlimit > 0 and first.constants["n"] >= 1
+
+
+def test_exhausted_budget_is_a_deterministic_unknown() -> None:
+    q = prepare(_cubes(z3.Context()), rlimit=20_000, nonlinear=True)
+    first, second = solve(q), solve(q)
+    assert first.status is Status.unknown and first.stopped_by == "rlimit"
+    assert "resource limit" in first.reason and first.deterministic
+    assert first == second  # same units used, same reason
+
+
+def test_safety_net_stop_is_reported_and_never_stored(tmp_path) -> None:
+    q = prepare(_cubes(z3.Context()), rlimit=10**9)
+    cache = ProofCache(tmp_path)
+    with Discharger(1, cache, wall_s=0.001) as d:
+        answer = d.answer(q)
+    assert answer.status is Status.unknown and answer.stopped_by == "wall-clock"
+    assert not answer.deterministic and "load" in answer.reason
+    assert cache.get(q.key) is None and not list(tmp_path.rglob("*.json"))
+
+
+def test_cache_round_trip_and_damaged_entries(tmp_path) -> None:
+    cache = ProofCache(tmp_path)
+    answer = Answer(Status.candidate, "", {"n": 5, "i": 4}, 1234)
+    cache.put("ab" * 32, answer)
+    assert cache.get("ab" * 32) == answer
+    path = next(tmp_path.rglob("*.json"))
+    entry = json.loads(path.read_text())
+    entry["payload"]["constants"]["n"] = 6  # tampered: the checksum no longer matches
+    path.write_text(json.dumps(entry))
+    assert cache.get("ab" * 32) is None
+    path.write_text("{not json")
+    assert cache.get("ab" * 32) is None
+    other = tmp_path / "cd" / f"{'cd' * 32}.json"  # an entry filed under another key
+    other.parent.mkdir()
+    cache.put("ab" * 32, answer)
+    other.write_text(path.read_text())
+    assert cache.get("cd" * 32) is None
+
+
+def _writer(root: str, key: str, k: int) -> None:
+    cache = ProofCache(root)
+    for _ in range(50):
+        cache.put(key, Answer(Status.proved, "", {}, 100))
+        assert cache.get(key) in (None, Answer(Status.proved, "", {}, 100))
+
+
+def test_concurrent_writers_leave_whole_entries(tmp_path) -> None:
+    key = "ef" * 32
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_writer, args=(str(tmp_path), key, k)) for k in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+    assert all(p.exitcode == 0 for p in procs)
+    assert ProofCache(tmp_path).get(key) == Answer(Status.proved, "", {}, 100)
+    assert not list(tmp_path.rglob(".tmp-*"))  # no half-written file left behind
+
+
+def _summary(result) -> tuple:
+    return (result.verdict, [(o.id, o.status, o.rlimit, o.discharged_by)
+                             for o in result.obligations],
+            [(f.kind, f.variable, f.loc.line) for f in result.findings])
+
+
+def test_jobs_and_cache_give_the_same_results(tmp_path, monkeypatch) -> None:
+    proc = load_one(EXAMPLES / "smem_exchange_bug_nofence.py", "smem_exchange_bug_nofence")
+    clear_cache()
+    alone = verify_proc(proc, Options(jobs=1))
+    clear_cache()
+    parallel = verify_proc(proc, Options(jobs=2, cache_dir=tmp_path))
+    assert _summary(alone) == _summary(parallel)
+    assert alone.verdict is Verdict.refuted
+    clear_cache()
+
+    def no_solving(*args: object) -> Answer:
+        raise AssertionError("answered from the proof cache, never solved")
+
+    monkeypatch.setattr(discharge, "solve", no_solving)
+    again = verify_proc(proc, Options(cache_dir=tmp_path))
+    assert _summary(again) == _summary(alone)
+    clear_cache()
+
+
+@pytest.mark.parametrize("file, name", [
+    ("smem_exchange", "smem_exchange"),
+    ("smem_exchange_bug_late_fence", "smem_exchange_bug_late_fence"),
+    ("cp_async_double_buffer", "double_buffer"),
+    ("block_reduce_bug_warpfence", "block_reduce_bug_warpfence")])
+def test_pruning_keeps_every_verdict(file: str, name: str) -> None:
+    """PR-2..PR-4 settle pairs without a solver; with them off, every pair is solved, and the
+    verdict and the refuted obligations are the same."""
+    proc = load_one(EXAMPLES / f"{file}.py", name)
+    pruned = verify_proc(proc, Options(prune=True))
+    full = verify_proc(proc, Options(prune=False))
+    assert pruned.verdict is full.verdict
+    refuted = {o.id for o in pruned.obligations if o.status is ObligationStatus.refuted}
+    assert refuted == {o.id for o in full.obligations if o.status is ObligationStatus.refuted}
+    assert not any(o.discharged_by for o in full.obligations)
+    assert {o.id for o in pruned.obligations} <= {o.id for o in full.obligations}
+
+
+def test_cli_budget_options(capsys: pytest.CaptureFixture[str], tmp_path, monkeypatch) -> None:
+    """CLI-7: --jobs, --rlimit, --no-cache; the cache folder comes from the environment."""
+    from verifier.cli import main
+
+    monkeypatch.setenv("SPORK_VERIFY_CACHE_DIR", str(tmp_path))
+    saxpy = str(EXAMPLES / "saxpy.py")
+    assert main([saxpy, "--jobs", "2", "--format", "json", "--no-progress"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    units = [o["rlimit"] for o in doc["results"][0]["obligations"]]
+    assert list(tmp_path.rglob("*.json"))  # answers were stored
+    assert main([saxpy, "--no-cache", "--format", "json", "--no-progress"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert [o["rlimit"] for o in again["results"][0]["obligations"]] == units
+    for bad in (["--jobs", "0"], ["--rlimit", "-5"], ["--rlimit", "many"]):
+        assert main([saxpy, *bad]) == 2
+        assert "positive whole number" in capsys.readouterr().err

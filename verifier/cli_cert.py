@@ -1,0 +1,90 @@
+"""`spork-verify --check-cert FILE.cu [PATH...]`: is an emitted CUDA file exactly what
+spork-verify wrote, for the proc, IR and proof it names? (specs/cli.md CLI-9)
+
+Reads FILE.cu and its source (PATH, or the source path its header records); checks, in order,
+the file against itself (any edited byte), the proc's IR and the CUDA text codegen emits for
+it, and a fresh proof of the proc (same solver, same obligations, same query hashes). Exit 0
+when everything matches, 5 (`CERT_MISMATCH`) with every mismatch of the first failing stage
+named, 2 when FILE.cu or the source cannot be read. Decides no verdict of its own.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from verifier.cli_io import UsageError, interruptible_solvers, read_file_bytes
+from verifier.codegen import MARKERS, proc_problems, proof_problems, read_emitted
+from verifier.lang import ir
+from verifier.lang.load_isolated import load_isolated
+
+if TYPE_CHECKING:
+    from verifier.encode import Options
+
+CERT_MISMATCH = 5  # CLI-1: the file does not match its certificate
+CODE = "ERR-V14"
+
+
+def _mismatch(cu_file: str, problems: list[str]) -> int:
+    for problem in problems:
+        print(f"{cu_file}: error[{CODE}]: does not match its certificate: {problem}")
+    print(f"{cu_file}: certificate check FAILED ({len(problems)} mismatch(es)); re-emit it with "
+          "spork-verify --emit-cuda DIR SOURCE")
+    return CERT_MISMATCH
+
+
+def _find_proc(name: str, paths: list[str], load_timeout: float
+               ) -> tuple[ir.Proc | None, int | None]:
+    """The proc called `name` in the first of `paths` that has one; exit 2 on a file that
+    does not load."""
+    for path in paths:
+        loaded = load_isolated(path, load_timeout)
+        if loaded.error is not None:
+            print(loaded.error.render(), file=sys.stderr)
+            return None, 2
+        for p in loaded.procs:
+            if p.name == name:
+                return p, None
+    return None, None
+
+
+def check_cert(cu_file: str, paths: list[str], load_timeout: float, opts: "Options") -> int:
+    """Rules: LANG-8.1"""
+    from verifier.encode import verify_proc
+    from verifier.encode.solver import stop_checks_on_interrupt
+
+    data = read_file_bytes("--check-cert", cu_file)
+    if not any(marker in data for marker in MARKERS):
+        raise UsageError(f"--check-cert {cu_file}: carries no spork-verify certificate; name a "
+                         ".cu file written by --emit-cuda")
+    emitted, problems = read_emitted(data)
+    if emitted is None or problems:
+        return _mismatch(cu_file, problems)
+    sources = paths or [emitted.source]
+    if not paths and not Path(emitted.source).is_file():
+        raise UsageError(f"--check-cert {cu_file}: its source {emitted.source} (named in the "
+                         "header) is not a file here; give the source: --check-cert FILE.cu PATH")
+    proc, failed = _find_proc(emitted.cert.proc, sources, load_timeout)
+    if failed is not None:
+        return failed
+    if proc is None:  # the wrong source named: not an edit of the file
+        raise UsageError(f"--check-cert {cu_file}: it is certified for proc "
+                         f"{emitted.cert.proc}, which {', '.join(sources)} does not define; "
+                         f"give the source it was emitted from ({emitted.source})")
+    problems = proc_problems(emitted, proc)
+    if problems:
+        return _mismatch(cu_file, problems)
+    with interruptible_solvers(stop_checks_on_interrupt()):
+        result = verify_proc(proc, opts)
+    problems = proof_problems(emitted.cert, result.certificate, result.verdict.value)
+    if problems:
+        return _mismatch(cu_file, problems)
+    cert = emitted.cert
+    print(f"{cu_file}: certificate {cert.digest()[:16]} matches {proc.loc.file}:{proc.name}: "
+          f"seal, CUDA text and IR, and a re-run proof ({len(cert.obligations)} obligations, "
+          f"the same query hashes, {cert.solver})")
+    return 0
+
+
+__all__ = ["CERT_MISMATCH", "check_cert"]

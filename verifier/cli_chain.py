@@ -1,0 +1,60 @@
+"""The chain of equivalence in the CLI (specs/chain.md, CHAIN-9): which reference a proc is
+compared with, and how the chain result joins the proc's verdict and certificate."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+from verifier.diagnostics import RejectedInput
+from verifier.lang import ir
+from verifier.results import ChainStatus, ProcResult, Verdict
+
+_DIRECTIVE = re.compile(r"^#\s*spork-verify:\s*against\s+(?:(?P<proc>\w+)\s*=\s*)?"
+                        r"(?P<ref>\S+:\w+)\s*$")
+
+
+def named_references(path: str) -> dict[str | None, str]:
+    """`# spork-verify: against [PROC=]REF.py:NAME` lines of a kernel file: proc name (None
+    for every proc) to reference. Rules: CHAIN-9.1"""
+    out: dict[str | None, str] = {}
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return out
+    for line in text.splitlines():
+        m = _DIRECTIVE.match(line.strip())
+        if m:
+            out[m["proc"]] = m["ref"]
+    return out
+
+
+CHAIN_TIMEOUT_S = 300.0  # wall-clock safety net per chain query without --timeout (CHAIN-4)
+
+
+def with_chain(result: ProcResult, p: ir.Proc, reference: str, base: Path | None,
+               timeout_s: float | None) -> ProcResult:
+    """`result` with the chain against `reference` added: a confirmed difference makes the
+    proc refuted; a proved proc's certificate records the chain. Rules: CHAIN-9.2, CHAIN-9.4"""
+    from verifier.chain.check import check_chain
+
+    if result.verdict is Verdict.rejected or result.internal_error:
+        return result
+    try:
+        chain, finding = check_chain(p, reference, base, timeout_s or CHAIN_TIMEOUT_S)
+    except RejectedInput as e:
+        from verifier.encode.verify import static_finding
+
+        return dataclasses.replace(result, verdict=Verdict.rejected,
+                                   findings=result.findings + (static_finding(e),),
+                                   certificate=None)
+    verdict, findings, cert = result.verdict, result.findings, result.certificate
+    if chain.status is ChainStatus.refuted:
+        verdict, cert = Verdict.refuted, None
+    if finding is not None:
+        findings = findings + (finding,)
+    if cert is not None:
+        cert = dataclasses.replace(cert, chain=chain.summary())
+    return dataclasses.replace(result, verdict=verdict, findings=findings, certificate=cert,
+                               chain=chain, time_s=result.time_s + chain.time_s)

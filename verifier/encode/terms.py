@@ -1,0 +1,60 @@
+"""Fast Boolean connectives for the encoder's hot paths.
+
+`z3.And`/`z3.Or` check and coerce every argument through several layers of Python; the
+encoder builds hundreds of thousands of them for one proc (chain terms, trace order,
+membership), which made term construction cost more than solving (issue 11 profile). These
+call Z3's C API directly on arguments that are already Boolean terms of one context, and fold
+the constants `True`/`False` away, which also keeps the queries smaller. Same formulas, up to
+those constant folds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import z3
+
+
+def _ids(ctx: z3.Context) -> tuple[int, int]:
+    """Ids of the constants true and false in `ctx` (cached on the context object)."""
+    ids = getattr(ctx, "_spork_bool_ids", None)
+    if ids is None:
+        ids = (z3.BoolVal(True, ctx).get_id(), z3.BoolVal(False, ctx).get_id())
+        ctx._spork_bool_ids = ids  # type: ignore[attr-defined]
+    return ids
+
+
+def _join(args: Iterable[z3.BoolRef | bool], ctx: z3.Context, is_and: bool) -> z3.BoolRef:
+    true_id, false_id = _ids(ctx)
+    unit, zero = (true_id, false_id) if is_and else (false_id, true_id)
+    kept: list[z3.BoolRef] = []
+    for a in args:
+        if isinstance(a, bool):
+            if a is (not is_and):
+                return z3.BoolVal(not is_and, ctx)
+            continue
+        ident = a.get_id()
+        if ident == unit:
+            continue
+        if ident == zero:
+            return z3.BoolVal(not is_and, ctx)
+        kept.append(a)
+    if not kept:
+        return z3.BoolVal(is_and, ctx)
+    if len(kept) == 1:
+        return kept[0]
+    arr = (z3.Ast * len(kept))()
+    for i, a in enumerate(kept):
+        arr[i] = a.as_ast()
+    make = z3.Z3_mk_and if is_and else z3.Z3_mk_or
+    return z3.BoolRef(make(ctx.ref(), len(kept), arr), ctx)
+
+
+def conj(args: Iterable[z3.BoolRef | bool], ctx: z3.Context) -> z3.BoolRef:
+    """And(args) with True dropped and False absorbing."""
+    return _join(args, ctx, True)
+
+
+def disj(args: Iterable[z3.BoolRef | bool], ctx: z3.Context) -> z3.BoolRef:
+    """Or(args) with False dropped and True absorbing."""
+    return _join(args, ctx, False)

@@ -1,0 +1,176 @@
+"""Hazard checks and record creation for one access to a box of elements (SEM-4.4, 4.5, 2.6)
+and for the free of an SMEM variable (SEM-4.7), over the shared histories of histories.py.
+
+Findings come out exactly as an element-by-element machine reports them: the elements of the
+box in C order, and for each element its mutate records then its read records, each list in
+creation order (`Record.seq`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from verifier.diagnostics import SrcLoc
+from verifier.lang.timelines import InstrTL, QualTL
+from verifier.semantics import rules
+from verifier.semantics.histories import (
+    EMPTY, Box, BufInstance, History, HistoryTable, box_slices, distinct, elements_of,
+)
+from verifier.semantics.records import (
+    FIDX, FLAGS_ALL, QIDX, TEMP, Group, Record, qual_bits,
+)
+from verifier.semantics.rules import AccessKind, Flag
+from verifier.semantics.state import Finding, Origin
+from verifier.semantics.threads import ALL, Threads
+
+Check = tuple[Record, int, bool]  # record, flag index, earlier access is a read
+_FLAG_NAME = {FIDX[f]: f.value for f in Flag}
+_ISSUE_ONLY = 1 << FIDX[Flag.issue]
+_CUDA2 = (QIDX[QualTL.cuda2],)
+
+
+class HazardChecks:
+    """The access half of the machine (mixed into `Machine`, which provides the rest)."""
+
+    table: HistoryTable
+    report: Callable[[Finding], None]
+    origin: Callable[[SrcLoc, str, Threads], Origin]
+    add_records: Callable[[int | None, list[Record]], None]
+    collect_all: bool
+    arg_syms: frozenset[Any]
+
+    def qual_codes(self, entry: rules.QualEntry) -> tuple[tuple[int, ...], int]:
+        return tuple(sorted(QIDX[q] for q in entry.extended)), qual_bits(entry.extended)
+
+    def entry(self, buf: BufInstance, instr_tl: InstrTL
+              ) -> tuple[rules.QualEntry, tuple[int, ...], int]:
+        cached = buf.entries.get(instr_tl)
+        if cached is None:
+            entry = rules.qual_entry(buf.mem.family, instr_tl, f"{buf.sym.name} @ {buf.mem}")
+            cached = buf.entries[instr_tl] = (entry, *self.qual_codes(entry))
+        return cached
+
+    def check_and_record(self, buf: BufInstance, box: Box, kind: AccessKind,
+                         entry: rules.QualEntry, quals: tuple[int, ...], qbits: int, conv: bool,
+                         ooo: bool, threads: Threads, loc: SrcLoc,
+                         atomic_quals: frozenset[QualTL]) -> None:
+        """SEM-4.5 checks against ρ(x, i) for every i in `box`, then SEM-4.4 records and the
+        SEM-2.6 lifecycle."""
+        view = buf.ids[box_slices(box)]
+        uniq, inv = distinct(view)
+        histories = self.table.histories
+        is_read = kind is AccessKind.read
+        atomic = kind is AccessKind.atomic
+        mflag = FIDX[Flag.full] if is_read else FIDX[rules.mutate_flag(kind)]
+        origin = self.origin(loc, kind.value, threads)
+
+        def checks(h: History) -> list[Check]:
+            reads, mutates = h
+            out = [(r, mflag, False) for g in mutates for r in g.records
+                   if not (atomic and r.atomic_bits & qbits)]
+            if not is_read:
+                out += [(r, TEMP, True) for g in reads for r in g.records]
+            return out
+
+        def lacking(check: Check) -> Threads | None:
+            return check[0].lacking(threads, quals, qbits, check[1], conv)
+
+        failing = [k for k, h in enumerate(uniq)
+                   if h != EMPTY and any(lacking(c) is not None for c in checks(histories[h]))]
+        if failing:
+            extended = ", ".join(sorted(q.name for q in entry.extended))
+
+            def finding(index: tuple[int, ...], check: Check, missing: Threads) -> Finding:
+                hk = rules.hazard_kind(kind, check[2]).value
+                return Finding(hk, f"{hk} HAZARD @ {buf.sym.name}{list(index)}", buf.sym.name,
+                               index, loc, origin, check[0].origin,  # type: ignore[arg-type]
+                               lacking=f"{self.lacking_text(missing)} lacks "
+                               f"{_FLAG_NAME[check[1]]} visibility on {{{extended}}}")
+
+            self.report_in_order(view.shape, box, inv, uniq, failing, checks, lacking, finding)
+        group = Group()
+        self.table.groups.append(group)
+        cov = {QIDX[q] * 4 + FIDX[Flag.atom]: {None: ALL} for q in atomic_quals}
+        rec = Record(threads, QIDX[entry.q0], _ISSUE_ONLY if ooo else FLAGS_ALL,
+                     not conv and threads.task is not None, cov, set(), origin,
+                     qual_bits(atomic_quals), group)
+        self.add_records(None if atomic_quals else threads.task, [rec])
+        if is_read:
+            new = [self.table.add(histories[h][0] + (group,), histories[h][1]) for h in uniq]
+        elif atomic:
+            new = [self.table.add((), histories[h][1] + (group,)) for h in uniq]
+        else:
+            view[...] = self.table.add((), (group,))
+            return
+        if inv is None:
+            view[...] = new[0]
+        else:
+            view[...] = np.asarray(new, dtype=view.dtype)[inv].reshape(view.shape)
+
+    def report_in_order(self, shape: tuple[int, ...], box: Box, inv: np.ndarray | None,
+                        uniq: list[int], failing: list[int],
+                        checks: Callable[[History], list[Check]],
+                        lacking: Callable[[Check], Threads | None],
+                        finding: Callable[[tuple[int, ...], Check, Threads], Finding]) -> None:
+        """Report the failed checks element by element (C order), each element's checks in
+        its history's order; stops once nothing new can be reported."""
+        histories = self.table.histories
+        ordered: dict[int, list[tuple[Check, Threads]]] = {}
+        for k in failing:
+            h = histories[uniq[k]]
+            by_seq = sorted(checks(((), h[1])), key=lambda c: c[0].seq) + \
+                sorted(checks((h[0], ())), key=lambda c: c[0].seq)
+            ordered[k] = [(c, m) for c in by_seq if (m := lacking(c)) is not None]
+        kinds = {c[2] for fails in ordered.values() for c, _ in fails}
+        reported: set[bool] = set()
+        for index, k in elements_of(shape, box, inv, failing, uniq):
+            for check, missing in ordered[k]:
+                self.report(finding(index, check, missing))
+                reported.add(check[2])
+            if reported == kinds:
+                return
+
+    def check_free(self, buf: BufInstance, threads: Threads, loc: SrcLoc) -> None:
+        """SEM-4.7: every element is checked as a write-only mutate with X = {cuda2} by every
+        thread of the cluster (non-convergent)."""
+        if not buf.ids.size:
+            return
+        view = buf.ids
+        uniq, inv = distinct(view)
+        histories = self.table.histories
+        later = Origin(loc, "free", (), self.arg_syms, threads)
+        bits = 1 << _CUDA2[0]
+
+        def checks(h: History) -> list[Check]:
+            return [(r, TEMP, False) for g in h[1] for r in g.records] + \
+                [(r, TEMP, True) for g in h[0] for r in g.records]
+
+        def lacking(check: Check) -> Threads | None:
+            return check[0].lacking(threads, _CUDA2, bits, TEMP, False)
+
+        failing = [k for k, h in enumerate(uniq)
+                   if h != EMPTY and any(lacking(c) is not None for c in checks(histories[h]))]
+        if not failing:
+            return
+
+        def finding(index: tuple[int, ...], check: Check, missing: Threads) -> Finding:
+            hk = "WAR" if check[2] else "WAW"
+            return Finding(hk, f"{hk} HAZARD @ free({buf.sym.name}{list(index)})",
+                           buf.sym.name, index, loc, later, check[0].origin,  # type: ignore
+                           lacking=f"{self.lacking_text(missing)} lacks temp visibility on "
+                           "{cuda2}",
+                           sync_hint="a Fence at the scope of the allocation before it is freed")
+
+        box = tuple((0, n) for n in buf.shape)
+        self.report_in_order(view.shape, box, inv, uniq, failing, checks, lacking, finding)
+
+    @staticmethod
+    def lacking_text(missing: Threads) -> str:
+        if missing.task is None:
+            return "the CPU"
+        ids = missing.ids()
+        if len(ids) == 1:
+            return f"thread {ids[0]} of task {missing.task}"
+        return f"{missing.describe()} (these threads)"

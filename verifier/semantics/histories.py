@@ -1,0 +1,122 @@
+"""Per-element histories ρ(x, i) = (R, M) (SEM-2.2) stored once per distinct value.
+
+Every element of a tracked buffer holds a small integer naming its history in a shared table;
+a history is a pair of tuples of record groups. An access to a box of elements (a window, or
+one point) looks at the box's distinct histories only — usually one, since the elements of a
+box were mostly written together — checks each once, and maps each to its successor (SEM-2.6)
+with numpy over the box. Exact because the checks and the successor of a history depend on
+the history alone, and the new records of one access are the same for every element of its
+box (SEM-4.4: the record is (S(C), P₀), with nothing element-specific).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from verifier.lang import ir
+from verifier.lang.memories import Memory
+from verifier.semantics.records import Group
+
+History = tuple[tuple[Group, ...], tuple[Group, ...]]  # (reads, mutates)
+EMPTY = 0
+Box = tuple[tuple[int, int], ...]  # [lo, hi) per dimension
+
+
+@dataclass
+class BufInstance:
+    """One allocation of a variable; `ids` (tracked buffers only) names each element's
+    history in the machine's `HistoryTable`."""
+
+    sym: ir.Sym
+    shape: tuple[int, ...]
+    mem: Memory
+    tracked: bool
+    ids: Any = None
+    entries: dict[Any, Any] = field(default_factory=dict)  # instr-tl -> (QualEntry, codes)
+
+    def __post_init__(self) -> None:
+        if self.tracked:
+            self.ids = np.zeros(self.shape, dtype=np.int64)
+
+
+def box_slices(box: Box) -> tuple[slice, ...] | Any:
+    return tuple([slice(lo, hi) for lo, hi in box]) if box else ...
+
+
+def distinct(view: np.ndarray) -> tuple[list[int], np.ndarray | None]:
+    """The distinct history ids of a box (in increasing order) and, when there is more than
+    one, the position of each element's id among them (C order)."""
+    flat = view.reshape(-1)
+    first = int(flat[0])
+    if flat.size == 1 or not (flat != first).any():
+        return [first], None
+    uniq, inv = np.unique(flat, return_inverse=True)
+    return uniq.tolist(), inv
+
+
+def elements_of(shape: tuple[int, ...], box: Box, inv: np.ndarray | None, which: list[int],
+                uniq: list[int]) -> list[tuple[tuple[int, ...], int]]:
+    """(index, position in `uniq`) of the box elements whose distinct history's position is
+    in `which`, in C order."""
+    lows = np.array([lo for lo, _ in box], dtype=np.int64)
+    if inv is None:
+        coords = np.indices(shape).reshape(len(shape), -1).T if shape else \
+            np.zeros((1, 0), dtype=np.int64)
+        ks = [0] * len(coords)
+    else:
+        hit = np.isin(inv, which)
+        coords = np.argwhere(hit.reshape(shape))
+        ks = inv[hit].tolist()
+    return [(tuple((row + lows).tolist()), k) for row, k in zip(coords, ks)]
+
+
+class HistoryTable:
+    """Every history in use, by id; id 0 is the empty history. Ids are append-only between
+    collections; `collect` keeps the histories some live element names and renumbers."""
+
+    def __init__(self) -> None:
+        self.histories: list[History] = [((), ())]
+        self.groups: list[Group] = []  # every group created since the last collection
+        self.live_before = 0
+
+    def add(self, reads: tuple[Group, ...], mutates: tuple[Group, ...]) -> int:
+        self.histories.append((reads, mutates))
+        return len(self.histories) - 1
+
+    def due(self) -> bool:
+        return len(self.groups) > 2 * self.live_before + 1024
+
+    def stale(self) -> bool:
+        """Groups were created since the last collection (some may be dead)."""
+        return len(self.groups) > self.live_before
+
+    def collect(self, buffers: list[BufInstance]) -> None:
+        """Mark dead every group no element names any more (SEM-2.6: dropped records) and
+        compact the table. Dead records are unobservable: no check ever reaches them."""
+        arrays = [b.ids for b in buffers if b.ids is not None and b.ids.size]
+        live = np.unique(np.concatenate([a.reshape(-1) for a in arrays])) if arrays else \
+            np.zeros(0, dtype=np.int64)
+        if not live.size or live[0] != EMPTY:
+            live = np.concatenate([[EMPTY], live])
+        remap = np.zeros(len(self.histories), dtype=np.int64)
+        remap[live] = np.arange(len(live))
+        for a in arrays:
+            a[...] = remap[a]
+        kept = [self.histories[i] for i in live.tolist()]
+        for g in self.groups:
+            g.alive = False
+        alive: list[Group] = []
+        for reads, mutates in kept:
+            for g in reads + mutates:
+                if not g.alive:
+                    g.alive = True
+                    alive.append(g)
+        for g in self.groups:
+            if not g.alive:
+                g.records = []  # breaks the group <-> record cycle: freed without the cyclic GC
+        self.histories = kept
+        self.groups = alive
+        self.live_before = len(alive)

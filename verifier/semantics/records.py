@@ -1,0 +1,250 @@
+"""Visibility records (SEM-2.4) and the rules that read and grow them (SEM-4.4..5.3, SEM-1.7).
+
+A record's visibility set S ⊆ 𝔾 × Q × VF is its initial part T × {q0} × F0 plus a coverage
+map: for every (qual-tl, flag) pair, the threads holding it, per task (`None`: every task).
+Thread sets are bitmasks (threads.py) and qual-tls / flags small integers, so each rule is a
+few dictionary and integer operations. `per_thread` records stand for the family
+{r_g | g ∈ T} of a non-convergent access (SEM-4.4): members share the coverage map and differ
+only in their initial part; a sync that treats members differently splits the family.
+
+Records created by one access instance form a `Group`; histories hold groups, so a family split
+is seen by every element whose history holds the group (the members are identical records).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from verifier.lang.timelines import QualTL
+from verifier.semantics.rules import Flag, SyncSets
+from verifier.semantics.threads import ALL, Threads
+
+QUALS = tuple(QualTL)
+QIDX = {q: i for i, q in enumerate(QUALS)}
+FIDX = {Flag.issue: 0, Flag.full: 1, Flag.temp: 2, Flag.atom: 3}
+FLAGS_ALL = 0b1111
+WITNESS_BITS = 0b0011  # issue, full (SEM-5.1)
+TEMP = FIDX[Flag.temp]
+
+Cover = dict[int | None, int]  # task (None: every task) -> mask of local threads
+
+
+def qual_bits(quals: frozenset[QualTL]) -> int:
+    out = 0
+    for q in quals:
+        out |= 1 << QIDX[q]
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class SyncCode:
+    """A sync-tl's sets as the integers the rules use (SEM-3.4, SEM-5.1, SEM-5.2)."""
+
+    full_bits: int
+    full_quals: tuple[int, ...]
+    witness_qvs: tuple[int, ...]  # (q, v) for q ∈ F, v ∈ {issue, full}
+    augment_qvs: tuple[int, ...]  # A_F: F × VF ∪ (T \ F) × {temp}
+
+    @staticmethod
+    def of(sets: SyncSets) -> "SyncCode":
+        full = tuple(sorted(QIDX[q] for q in sets.full))
+        temporal = tuple(sorted(QIDX[q] for q in sets.temporal - sets.full))
+        return SyncCode(qual_bits(sets.full), full,
+                        tuple(q * 4 + f for q in full for f in (0, 1)),
+                        tuple(q * 4 + f for q in full for f in range(4)) +
+                        tuple(q * 4 + TEMP for q in temporal))
+
+
+def _add(cov: dict[int, Cover], qv: int, threads: Threads) -> None:
+    d = cov.get(qv)
+    if d is None:
+        cov[qv] = {threads.task: threads.mask}
+    else:
+        d[threads.task] = d.get(threads.task, 0) | threads.mask
+
+
+def _meets(d: Cover, c: Threads) -> bool:
+    if c.task is None:
+        return any(d.values())
+    return ((d.get(c.task, 0) | d.get(None, 0)) & c.mask) != 0
+
+
+def intersect(a: Threads, b: Threads) -> Threads | None:
+    if a.task is None:
+        return b if b.task is not None else a
+    if b.task is None:
+        return a
+    if a.task != b.task:
+        return None
+    common = a.mask & b.mask
+    return Threads(a.task, common) if common else None
+
+
+def augment_key(c: Threads, code: SyncCode) -> tuple[int | None, int, int]:
+    """What `Record.applied` remembers of an augment A_F(C, τ2) (SEM-5.2)."""
+    return (c.task, c.mask, id(code))
+
+
+_SEQ = itertools.count()
+
+
+class Group:
+    """The records one access instance created (one, until a sync splits its family)."""
+
+    __slots__ = ("records", "alive", "serial")
+
+    def __init__(self) -> None:
+        self.records: list[Record] = []
+        self.alive = True
+        self.serial = next(_SEQ)
+
+
+class Record:
+    __slots__ = ("seq", "threads", "q", "qbit", "flags0", "per_thread", "cov", "pending",
+                 "origin", "atomic_bits", "group", "wq", "applied")
+
+    def __init__(self, threads: Threads, q: int, flags0: int, per_thread: bool,
+                 cov: dict[int, Cover], pending: set[tuple[int, tuple[int, ...], int]],
+                 origin: object, atomic_bits: int, group: Group) -> None:
+        self.seq = next(_SEQ)  # creation order = the order a per-element history lists it
+        self.threads = threads
+        self.q = q
+        self.qbit = 1 << q
+        self.flags0 = flags0
+        self.per_thread = per_thread
+        self.cov = cov
+        self.pending = pending
+        self.origin = origin
+        self.atomic_bits = atomic_bits
+        self.group = group
+        # (qual-tl, task) pairs with issue/full coverage: the witness index's keys
+        self.wq: set[tuple[int, int | None]] = {
+            (qv >> 2, task) for qv, d in cov.items() if qv & 3 < 2
+            for task, mask in d.items() if mask}
+        self.applied: set[tuple[int | None, int, int]] | None = None  # augments done (memo)
+        group.records.append(self)
+
+    # ------------------------------------------------------------ SEM-4.5
+
+    def lacking(self, c: Threads, quals: tuple[int, ...], qbits: int, f: int, conv: bool
+                ) -> Threads | None:
+        """Vis(conv, C, X, f, r) for every member (SEM-4.5): None when it holds, else the
+        threads (of C, or of the family) lacking visibility."""
+        cov = self.cov
+        initial = bool(self.qbit & qbits) and bool(self.flags0 >> f & 1)
+        if c.task is None:  # CPU scope (convergent, 𝔾)
+            if initial:
+                return None
+            return None if any(cov.get(q * 4 + f) for q in quals) else c
+        got = 0
+        for q in quals:
+            d = cov.get(q * 4 + f)
+            if d:
+                got |= d.get(c.task, 0) | d.get(None, 0)
+        t = self.threads
+        if conv:
+            if got & c.mask:
+                return None
+            if not initial:
+                return c
+            if not self.per_thread:
+                return None if t.meets(c) else c
+            if t.task is None:
+                return None
+            rest = t.mask & ~c.mask if t.task == c.task else t.mask
+            return Threads(t.task, rest) if rest else None
+        if initial and not self.per_thread:
+            if t.task is None:
+                got = ALL
+            elif t.task == c.task:
+                got |= t.mask
+        missing = c.mask & ~got
+        if not missing:
+            return None
+        if initial and self.per_thread and t.task == c.task and missing == t.mask \
+                and t.mask.bit_count() == 1:
+            return None
+        return Threads(c.task, missing)
+
+    # ------------------------------------------------------------ SEM-5.1 .. 5.3
+
+    def witnessed(self, c: Threads, code: SyncCode) -> Threads | None:
+        """The members a sync of C with τ1 witnesses (SEM-5.1): all, some, or none."""
+        cov = self.cov
+        for qv in code.witness_qvs:
+            d = cov.get(qv)
+            if d and _meets(d, c):
+                return self.threads
+        if not self.qbit & code.full_bits or not self.flags0 & WITNESS_BITS:
+            return None
+        if not self.per_thread:
+            return self.threads if self.threads.meets(c) else None
+        return intersect(self.threads, c)
+
+    def augmented(self, key: tuple[int | None, int, int]) -> bool:
+        """This augment is already in the record: applying it again changes nothing, since
+        coverage only grows, so a sync may skip the record (and any family split)."""
+        return self.applied is not None and key in self.applied
+
+    def split(self, part: Threads) -> "Record":
+        """Detach the members in `part` into a new family of the same group (or self if all)."""
+        if part == self.threads or not self.per_thread:
+            return self
+        self.threads = Threads(self.threads.task, self.threads.mask & ~part.mask)
+        new = Record(part, self.q, self.flags0, True,
+                     {qv: dict(d) for qv, d in self.cov.items()}, set(self.pending),
+                     self.origin, self.atomic_bits, self.group)
+        new.applied = None if self.applied is None else set(self.applied)
+        return new
+
+    def augment(self, c: Threads, code: SyncCode) -> list[tuple[int, int | None]]:
+        """r.S ∪= A_F(C, τ2) (SEM-5.2); returns the index keys it newly holds. Idempotent,
+        so an augment already applied is skipped."""
+        key = augment_key(c, code)
+        if self.applied is None:
+            self.applied = {key}
+        elif key in self.applied:
+            return []
+        else:
+            self.applied.add(key)
+        cov, task, mask = self.cov, c.task, c.mask
+        for qv in code.augment_qvs:  # _add, inlined: the machine's innermost loop
+            d = cov.get(qv)
+            if d is None:
+                cov[qv] = {task: mask}
+            else:
+                d[task] = d.get(task, 0) | mask
+        if not mask:
+            return []
+        return self._note([(q, c.task) for q in code.full_quals])
+
+    def join(self, c: Threads) -> "tuple[Record | None, list[tuple[int, int | None]]]":
+        """JoinThreads(C) (SEM-1.7); returns a split-off family if members differ, and the
+        index keys this record newly holds (when none split off)."""
+        keys = []
+        for qv, d in self.cov.items():
+            if _meets(d, c):
+                d[c.task] = d.get(c.task, 0) | c.mask
+                if qv & 3 < 2:
+                    keys.append((qv >> 2, c.task))
+        inside = intersect(self.threads, c) if self.per_thread else \
+            (self.threads if self.threads.meets(c) else None)
+        if inside is not None:
+            target = self.split(inside)
+            for f in range(4):
+                if target.flags0 >> f & 1:
+                    _add(target.cov, target.q * 4 + f, c)
+            if target is not self:
+                target.wq.update(keys)
+                if target.flags0 & WITNESS_BITS:
+                    target.wq.add((target.q, c.task))
+                return target, self._note(keys)
+            if self.flags0 & WITNESS_BITS:
+                keys.append((self.q, c.task))
+        return None, self._note(keys)
+
+    def _note(self, keys: list[tuple[int, int | None]]) -> list[tuple[int, int | None]]:
+        new = [k for k in keys if k not in self.wq]
+        self.wq.update(new)
+        return new
