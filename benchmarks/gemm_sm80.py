@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from verifier.codegen import emit_cuda
+from verifier.codegen.targets import NVCC_FLAGS
 from verifier.encode import Options, verify_proc
 from verifier.encode.discharge import clear_cache
 from verifier.lang import ir
@@ -90,10 +91,11 @@ def bench(example: Path, repeat: int, machine_timeout: float) -> None:
         cu = Path(tmp) / f"{example.stem}.cu"
         cu.write_text(emit_cuda(proc, result.certificate))
         for arch in ("sm_80", "sm_90a"):
-            r = subprocess.run([nvcc, "-std=c++17", f"-arch={arch}", "-c", str(cu), "-o",
+            flags = list(NVCC_FLAGS[arch])
+            r = subprocess.run([nvcc, "-std=c++17", *flags, "-c", str(cu), "-o",
                                 str(Path(tmp) / f"{arch}.o")], capture_output=True, text=True)
             status = "ok" if r.returncode == 0 else f"FAILED\n{r.stderr[-2000:]}"
-            print(f"nvcc -arch={arch}: {status}")
+            print(f"nvcc {' '.join(flags)}: {status}")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 files build, run unchanged through spork-verify (issue 8).
 
 Usage: python3 benchmarks/sporkbench_sm80.py SPORKBENCH_CHECKOUT [--upstream-python PY]
+       [--only SUBSTRING ...]
 
 Each file runs as `spork-verify --format json FILE` would (isolated loading, the CLI's
 defaults); the proof time is per proc, for all sizes. With --upstream-python (a Python with
@@ -87,12 +88,16 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("checkout", type=Path)
     ap.add_argument("--upstream-python", help="a Python with upstream's exo installed")
+    ap.add_argument("--only", nargs="*", default=(), help="run only the files whose path "
+                    "contains one of these strings (upstream's checker takes minutes a proc)")
     args = ap.parse_args(argv)
     print(f"load average before: {os.getloadavg()}")
     print(f"{'file':58} {'proc':56} {'verdict':12} {'proof s':>8} {'file s':>7}  upstream "
           "sync_check 1024^3")
     jit = Path(tempfile.mkdtemp(prefix="camspork_jit_"))
     for path in example_files(args.checkout):
+        if args.only and not any(o in str(path) for o in args.only):
+            continue
         with tempfile.TemporaryDirectory() as tmp:  # the files write a .json next to them
             copy = Path(tmp) / path.parent.name
             shutil.copytree(path.parent, copy, symlinks=True)

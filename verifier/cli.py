@@ -126,7 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "IR as PATH (default: the source its header names), and a re-run proof with "
                    "the same query hashes (exit 5 on any mismatch)")
     p.add_argument("--smt2", metavar="DIR",
-                   help="write every obligation's query as SMT-LIB2 into DIR/PROC/ID.smt2")
+                   help="write the SMT-LIB2 query of every obligation the solver decided "
+                   "into DIR/PROC/ID.smt2")
     p.add_argument("--recheck", metavar="SOLVER", choices=RECHECK_SOLVERS,
                    help="re-decide every proved obligation with an independent solver "
                    f"({', '.join(RECHECK_SOLVERS)}; pip install 'spork-verify[cvc5]'); a "

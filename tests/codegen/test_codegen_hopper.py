@@ -169,6 +169,18 @@ def test_swizzled_smem_generic_access_and_alignment() -> None:
     assert "CU_TENSOR_MAP_SWIZZLE_128B" in text
 
 
+@pytest.mark.rule("SEM-8.6")
+def test_rings_a_tma_completes_on_are_released_to_the_async_proxy() -> None:
+    # swizzled_readback awaits in order only, but the TMA unit updates `full`: the inits are
+    # fenced for it before the CTA barrier
+    text = hopper("swizzled_readback")
+    setup = text[text.index("void exo_deviceSetup("):]
+    assert _in_order(setup, ["mbarrier.init.shared::cta.b64",
+                             'asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");',
+                             'asm volatile("fence.proxy.async;" ::: "memory");',
+                             'asm volatile("barrier.cta.sync 0;" ::: "memory");'])
+
+
 def test_target_header_and_guard() -> None:
     assert file_target(hopper("gemm_tma_wgmma")) == "sm_90a"
     assert file_target(hopper("s10_tma_store")) == "sm_90"

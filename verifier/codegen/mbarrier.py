@@ -91,8 +91,8 @@ class CtaDigit:
 class MbarrierRing:
     """One mbarrier variable as lowered; `counts[i]` is the arrival count of slice i; an
     Arrive reaches the CTAs of rank (own rank XOR delta) for each of `rank_deltas`; `cluster`
-    selects cluster-scope waits and setup (clusterDim > 1). Rules: SEM-8.5, LANG-5.19,
-    COLL-5.11"""
+    selects cluster-scope waits and setup (clusterDim > 1); `tma` marks a ring TMA
+    transactions complete on. Rules: SEM-8.5, LANG-5.19, COLL-5.11"""
 
     sym: ir.Sym
     digits: tuple[SliceDigit, ...]
@@ -104,6 +104,7 @@ class MbarrierRing:
     cta_digits: tuple[CtaDigit, ...] = ()
     rank_deltas: tuple[int, ...] = (0,)
     cluster: bool = False
+    tma: bool = False  # some TMA completes on it (the async proxy updates it)
 
     @property
     def slices(self) -> int:
@@ -438,7 +439,7 @@ def plan_rings(facts: dict[ir.Sym, RingFacts], dev: CudaDeviceFunction,
                               rule="SEM-8.5")
         counts = _fixed_collectives(f, dev, _Layout(sym, local, ctas), len(deltas))
         ring = MbarrierRing(sym, local, depth, lags[sym], counts, top, cp_async[0], ctas,
-                            deltas, dev.clusterDim > 1)
+                            deltas, dev.clusterDim > 1, bool(f.trailing))
         rings[sym] = ring
         top += ring.nbytes
     return rings, top

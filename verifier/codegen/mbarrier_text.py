@@ -144,8 +144,9 @@ def _describe(sym: ir.Sym, ring: MbarrierRing) -> list[str]:
 
 def setup_lines(rings: dict[ir.Sym, MbarrierRing], proxy: bool) -> list[str]:
     """`exo_deviceSetup`: thread 0 initialises every ring slot with the arrival count;
-    [fence.proxy.async]; CTA barrier, or with clusterDim > 1 `fence.mbarrier_init` and a
-    cluster barrier (peers arrive remotely). Rules: SEM-8.5"""
+    [`fence.mbarrier_init` with clusterDim > 1 or a TMA completing on a ring]; [fence.proxy.async];
+    CTA barrier, or with clusterDim > 1 a cluster barrier (peers arrive remotely).
+    Rules: SEM-8.5, SEM-8.6"""
     out = ["if (threadIdx.x == 0) {"]
     for sym, ring in rings.items():
         out += [f"    {line}" for line in _describe(sym, ring)]
@@ -164,9 +165,10 @@ def setup_lines(rings: dict[ir.Sym, MbarrierRing], proxy: bool) -> list[str]:
             first = last + 1
     out.append("}")
     cluster = any(ring.cluster for ring in rings.values())
-    if cluster:
+    tma = any(ring.tma for ring in rings.values())
+    if cluster or tma:  # peers or the TMA unit update the mbarriers: release the inits to them
         out.append('asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");')
-    if proxy:
+    if proxy or tma:
         out += PROXY_FENCE
     if cluster:
         return out + ['asm volatile("barrier.cluster.arrive.release.aligned;\\n\\t"',
