@@ -108,7 +108,7 @@ def _verify(p: Any) -> None:
                    "build": _building[0], "sizes": dict(cex.sizes) if cex else {}})
     if result.verdict in (Verdict.rejected, Verdict.refuted):
         raise SporkVerifyRejection(f"{p.name}: {result.verdict.value}\n{text}")
-    if result.verdict is not Verdict.proved:
+    if result.verdict not in (Verdict.proved, Verdict.vacuous):  # vacuous: nothing to prove
         raise SporkVerifyRejection(f"{p.name}: {result.verdict.value} (not verified)\n{text}")
 
 

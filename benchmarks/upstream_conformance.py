@@ -12,6 +12,8 @@ fixtures. Every test is classified:
   same        outcome as upstream (accepted, or rejected and the test's key-word asserts pass)
   same-ctext  accepted as upstream; the test then reads upstream's generated C text (out of
               scope, not compared)
+  same-vacuous accepted as upstream (every static rule holds); the proc accesses no memory
+              and has no barrier, so spork-verify's verdict is `vacuous`, not `proved`
   no-keywords both reject, but our message lacks a key word the test asserts
   stricter    we reject/refute a proc upstream's static compile accepts (reason printed;
               with --upstream-python a refuted proc is rebuilt under upstream and its own
@@ -42,7 +44,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-KINDS = ("same", "same-ctext", "no-keywords", "stricter", "SUSPECT", "unsupported", "hopper", "blocked",
+KINDS = ("same", "same-ctext", "same-vacuous", "no-keywords", "stricter", "SUSPECT", "unsupported", "hopper", "blocked",
          "gpu-only", "self-skip", "other")
 GPU_FIXTURES = {"compiler_Sm80", "compiler_Sm90a"}
 _API_ERRORS = re.compile(r"^E\s+(AttributeError|ImportError|NameError|TypeError|"
@@ -80,9 +82,11 @@ def classify(rec: dict) -> tuple[str, str]:
         if "Sm90a" in rec["nodeid"].split("::")[0]:  # a Hopper-only kernel (wgmma, TMA)
             return "hopper", f"Sm90a kernel; the first unsupported step: {_first_line(why)}"
         return "unsupported", _first_line(why)
+    if rec["outcome"] == "passed" and "vacuous" in verdicts:
+        return "same-vacuous", "accepted; no memory access or barrier, so nothing to prove"
     if rec["outcome"] == "passed":
         return "same", ""
-    if "CTextOutOfScope" in text and verdicts <= {"proved"}:
+    if "CTextOutOfScope" in text and verdicts <= {"proved", "vacuous"}:
         return "same-ctext", "accepted; the test then reads generated C text (not compared)"
     if "DID NOT RAISE" in text:
         return "SUSPECT", "upstream rejects; spork-verify accepted"
@@ -225,7 +229,7 @@ def main() -> int:
                              "cannot check" in tail else "not re-run"] += 1
                 counts[kind] += 1
                 by_kind[kind].append(f"{test.name}::{name}")
-                if kind not in ("same", "same-ctext", "gpu-only"):
+                if kind not in ("same", "same-ctext", "same-vacuous", "gpu-only"):
                     print(f"  {kind:11} {name}: {why}")
             print("  " + "  ".join(f"{k}={counts[k]}" for k in KINDS))
             totals.update(counts)
@@ -241,7 +245,7 @@ def main() -> int:
 def summary(totals: Counter[str], by_kind: dict[str, list[str]]) -> None:
     total = sum(totals.values())
     runnable = total - totals["gpu-only"] - totals["self-skip"]
-    good = totals["same"] + totals["same-ctext"] + totals["stricter"]
+    good = totals["same"] + totals["same-ctext"] + totals["same-vacuous"] + totals["stricter"]
     print("\n== totals: " + "  ".join(f"{k}={totals[k]}" for k in KINDS))
     print(f"tests seen: {total}; non-GPU (all but gpu-only and self-skip): {runnable}")
     if runnable:
