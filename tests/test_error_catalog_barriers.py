@@ -169,17 +169,12 @@ CASES += [
 ]
 
 DEFERRED = [
-    Case("ERR-V11", "CudaClusterSync", [*C2, T + "Arrive(cuda_in_order) >> cs  #!",
-                                        T + "Await(cs, cuda_in_order, 0)"], kernel=False,
-         verdict="unsupported"),
-    Case("ERR-V11", "multicast Arrive",
-         cluster(U + "Arrive(cuda_in_order) >> bar[m, :] >> bar[:, c]  #!", AWAIT_MC),
-         kernel=False, verdict="unsupported"),
     # the static error after the multicast Arrive comes first (exit 2)
     Case("ERR-A18", "one thread only",
          cluster(U + "Arrive(cuda_in_order) >> bar[m, :] >> bar[:, c]", AWAIT_MC,
                  U + "x[task, 0] = 1.0  #!"), kernel=False),
-    Case("ERR-V11", "trailing barrier expressions",
+    # an instr completing on an mbarrier without a known transaction byte count (TX-1)
+    Case("ERR-V11", "transaction byte count",
          [T + "s: f32[32] @ CudaSmemLinear", T + "bar: barrier @ CudaMbarrier",
           T + "with CudaWarps(0, 1):", T + "    Await(bar, cuda_in_order, ~1)",
           T + "    tma_like(s[:]) >> bar  #!", T + "    Arrive(cuda_in_order) >> bar"],

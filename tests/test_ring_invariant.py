@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import verifier.check.static_barriers as static_barriers
+from verifier.check import alternation
 from verifier.encode import verify_proc
 from verifier.lang.load import load_procs
 from verifier.results import FindingKind, ObligationStatus, Verdict
@@ -77,7 +77,7 @@ def test_statically_rejected(name: str, var: str, line: int, k: int) -> None:
 ])
 def test_obligation_refutes_without_alternation_rule(monkeypatch: pytest.MonkeyPatch, name: str,
                                                      var: str, line: int, k: int) -> None:
-    monkeypatch.setattr(static_barriers, "_alternation", lambda *a, **kw: None)
+    monkeypatch.setattr(alternation, "check", lambda *a, **kw: None)
     result = verify_proc(_proc(INPUTS / name))
     assert result.verdict is Verdict.refuted
     overrun = [f for f in result.findings if f.kind is FindingKind.ring_overrun]

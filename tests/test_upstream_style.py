@@ -136,6 +136,7 @@ def test_delete_buffer_refuses_a_used_buffer(tmp_path: Path) -> None:
 @pytest.mark.rule("API-2")
 @pytest.mark.parametrize("call, name", [
     ("k = divide_loop(k, 'blk', 4, ['a', 'b'])", "scheduling operation divide_loop"),
+    ("k.find('blk')", "Procedure.find"),
     ("k.find_child_loop('blk')", "Procedure.find_child_loop"),
     # replace outside the copy shape of API-1
     ("k = replace(k, k.find_loop('t'), cuda_packed32_load)", "not seq(0, n)"),
@@ -161,6 +162,59 @@ def test_sm80_fragment_loads_take_swizzled_smem_as_upstream() -> None:
     formal = INSTRS["Sm80_mma_load_a_row_major_tf32"].params[1].formal_mem
     assert formal in Sm90_SmemSwizzled(128).bases
     assert formal not in CudaRmemPacked32.bases and formal not in Sm80_RmemMatrixA.bases
+
+
+CUT_HEAD = """from __future__ import annotations
+from exo import *
+from exo.platforms.cuda import *
+from exo.platforms.Sm90 import *
+from exo.stdlib.scheduling import *
+
+@proc
+def k(n: size, m: size, x: f32[n, 4] @ CudaGmemLinear):
+    assert m > 2
+    x_map = x[:, :] @ Sm90_tensorMap(0, 8, 4)
+    with CudaDeviceFunction(blockDim=32):
+        for blk in cuda_tasks(0, n):
+            for it in seq(0, (m + 7) / 8):
+                acc: f32[4] @ CudaRmem
+                for t in cuda_threads(0, 4):
+                    acc[t] = x[blk, t]
+                    x[blk, t] = acc[t]
+"""
+
+
+@pytest.mark.rule("API-4")
+def test_cut_loop_splits_with_fresh_binders(tmp_path: Path) -> None:
+    path = tmp_path / "k.py"
+    path.write_text(CUT_HEAD + "k = cut_loop(k, k.find_loop('it'), 1)\n"
+                    "k = inline_window(k, 'x_map = _')\n")
+    loaded = load_isolated(path)
+    assert loaded.error is None, loaded.error
+    (p,) = loaded.procs
+    from verifier.lang import ir
+    task = p.body[0].body[0]
+    first, second = task.body
+    assert isinstance(first, ir.For) and isinstance(second, ir.For)
+    assert first.hi == ir.Const(1, first.loc) and second.lo == ir.Const(1, second.loc)
+    assert first.iter.name == second.iter.name and first.iter != second.iter
+    assert first.body[0].name != second.body[0].name  # the allocation is renamed too
+    assert not any(isinstance(s, ir.WindowStmt) for s in p.body)
+    assert verify_proc(p).verdict.value == "proved"
+
+
+@pytest.mark.rule("API-4")
+@pytest.mark.parametrize("call, message", [
+    ("k = cut_loop(k, k.find_loop('it'), 2)", "cannot show `cut_point` <= `hi`"),
+    ("k = cut_loop(k, 'it #1', 1)", "has 1 loop(s) over it"),
+    ("k = inline_window(k, 'y_map = _')", "no window statement of that name"),
+])
+def test_unprovable_cut_or_unknown_target_is_refused(tmp_path: Path, call: str,
+                                                     message: str) -> None:
+    path = tmp_path / "k.py"
+    path.write_text(CUT_HEAD + call + "\n")
+    loaded = load_isolated(path)
+    assert loaded.error is not None and message in loaded.error.message, loaded.error
 
 
 PER_CTA_SMEM = """from exo import *

@@ -31,6 +31,7 @@ class FindingKind(Enum):
     barrier_count = "barrier-count"
     deadlock = "deadlock"
     ring_overrun = "ring-overrun"
+    transaction_count = "transaction-count"
     out_of_bounds = "out-of-bounds"
     collective = "collective"
     static = "static"

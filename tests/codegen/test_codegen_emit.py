@@ -39,7 +39,8 @@ def test_every_proved_kernel_lowers(case: tuple) -> None:
     assert "cudaLaunchKernelEx(&exo_config" in text
     if uses_mbarriers(proc):  # SEM-8.5: rings initialised, arrived on and waited on
         assert "mbarrier.init.shared::cta.b64" in text
-        assert "mbarrier.try_wait.parity" in text and "exo_mbarrierWait(" in text
+        assert "mbarrier.try_wait.parity" in text
+        assert "exo_mbarrierWait(" in text or "exo_mbarrierWaitCluster(" in text  # multicast
         assert "exo_SyncState& exo_syncState" in text
     assert emit_cuda(proc, cert) == text  # deterministic
 

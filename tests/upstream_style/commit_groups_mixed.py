@@ -1,9 +1,9 @@
-# expect: sm80_and_wgmma_groups unsupported
+# expect: sm80_and_wgmma_groups proved
 # expect: two_sm80_groups rejected ERR-A17
 # expect: one_sm80_group proved
 # LANG-5.21: a commit group's lowered type is set by its Arrive's first sync-tl, so an Sm80
-# commit group and a wgmma one may be live together (upstream accepts it; wgmma commit groups
-# stay unsupported until the Hopper work), while two Sm80 commit groups clash.
+# commit group and a wgmma one may be live together (upstream accepts it, and both are
+# modelled: SEM-8.4), while two Sm80 commit groups clash.
 from __future__ import annotations
 
 from exo import *

@@ -5,8 +5,7 @@ Reads each `Arrive`/`Await` with its scope (`Context`, the enclosing statements)
 may appear (LANG-5.5, 5.7, ERR-A30), the multicast rules of COLL-5.10 / LANG-5.13 (ERR-A24:
 intervals `0:extent`, convergence, CTA-in-cluster pitch), and, once the walk is done, that the
 statements of each barrier variable are executed by consistent collectives (LANG-5.12, COLL-5.10,
-ERR-A24) using the collective algebra's raw-mode base equivalence (COLL-1.15). A multicast Arrive
-that passes every rule is deferred as unsupported (ERR-V11).
+ERR-A24) using the collective algebra's raw-mode base equivalence (COLL-1.15).
 Non-goals: sync-tl and mechanism legality, Await N, alternation (static_barriers); index
 consumption (distributed-memory deduction, COLL-5.9).
 """
@@ -17,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from verifier import collectives
-from verifier.diagnostics import RejectedInput, Unsupported
+from verifier.diagnostics import RejectedInput
 from verifier.lang import ir
 from verifier.lang.guards import guard_map
 from verifier.lang.memories import CudaCommitGroup, CudaMbarrier
@@ -72,6 +71,17 @@ def arrive_home(an: AnalyzerView, s: ir.Arrive, decl: BarrierDecl, ctx: Context
     return tuple(home)
 
 
+def named_elements(s: ir.Arrive, decl: BarrierDecl, home: tuple[ir.Expr, ...]
+                   ) -> tuple[tuple[ir.Expr | None, ...], ...]:
+    """Per barrier expression of the Arrive: a point per dimension, None where it multicasts
+    (an interval `0:1` over an extent-1 dimension names the home's own element). SEM-6.1"""
+    out = []
+    for ref in s.targets:
+        out.append(tuple(None if _casts_wider(a, extent) else h
+                         for a, extent, h in zip(ref.idx, decl.shape, home)))
+    return tuple(dict.fromkeys(out))
+
+
 def await_element(an: AnalyzerView, s: ir.Await, decl: BarrierDecl, ctx: Context
                   ) -> tuple[ir.Expr, ...]:
     """An Await names one element: points only (ERR-A30). Rules: LANG-5.5"""
@@ -85,7 +95,7 @@ def await_element(an: AnalyzerView, s: ir.Await, decl: BarrierDecl, ctx: Context
 def _multicast(an: AnalyzerView, s: ir.Arrive, decl: BarrierDecl, ctx: Context,
                home: list[ir.Expr]) -> None:
     """LANG-5.7 (mechanism, ERR-A30), LANG-5.20 (no cp.async multicast, ERR-L04), COLL-5.10 /
-    LANG-5.13 (ERR-A24); then the Arrive is deferred as unsupported."""
+    LANG-5.13 (ERR-A24)."""
     assert ctx.device is not None
     if not decl.mech.multicast:
         raise RejectedInput(f"{_text(s)}: {decl.mech} does not support multicast", s.loc,
@@ -110,8 +120,6 @@ def _multicast(an: AnalyzerView, s: ir.Arrive, decl: BarrierDecl, ctx: Context,
             raise RejectedInput(f"{_text(s)}: multicasted {it.name.name}: thread_pitch "
                                 f"{guard.thread_pitch} not divisible by blockDim ({block}); "
                                 "cannot be multicast", s.loc, code="ERR-A24", rule="LANG-5.13")
-    an.defer(Unsupported(f"not supported by spork-verify yet: multicast Arrive ({_text(s)})",
-                         s.loc, code="ERR-V11", rule="LANG-5.7"))
 
 
 def _convergent(an: AnalyzerView, s: ir.Arrive, it: ir.Sym) -> None:

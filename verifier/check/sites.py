@@ -56,10 +56,26 @@ class Context:
 @dataclass(frozen=True)
 class Element:
     """The element(s) an access touches: one index expression per dimension; a window
-    dimension is an interval [lo, hi) over which a fresh element variable ranges."""
+    dimension is an interval [lo, hi) over which a fresh element variable ranges.
+
+    Clipping (SEM-4.3): `clip_to_shape` intersects the window with the tensor (tensor-map
+    windows); `limits[k]`, when given, keeps only elements with index - lo < limits[k] on
+    dimension k (the bounds-predicated wgmma stores)."""
 
     points: tuple[ir.Expr | None, ...]
     intervals: tuple[tuple[ir.Expr, ir.Expr] | None, ...]
+    clip_to_shape: bool = False
+    limits: tuple[ir.Expr | None, ...] = ()
+
+
+@dataclass(frozen=True)
+class Trailing:
+    """`instr(...) >> z[e]`: the elements a TMA's records are tagged with (SEM-4.4 P₀, SEM-6.5):
+    a point expression per dimension, None for an interval (every element of the dimension)."""
+
+    barrier: ir.Sym
+    points: tuple[ir.Expr | None, ...]
+    loc: SrcLoc
 
 
 @dataclass(frozen=True)
@@ -80,6 +96,7 @@ class AccessSite:
     alloc_loops: tuple[ir.Sym, ...]  # loops enclosing the allocation (same instance ⇔ equal)
     is_free: bool = False
     single_thread: bool = True
+    trailing: Trailing | None = None  # records tagged by a trailing barrier (SEM-6.5)
 
 
 @dataclass(frozen=True)
@@ -88,6 +105,26 @@ class FenceSite:
     first: SyncTL
     second: SyncTL
     ctx: Context
+    loc: SrcLoc
+
+
+@dataclass(frozen=True)
+class TmaSite:
+    """A TMA load with its transaction accounting (SEM-8.6, TX-1): executed by `ctx`; in
+    `issuer_ctx` the callee-distributed iterator (COLL-5.12) is a thread loop, so each issuing
+    CTA's instance names its own element `own` of the trailing barrier, while `dest` (with
+    `dest_sym` free over [0, ncta)) names each destination CTA's element."""
+
+    id: int
+    call: ir.Call
+    ctx: Context
+    issuer_ctx: Context
+    trailing: Trailing
+    own: tuple[ir.Expr, ...]
+    dest_sym: ir.Sym | None
+    ncta: int
+    expect_bytes: int  # on the issuer's own mbarrier, as the instr computes it
+    delivered_bytes: int  # by one issuer to one destination, at the tensor's element size
     loc: SrcLoc
 
 
@@ -102,6 +139,7 @@ class ProgramModel:
     barriers: dict[ir.Sym, "BarrierDecl"] = field(default_factory=dict)
     arrives: list["ArriveSite"] = field(default_factory=list)
     awaits: list["AwaitSite"] = field(default_factory=list)
+    tmas: list[TmaSite] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -120,7 +158,9 @@ class BarrierDecl:
 
 @dataclass(frozen=True)
 class ArriveSite:
-    """`Arrive(τ1) >> z[home]` (no multicast): increments the home element (SEM-6.3)."""
+    """`Arrive(τ1) >> z[e1] >> ...`: tags witnessed records with every element it names and
+    increments the home element only (SEM-6.1, 6.3). `named` holds one entry per barrier
+    expression: a point expression per dimension, None for a multicast interval."""
 
     id: int
     barrier: ir.Sym
@@ -128,6 +168,11 @@ class ArriveSite:
     home: tuple[ir.Expr, ...]
     ctx: Context
     loc: SrcLoc
+    named: tuple[tuple[ir.Expr | None, ...], ...] = ()
+
+    @property
+    def multicast(self) -> bool:
+        return any(p is None for ref in self.named for p in ref)
 
 
 @dataclass(frozen=True)

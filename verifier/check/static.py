@@ -22,11 +22,11 @@ from verifier.lang.printer import expr_text, stmt_lines
 from verifier.lang.timelines import InstrTL, QualTL
 from verifier.check import barrier_exprs, static_barriers, static_calls
 from verifier.semantics import rules
-from verifier.semantics.access import mutated_syms
+from verifier.semantics.access import mutated_syms, walk_stmts
 from verifier.semantics.exprs import data_reads
 from verifier.semantics.rules import AccessKind
 from verifier.check.sites import (
-    AccessSite, Context, Device, Element, Loop, ProgramModel,
+    AccessSite, Context, Device, Element, Loop, ProgramModel, Trailing,
 )
 
 
@@ -57,6 +57,12 @@ class Analyzer:
         self.stack: list[ir.Stmt] = []  # statements enclosing the one being checked
         self.sync_uses: list[barrier_exprs.SyncUse] = []  # Arrives/Awaits in program order
         self.deferred: list[Unsupported] = []
+        self.trailing_calls: list[ir.Call] = []  # instr calls with `>> z[...]` (LANG-5.18)
+        self.elem_types: dict[ir.Sym, str] = {}
+        self.commit_group_firsts: dict[ir.Sym, Any] = {}  # first Arrive's sync-tl (LANG-5.21)
+        for s in walk_stmts(proc.body):
+            if isinstance(s, ir.Arrive) and s.targets:
+                self.commit_group_firsts.setdefault(s.targets[0].buf, s.first)
         # Errors of rules upstream checks after distributed memory deduction (one-thread
         # writes, fence collectives, memory shapes): reported after it, so a program breaking
         # both gets upstream's first message; the walk goes on with the statement recorded.
@@ -64,6 +70,7 @@ class Analyzer:
         self.next_id = 0
         for a in proc.args:
             if not isinstance(a.typ, ir.Control):
+                self.elem_types[a.name] = getattr(a.typ, "base", getattr(a.typ, "name", ""))
                 self.mems[a.name] = a.mem
                 self.alloc_loops[a.name] = ()
                 if isinstance(a.typ, ir.Tensor):
@@ -345,6 +352,7 @@ class Analyzer:
                 and ctx.thread_iters:
             raise smem_below_cluster(s.name.name, mem, s.loc)
         self.mems[s.name] = mem
+        self.elem_types[s.name] = elem
         self.model.shapes[s.name] = shape
         self.alloc_loops[s.name] = tuple(lp.sym for lp in ctx.loops)
         self.alloc_ctx[s.name] = ctx
@@ -382,23 +390,25 @@ class Analyzer:
     def record_access(self, sym: ir.Sym, element: Element, kind: AccessKind, instr_tl: InstrTL,
                       ctx: Context, loc: SrcLoc, sub: int, in_instr: bool,
                       atomic_quals: frozenset[QualTL] = frozenset(),
-                      single_thread: bool = True, callee: str | None = None) -> None:
+                      single_thread: bool = True, callee: str | None = None,
+                      trailing: Trailing | None = None) -> None:
         mem = self.permission(sym, kind, instr_tl, ctx, loc, callee)
         qual = rules.qual_entry(mem.family, instr_tl, f"{sym.name} @ {mem}")
         conv = rules.access_convergent(qual.q0, kind, in_instr, ctx.cuda, single_thread)
         self.add_site(sym, element, kind, qual, conv, ctx, loc, sub, atomic_quals,
-                      single_thread, qual.q0 in rules.OUT_OF_ORDER)
+                      single_thread, qual.q0 in rules.OUT_OF_ORDER, trailing)
 
     def add_site(self, sym: ir.Sym, element: Element, kind: AccessKind, qual: rules.QualEntry,
                  conv: bool, ctx: Context, loc: SrcLoc, sub: int,
                  atomic_quals: frozenset[QualTL] = frozenset(), single_thread: bool = False,
-                 out_of_order: bool = False) -> None:
+                 out_of_order: bool = False, trailing: Trailing | None = None) -> None:
         mem = self.mems[sym]
         tracked = sym in self.mutated and not mem.sync_exempt
         self.model.accesses.append(AccessSite(
             self.fresh_id(), sym, mem, self.model.shapes[sym], element, kind, qual, conv,
             out_of_order, atomic_quals, replace(ctx, path=ctx.path + (sub,)),
-            loc, tracked, self.alloc_loops[sym], single_thread=single_thread))
+            loc, tracked, self.alloc_loops[sym], single_thread=single_thread,
+            trailing=trailing))
 
     def scalar_stmt(self, s: ir.Assign | ir.Reduce, buf: ir.Sym, idx: tuple[ir.Expr, ...],
                     rhs: ir.Expr, ctx: Context) -> None:

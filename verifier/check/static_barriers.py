@@ -15,18 +15,47 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from verifier import collectives
-from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
+from verifier.diagnostics import RejectedInput, SrcLoc
 from verifier.lang import ir
 from verifier.lang.memories import CudaClusterSync, CudaCommitGroup, CudaMbarrier
 from verifier.lang.timelines import QualTL, SyncTL, implements
-from verifier.lang.units import cuda_agnostic_sub_cta, cuda_cluster, cuda_thread
-from verifier.check import barrier_exprs
+from verifier.lang.units import (
+    CollUnit, cuda_agnostic_sub_cta, cuda_cluster, cuda_thread, cuda_warp, cuda_warpgroup,
+)
+from verifier.check import alternation, barrier_exprs
 from verifier.semantics import rules
 from verifier.check.barrier_exprs import guards
 from verifier.lang.guards import ring_depth
 from verifier.check.sites import ArriveSite, AwaitSite, BarrierDecl, Context, Element
 from verifier.check.walk_view import AnalyzerView
 
+
+
+@dataclass(frozen=True)
+class CommitGroupRow:
+    """One commit-group row of LANG-5.20: the Await's largest second sync-tl and the unit of
+    Arrive and Await."""
+
+    second: SyncTL
+    unit: CollUnit
+
+
+# LANG-5.20 / SEM-8.4: a commit group's kind is the first sync-tl of its Arrives.
+COMMIT_GROUPS = {
+    SyncTL.Sm80_cp_async: CommitGroupRow(SyncTL.cuda_in_order, cuda_thread),
+    SyncTL.tma_to_gmem_async: CommitGroupRow(SyncTL.cuda_generic_and_async_proxy, cuda_warp),
+    SyncTL.wgmma_async: CommitGroupRow(SyncTL.cuda_generic_and_async_proxy, cuda_warpgroup),
+}
+
+
+def commit_group_kind(an: AnalyzerView, sym: ir.Sym) -> SyncTL:
+    """The commit-group row of `sym`: the first Arrive's sync-tl (⊑ one row), Sm80's by
+    default (a variable without Arrive is ERR-A27 later)."""
+    first = an.commit_group_firsts.get(sym)
+    for kind in COMMIT_GROUPS:
+        if first is not None and implements(first, kind):
+            return kind
+    return SyncTL.Sm80_cp_async
 
 
 # LANG-5.21: lowered barrier types that allow one live variable per scope. A cluster sync is
@@ -121,12 +150,15 @@ def arrive(an: AnalyzerView, s: ir.Arrive, ctx: Context) -> None:
     an.barrier_uses[sym].arrives.append(s)
     # the Arrive reads the mbarrier storage (sub-position 99) before it witnesses (100), so its
     # own storage read is among the records it witnesses, as in the machine (SEM-6.2, 6.3)
+    named = barrier_exprs.named_elements(s, decl, home)
     site = ArriveSite(an.fresh_id(), sym, s.first, home, replace(ctx, path=ctx.path + (100,)),
-                      s.loc)
+                      s.loc, named)
     an.model.arrives.append(site)
     if decl.mech is CudaMbarrier:
         sm80 = QualTL.Sm80 in rules.SYNC_SETS[s.first].full
-        storage_read(an, sym, home, ctx, s.loc, QualTL.Sm80 if sm80 else QualTL.cuda2)
+        for points in named:  # SEM-6.2: the storage of every element it names
+            storage_read(an, sym, points, ctx, s.loc, QualTL.Sm80 if sm80 else QualTL.cuda2,
+                         decl.shape)
 
 
 def await_(an: AnalyzerView, s: ir.Await, ctx: Context) -> None:
@@ -158,12 +190,15 @@ def await_(an: AnalyzerView, s: ir.Await, ctx: Context) -> None:
         storage_read(an, sym, element, ctx, s.loc, QualTL.cuda2)
 
 
-def storage_read(an: AnalyzerView, sym: ir.Sym, element: tuple[ir.Expr, ...], ctx: Context,
-                 loc: SrcLoc, q0: QualTL) -> None:
-    """SEM-6.2: Arrive/Await read the mbarrier's storage (convergent, in order)."""
+def storage_read(an: AnalyzerView, sym: ir.Sym, element: tuple[ir.Expr | None, ...],
+                 ctx: Context, loc: SrcLoc, q0: QualTL, shape: tuple[int, ...] = ()) -> None:
+    """SEM-6.2: Arrive/Await read the mbarrier's storage (convergent, in order); None in
+    `element` is a multicast dimension (every element of it)."""
     entry = rules.QualEntry(q0, frozenset({q0, QualTL.cuda2}))
-    an.add_site(sym, Element(element, tuple(None for _ in element)), rules.AccessKind.read,
-                entry, True, ctx, loc, 99)
+    intervals = tuple(None if e is not None else (ir.Const(0, loc), ir.Const(n, loc))
+                      for e, n in zip(element, shape or (0,) * len(element)))
+    an.add_site(sym, Element(element, intervals), rules.AccessKind.read, entry, True, ctx,
+                loc, 99)
 
 
 def _mechanism_rules(an: AnalyzerView, decl: BarrierDecl, first: SyncTL | None,
@@ -173,21 +208,20 @@ def _mechanism_rules(an: AnalyzerView, decl: BarrierDecl, first: SyncTL | None,
     dev = ctx.device.cfg
     name = decl.sym.name
     if decl.mech is CudaCommitGroup:
-        if first is not None and not implements(first, SyncTL.Sm80_cp_async):
-            if first in (SyncTL.tma_to_gmem_async, SyncTL.wgmma_async):
-                raise Unsupported(f"not supported by spork-verify yet: {first} commit groups",
-                                  loc, code="ERR-V11", rule="LANG-5.20")
+        kind = commit_group_kind(an, decl.sym)
+        row = COMMIT_GROUPS[kind]
+        if first is not None and not any(implements(first, k) for k in COMMIT_GROUPS):
             raise RejectedInput(f"{name} does not support Arrive({first}) (wrong first sync-tl)",
                                 loc, code="ERR-L03", rule="LANG-5.20")
-        if second is not None and not implements(second, SyncTL.cuda_in_order):
-            raise RejectedInput(f"commit group {name} with Arrive(Sm80_cp_async) expects "
-                                f"Await(cuda_in_order), not {second} (wrong second sync-tl)",
+        if second is not None and not implements(second, row.second):
+            raise RejectedInput(f"commit group {name} with Arrive({kind}) expects "
+                                f"Await({row.second}), not {second} (wrong second sync-tl)",
                                 loc, code="ERR-L03", rule="LANG-5.20")
-        problem = collectives.matches_unit(ctx.tiling, cuda_thread, dev)
+        problem = collectives.matches_unit(ctx.tiling, row.unit, dev)
         if problem is not None:
             what = "Arrive" if arrive else "Await"
-            raise RejectedInput(f"{what} of CudaCommitGroup {name} with Arrive(Sm80_cp_async) "
-                                f"expects collective unit cuda_thread: {problem}", loc,
+            raise RejectedInput(f"{what} of CudaCommitGroup {name} with Arrive({kind}) "
+                                f"expects collective unit {row.unit}: {problem}", loc,
                                 code="ERR-L03", rule="LANG-5.20")
     elif decl.mech is CudaMbarrier:
         if first is not None:
@@ -226,8 +260,6 @@ def _mechanism_rules(an: AnalyzerView, decl: BarrierDecl, first: SyncTL | None,
             what = "Arrive" if arrive else "Await"
             raise RejectedInput(f"{what} for {name} must be by full cluster: {problem}", loc,
                                 code="ERR-L02", rule="COLL-3.2")
-        an.defer(Unsupported("not supported by spork-verify yet: CudaClusterSync", loc,
-                             code="ERR-V11", rule="LANG-5.20"))
 
 
 def finish(an: AnalyzerView) -> None:
@@ -260,9 +292,11 @@ def finish(an: AnalyzerView) -> None:
                                 "with nonzero skips (e.g. set N = ~1)", decl.loc, code="ERR-L04",
                                 rule="LANG-5.19")
     errors = []
-    for sym, decl in mbar.items():
+    checks = [(sym, guard[sym], False) for sym in mbar]
+    checks += [(sym, sym, True) for sym, d in decls.items() if d.mech is CudaClusterSync]
+    for sym, g, arrive_first in checks:
         try:
-            _alternation(an, decl, guard[sym], sym)
+            alternation.check(an.alloc_lists[sym], decls[sym].loc, g, sym, arrive_first)
         except RejectedInput as e:
             errors.append(e)
     if errors:  # report the first violation in the text
@@ -297,75 +331,3 @@ def _guard_cycle(sym: ir.Sym, guard: dict[ir.Sym, ir.Sym]) -> list[str]:
         g = guard[g]
     return names
 
-
-def _alternation(an: AnalyzerView, decl: BarrierDecl, guard: ir.Sym, target: ir.Sym) -> None:
-    """LANG-5.16/5.17: Await(guard) and Arrive >> target alternate, per scope, syntactically;
-    a guarded pair is await-first, a self-guarded barrier keeps the order of its first use."""
-    stmts = an.alloc_lists[decl.sym]
-    order: list[bool | None] = [True if guard != target else None]  # await first?
-    state = _walk_alternation(stmts, guard, target, None, order, decl)
-    if state is not None:
-        missing = f"Arrive(...) >> {target.name}" if state == "awaited" else \
-            f"Await({guard.name}, ...)"
-        raise RejectedInput(f"{'Await' if state == 'awaited' else 'Arrive'} without subsequent "
-                            f"{missing} in body", decl.loc, code="ERR-A32", rule="LANG-5.17")
-
-
-def _walk_alternation(stmts: tuple[ir.Stmt, ...], guard: ir.Sym, target: ir.Sym,
-                      state: str | None, order: list[bool | None], decl: BarrierDecl
-                      ) -> str | None:
-    """state: None (balanced), "awaited" (Await(guard) seen), "arrived" (Arrive first)."""
-    for s in stmts:
-        match s:
-            case ir.Warps(body=body) | ir.For(mode=ir.CudaThreads(), body=body):
-                state = _walk_alternation(body, guard, target, state, order, decl)
-            case ir.For(body=body) | ir.If(body=body):
-                bodies = [body] + ([s.orelse] if isinstance(s, ir.If) else [])
-                for b in bodies:
-                    if not _uses(b, guard, target):
-                        continue
-                    if state is not None:
-                        raise RejectedInput(
-                            f"Await/Arrive in {_describe(s)} forbidden here when "
-                            f"Await({guard.name})->Arrive({target.name}) sees usage outside "
-                            f"{_describe(s)}", s.loc, code="ERR-A32", rule="LANG-5.17")
-                    inner = _walk_alternation(b, guard, target, None, order, decl)
-                    if inner is not None:
-                        raise RejectedInput(
-                            f"{_describe(s)} body ends without completing Await({guard.name})"
-                            f" -> Arrive(...) >> {target.name}", s.loc, code="ERR-A32",
-                            rule="LANG-5.17")
-            case ir.Await(target=ref) if ref.buf == guard:
-                if order[0] is None:
-                    order[0] = True
-                if state == "awaited" or (state is None and not order[0]):
-                    raise RejectedInput(f"expect Arrive(...) >> {target.name} before "
-                                        f"Await({guard.name}, ...)", s.loc, code="ERR-A32",
-                                        rule="LANG-5.16")
-                state = None if state == "arrived" else "awaited"
-            case ir.Arrive(targets=refs) if any(r.buf == target for r in refs):
-                if order[0] is None:
-                    order[0] = False
-                if (state is None and order[0]) or state == "arrived":
-                    raise RejectedInput(f"expect Await({guard.name}, ...) before Arrive(...) >> "
-                                        f"{target.name}", s.loc, code="ERR-A32",
-                                        rule="LANG-5.16")
-                state = None if state == "awaited" else "arrived"
-            case _:
-                pass
-    return state
-
-
-def _uses(stmts: tuple[ir.Stmt, ...], guard: ir.Sym, target: ir.Sym) -> bool:
-    from verifier.semantics.access import walk_stmts
-
-    for s in walk_stmts(stmts):
-        if isinstance(s, ir.Await) and s.target.buf == guard:
-            return True
-        if isinstance(s, ir.Arrive) and any(r.buf == target for r in s.targets):
-            return True
-    return False
-
-
-def _describe(s: ir.Stmt) -> str:
-    return f"sequential {s.iter.name}-loop" if isinstance(s, ir.For) else "if"

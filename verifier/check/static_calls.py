@@ -13,6 +13,7 @@ Non-goals: barrier statements (static_barriers), hazards (proof obligations).
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from verifier import collectives
 from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
@@ -24,6 +25,7 @@ from verifier.lang.timelines import CPU_INSTR_TLS, QualTL, SyncTL, implements
 from verifier.lang.units import cuda_warpgroup
 from verifier.semantics import rules
 from verifier.semantics.rules import AccessKind
+from verifier.check import static_instr_args as args
 from verifier.semantics.access import callee_distributed
 from verifier.check.sites import Context, Element, FenceSite, Loop
 from verifier.check.walk_view import AnalyzerView
@@ -47,8 +49,7 @@ def fence(an: AnalyzerView, s: ir.Fence, ctx: Context) -> None:
         if problem is not None:
             raise RejectedInput(f"wgmma fence must be executed by a warpgroup: {problem}",
                                 s.loc, code="ERR-L01", rule="COLL-3.2")
-        an.defer(Unsupported("not supported by spork-verify yet: wgmma fences", s.loc,
-                             code="ERR-V11", rule="LANG-5.20"))
+        an.model.fences.append(FenceSite(an.fresh_id(), s.first, s.second, ctx, s.loc))
         return
     if not implements(s.first, SyncTL.Sm80_generic):
         raise RejectedInput(f"Fence first sync-tl {s.first} not supported (we allow "
@@ -107,6 +108,15 @@ def call(an: AnalyzerView, s: ir.Call, ctx: Context) -> None:
         an.defer(Unsupported(f"not supported by spork-verify yet: instruction "
                              f"{callee.unmodelled}", s.loc, code="ERR-V11", rule="LANG-3.11"))
         return
+    kw = {**dict(callee.bound), **dict(s.kwargs)}
+    slices: dict[int, tuple[Context, tuple[ir.Expr, ...]]] = {}
+    issuer = None  # COLL-5.12: the callee-distributed unit's synthetic iterator and scope
+    for k, (param, arg) in enumerate(zip(callee.params, s.args)):
+        if param.distributed and isinstance(arg, ir.Window):
+            slices[k] = callee_slices(an, s, param, arg, ctx, kw)
+            if issuer is None and slices[k][0] is not ctx:
+                issuer = (slices[k][0].thread_iters[-1], slices[k][0])
+    tag = args.trailing(an, s, callee, ctx, issuer, kw) if s.trailing else None
     for k, (param, arg) in enumerate(zip(callee.params, s.args)):
         if param.kind not in ("tensor", "scalar"):
             an.check_control(arg)
@@ -119,16 +129,22 @@ def call(an: AnalyzerView, s: ir.Call, ctx: Context) -> None:
             raise RejectedInput(f"argument {param.name} of {callee.name} must be {what}",
                                 s.loc, code="ERR-P21", rule="LANG-3.6")
         check_formal(an, arg, param.formal_mem, callee.name, s.loc)
+        args.formal_params(an, s, callee, param, arg, kw)
+        args.tensor_map(an, s, callee, param, arg, kw)
         packed_window(an, arg, s.loc)
-        sliced_ctx, idx = callee_slices(an, s, param, arg, ctx)
+        args.call_shape(an, s, callee, param, arg, kw)
+        args.row_stride(an, s, callee, param, arg)
+        sliced_ctx, idx = slices.get(k, (ctx, arg.idx))
         an.note_use(arg.buf, sliced_ctx, idx)
-        if not param.owner_only:
-            sliced_ctx, idx = ctx, arg.idx
-        points = tuple(a.pt if isinstance(a, ir.Point) else None for a in idx)
-        intervals = tuple((a.lo, a.hi) if isinstance(a, ir.Interval) else None for a in idx)
-        an.record_access(arg.buf, Element(points, intervals), _KIND[param.access],
-                         callee.instr_tl, sliced_ctx, s.loc, k, True, param.atomic_quals,
-                         single_thread=False, callee=callee.name)
+        if param.owner_only:
+            points = tuple(a.pt if isinstance(a, ir.Point) else None for a in idx)
+            intervals = tuple((a.lo, a.hi) if isinstance(a, ir.Interval) else None for a in idx)
+            element = Element(points, intervals)
+        else:
+            sliced_ctx, element = ctx, args.element(s, callee, param, arg)
+        an.record_access(arg.buf, element, _KIND[param.access], callee.instr_tl, sliced_ctx,
+                         s.loc, k, True, param.atomic_quals, single_thread=False,
+                         callee=callee.name, trailing=tag)
         mem = an.mems[arg.buf]
         q0 = rules.qual_entry(mem.family, callee.instr_tl, f"{arg.buf.name} @ {mem}").q0
         if param.out_of_order is not None and param.out_of_order != (q0 in rules.OUT_OF_ORDER):
@@ -137,10 +153,20 @@ def call(an: AnalyzerView, s: ir.Call, ctx: Context) -> None:
                                  f"declares {param.name} {order}, which {callee.instr_tl} on "
                                  f"{mem} is not (SEM-3.3)", s.loc, code="ERR-V11",
                                  rule="LANG-3.11"))
+    if tag is not None:
+        # SEM-6.2: the TMA reads each element it names, with its own qual-tl (tmaS, OOO,
+        # non-convergent); that record carries the tags too
+        decl = an.barrier_decls[tag.barrier]
+        element = Element(tag.points, tuple(None if p is not None else
+                                            (ir.Const(0, s.loc), ir.Const(n, s.loc))
+                                            for p, n in zip(tag.points, decl.shape)))
+        an.record_access(tag.barrier, element, AccessKind.read, callee.instr_tl, ctx, s.loc,
+                         len(callee.params), True, single_thread=False, trailing=tag)
 
 
 def callee_slices(an: AnalyzerView, s: ir.Call, param: InstrParam, arg: ir.Window,
-                  ctx: Context) -> tuple[Context, tuple[ir.Expr, ...]]:
+                  ctx: Context, kw: dict[str, Any] | None = None
+                  ) -> tuple[Context, tuple[ir.Expr, ...]]:
     """COLL-5.12: a window whose first intervals the callee distributes is used as if it sat
     in `for y in cuda_threads(0, c, unit=U)` loops, one per distributed interval, which must
     be exactly `0:c`; each interval becomes its synthetic iterator (ERR-A23)."""
@@ -151,7 +177,7 @@ def callee_slices(an: AnalyzerView, s: ir.Call, param: InstrParam, arg: ir.Windo
     idx = list(arg.idx)
     for j, d in enumerate(dims):
         lo, hi = _const(d.interval.lo), _const(d.interval.hi)
-        shape = param.shape({}) if param.shape is not None else ()
+        shape = param.shape(kw or {}) if param.shape is not None else ()
         want = shape[j] if j < len(shape) and isinstance(shape[j], int) else hi
         if lo != 0 or hi is None or hi != want:
             raise RejectedInput(f"Distributed memory deduction for {arg.buf.name} failed: "
@@ -192,8 +218,11 @@ def trailing_barrier(an: AnalyzerView, s: ir.Call, callee: Instr) -> None:
         raise RejectedInput(f"{callee.name} #intervals in barrier {_ref_text(ref)} wrong; have "
                             f"{have}, need {callee.barrier_units}", s.loc, code="ERR-A25",
                             rule="LANG-5.7")
-    an.defer(Unsupported("not supported by spork-verify yet: trailing barrier expressions",
-                         s.loc, code="ERR-V11", rule="LANG-3.7"))
+    if len(ref.idx) != len(an.barrier_decls[ref.buf].shape):
+        raise RejectedInput(f"expected {len(an.barrier_decls[ref.buf].shape)} indices for "
+                            f"BarrierExpr {_ref_text(ref)}", s.loc, code="ERR-P22",
+                            rule="LANG-5.4")
+    an.trailing_calls.append(s)
 
 
 def check_formal(an: AnalyzerView, arg: ir.Window, formal: str, name: str, loc: SrcLoc) -> None:
@@ -238,8 +267,6 @@ def window_stmt(an: AnalyzerView, s: ir.WindowStmt, ctx: Context) -> None:
         raise RejectedInput(f"{special.name} expects {expr_text(s.rhs)} to be in memory "
                             f"{special.source_memory} but it's actually in {mem}", s.loc,
                             code="ERR-A08", rule="LANG-3.4")
-    an.defer(Unsupported("not supported by spork-verify yet: TMA tensor maps "
-                         f"({special.name})", s.loc, code="ERR-V11", rule="LANG-6.6"))
 
 
 def _const(e: ir.Expr) -> int | None:

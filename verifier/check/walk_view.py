@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from verifier.check.sites import Context, Element, ProgramModel
+from verifier.check.sites import Context, Element, ProgramModel, Trailing
 from verifier.diagnostics import SrcLoc, Unsupported
 from verifier.lang import ir
 from verifier.lang.memories import Memory
@@ -29,6 +29,9 @@ class AnalyzerView(Protocol):
     commit_overlaps: list[tuple[Any, tuple[Any, ...]]]
     stack: list[ir.Stmt]
     sync_uses: list[Any]
+    trailing_calls: list[ir.Call]
+    elem_types: dict[ir.Sym, str]
+    commit_group_firsts: dict[ir.Sym, Any]
 
     def fresh_id(self) -> int: ...
 
@@ -41,9 +44,9 @@ class AnalyzerView(Protocol):
     def record_access(self, sym: ir.Sym, element: Element, kind: AccessKind, instr_tl: InstrTL,
                       ctx: Context, loc: SrcLoc, sub: int, in_instr: bool,
                       atomic_quals: frozenset[QualTL] = ..., single_thread: bool = ...,
-                      callee: str | None = ...) -> None: ...
+                      callee: str | None = ..., trailing: Trailing | None = ...) -> None: ...
 
     def add_site(self, sym: ir.Sym, element: Element, kind: AccessKind, qual: rules.QualEntry,
                  conv: bool, ctx: Context, loc: SrcLoc, sub: int,
                  atomic_quals: frozenset[QualTL] = ..., single_thread: bool = ...,
-                 out_of_order: bool = ...) -> None: ...
+                 out_of_order: bool = ..., trailing: Trailing | None = ...) -> None: ...

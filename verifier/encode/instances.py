@@ -36,12 +36,14 @@ def z3_ops(ctx: z3.Context, on_product: "Callable[[], None] | None" = None
         return z3.BoolVal(v, ctx) if isinstance(v, bool) else z3.IntVal(v, ctx)
 
     def div(a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
+        b = b if z3.is_int_value(b) else z3.simplify(b)  # `(CN * SN)` of Python constants
         if not z3.is_int_value(b) or b.as_long() <= 0:
             raise Unsupported("not supported by spork-verify: division by a non-constant or "
                               "non-positive value in an index", code="ERR-V11", rule="LANG-2.6")
         return a / b
 
     def mod(a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
+        b = b if z3.is_int_value(b) else z3.simplify(b)
         if not z3.is_int_value(b) or b.as_long() <= 0:
             raise Unsupported("not supported by spork-verify: modulo by a non-constant or "
                               "non-positive value in an index", code="ERR-V11", rule="LANG-2.6")

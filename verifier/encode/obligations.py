@@ -19,12 +19,16 @@ from verifier.diagnostics import SrcLoc
 from verifier.lang import ir
 from verifier.semantics import rules
 from verifier.semantics.rules import AccessKind, Flag
-from verifier.check.sites import AccessSite, ArriveSite, AwaitSite, BarrierDecl, ProgramModel
+from verifier.check.sites import (
+    AccessSite, ArriveSite, AwaitSite, BarrierDecl, ProgramModel, TmaSite,
+)
 from verifier.encode.barrier_counts import element_vars, free_point, last_instance
-from verifier.encode.instances import Encoder, before, equal_on
+from verifier.encode.instances import Encoder, Instance, before, equal_on
+from verifier.encode.kills import clipped_bounds, killed
 from verifier.encode.pruning import Pruner
 from verifier.encode.terms import conj
 from verifier.encode.ring_invariant import ring_lemma, ring_sites
+from verifier.encode.transactions import byte_mismatch, phase_disagreement
 from verifier.encode.visibility import ANCHORED_FALLBACK, LEVELS, VisibilityBuilder
 
 
@@ -105,6 +109,8 @@ class ObligationBuilder:
         for site in self.model.accesses:
             if site.is_free or min(len(site.element.points), len(site.shape)) == 0:
                 continue  # nothing indexed: no bound to check
+            if site.element.clip_to_shape:
+                continue  # a tensor-map window: the hardware clips it (SEM-4.3)
             out.append(ob := Obligation(
                 f"bounds:{site.buf.name}@{site.loc.line}:{site.loc.col}", "SEM-4.3",
                 "out-of-bounds", site.buf.name, site.loc, [],
@@ -117,17 +123,9 @@ class ObligationBuilder:
     def _bounds(self, site: AccessSite) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
         inst = self.enc.instance(site.ctx, "a")
         shape = [self.enc.value(d, {}) for d in site.shape]
-        bad: list[z3.BoolRef] = []
-        for k, (pt, iv) in enumerate(zip(site.element.points, site.element.intervals)):
-            if k >= len(shape):
-                break
-            if pt is not None:
-                v = self.enc.value(pt, inst.iters)
-                bad.append(z3.Or(v < 0, v >= shape[k]))
-            else:
-                assert iv is not None
-                lo, hi = self.enc.value(iv[0], inst.iters), self.enc.value(iv[1], inst.iters)
-                bad.append(z3.Or(lo < 0, hi > shape[k], lo > hi))
+        bad, nonempty = clipped_bounds(self.enc, site, inst, shape)
+        if nonempty:  # a bounds-predicated store touches only its restricted window
+            bad = [z3.And(*nonempty, z3.Or(*bad))]
         return self.base + [inst.valid, z3.Or(*bad)], {**self.size_names, **inst.names}
 
     # ------------------------------------------------------------ hazards
@@ -202,7 +200,17 @@ class ObligationBuilder:
             names[f"index{k}"] = term
         state["names"] = names
         return self.base + [a.valid, b.valid, ca, cb, same_elem, same_alloc,
-                            before(a, b, self.zctx)], a, b
+                            before(a, b, self.zctx), z3.Not(self.killed(sa, a, sb, b, ea))], a, b
+
+    def killed(self, sa: AccessSite, a: Instance, sb: AccessSite, b: Instance,
+               elem: tuple[z3.ArithRef, ...]) -> z3.BoolRef:
+        """A mutate between a and b drops a's record (encode/kills.py), anchored witnesses."""
+        mode = self.vis.quantified
+        self.vis.quantified = False
+        try:
+            return killed(self.enc, self.model, self.vis.witnesses, sa, a, sb, b, elem)
+        finally:
+            self.vis.quantified = mode
 
     def barriers(self) -> list[Obligation]:
         """SEM-6.7 satisfiable awaits and SEM-6.6 balanced counts at every barrier free."""
@@ -274,6 +282,35 @@ class ObligationBuilder:
                 f"{guard.name} released it"))
         return out
 
+    def transactions(self) -> list[Obligation]:
+        """TX-1 / SEM-8.6: every mbarrier phase a TMA load completes on balances its bytes
+        (encode/transactions.py)."""
+        out = []
+        for site in self.model.tmas:
+            name = site.trailing.barrier.name
+
+            def make(what: str, site: TmaSite = site
+                     ) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
+                if what == "bytes":
+                    found = byte_mismatch(self.enc, site)
+                    return self.base + (found or [z3.BoolVal(False, self.zctx)]), \
+                        dict(self.size_names)
+                phase = phase_disagreement(self.enc, self.vis.barriers, self.model, site)
+                assert phase is not None
+                return self.base + phase[0], {**self.size_names, **phase[1]}
+
+            kinds = ["bytes"] if site.expect_bytes != site.ncta * site.delivered_bytes else []
+            kinds += ["phase"] if site.ncta > 1 and site.dest_sym is not None else []
+            for what in kinds:
+                out.append(Obligation(
+                    f"tx-{what}:{name}@{site.loc.line}:{site.loc.col}", "SEM-8.6",
+                    "transaction-count", name, site.loc, [(site.loc, "later access")],
+                    lambda level, fallback, make=make, what=what: self._measured(
+                        lambda: make(what)),
+                    description=f"the TMA's expect-tx and complete-tx bytes on {name} "
+                    f"balance ({what})"))
+        return out
+
     def premise(self, key: int) -> Obligation:
         """The obligation of one premise a closed form relied on (nest_sums.Premise: a loop
         extent summed symbolically is never negative)."""
@@ -287,4 +324,5 @@ class ObligationBuilder:
             "barrier count)")
 
     def all(self, prune: bool = True) -> list[Obligation]:
-        return self.bounds(prune) + self.barriers() + self.rings() + self.hazards(prune)
+        return self.bounds(prune) + self.barriers() + self.rings() + self.transactions() + \
+            self.hazards(prune)

@@ -84,7 +84,8 @@ def machine_finding(f: MachineFinding, sizes: dict[str, int], replayed: bool) ->
 _RULE_CODE = {"RAW": ("SEM-4.5", "ERR-V01"), "WAW": ("SEM-4.5", "ERR-V02"),
               "WAR": ("SEM-4.5", "ERR-V03"), "out-of-bounds": ("SEM-4.3", "ERR-V06"),
               "barrier-count": ("SEM-6.6", "ERR-V05"), "deadlock": ("SEM-6.7", "ERR-V07"),
-              "ring-overrun": ("SEM-6.8", "ERR-V09")}
+              "ring-overrun": ("SEM-6.8", "ERR-V09"),
+              "transaction-count": ("SEM-8.6", "ERR-V10")}
 
 
 def _replay(proc: ir.Proc, sizes: dict[str, int],

@@ -25,6 +25,7 @@ from verifier.check.sites import (
     AccessSite, ArriveSite, AwaitSite, Context, FenceSite, ProgramModel,
 )
 from verifier.encode.barrier_counts import BarrierCounts
+from verifier.encode.barrier_elements import arrive_pairs, trailing_pairs
 from verifier.encode.instances import Encoder, Instance, before, equal_on
 from verifier.encode.terms import conj, disj
 
@@ -46,16 +47,17 @@ class Event:
     fence: FenceSite | None = None
     arrive: ArriveSite | None = None
     await_: AwaitSite | None = None
+    tag_site: AccessSite | None = None  # a TMA access whose own tags the Await retires
 
     @property
     def device(self) -> object:
-        site = self.fence or self.arrive
+        site = self.fence or self.arrive or self.await_
         assert site is not None
         return site.ctx.device
 
     @property
     def first_ctx(self) -> Context:
-        site = self.fence or self.arrive
+        site = self.fence or self.arrive or self.tag_site
         assert site is not None
         return site.ctx
 
@@ -86,7 +88,9 @@ def may_precede(x: Context, y: Context) -> bool:
 def _ordered(chain: tuple[Event, ...], a: Context, b: Context) -> bool:
     """The chain's events can sit between a and b in this order (may_precede links; a
     Fence is one instance, its own first and last, an Arrive must precede its Await)."""
-    if not may_precede(a, chain[0].first_ctx) or not may_precede(chain[-1].last_ctx, b):
+    own = chain[0].tag_site is not None  # a's own tags: the chain starts at a itself
+    if not (own or may_precede(a, chain[0].first_ctx)) or \
+            not may_precede(chain[-1].last_ctx, b):
         return False
     if any(e.fence is None and not may_precede(e.first_ctx, e.last_ctx) for e in chain):
         return False
@@ -99,6 +103,11 @@ def _between(e: Event, a: Context, b: Context) -> bool:
         (e.fence is not None or may_precede(e.first_ctx, e.last_ctx))
 
 
+def _after_own(e: Event, b: Context) -> bool:
+    """The Await of a's own tag event can follow a and precede b (as `_ordered` asks)."""
+    return may_precede(e.first_ctx, e.last_ctx) and may_precede(e.last_ctx, b)
+
+
 def sync_events(model: ProgramModel) -> list[Event]:
     events = [Event(("F", f.id), rules.SYNC_SETS[f.first], rules.SYNC_SETS[f.second], fence=f)
               for f in model.fences]
@@ -107,6 +116,14 @@ def sync_events(model: ProgramModel) -> list[Event]:
             if aw.barrier == arr.barrier:
                 events.append(Event(("P", arr.id, aw.id), rules.SYNC_SETS[arr.first],
                                     rules.SYNC_SETS[aw.second], arrive=arr, await_=aw))
+    nothing = rules.SyncSets(frozenset(), frozenset())
+    for site in model.accesses:  # SEM-6.5: a TMA's records carry tags of their own
+        if site.trailing is None:
+            continue
+        for aw in model.awaits:
+            if aw.barrier == site.trailing.barrier:
+                events.append(Event(("T", site.id, aw.id), nothing, rules.SYNC_SETS[aw.second],
+                                    await_=aw, tag_site=site))
     return events
 
 
@@ -139,11 +156,13 @@ def candidate_chains(events: list[Event], graph: nx.DiGraph, a: AccessSite, b: A
         return []
     # only events that can sit between a and b in one task (every event of an ordered chain
     # does): with many fences the sync graph is nearly complete, and its paths through
-    # events outside the window were enumerated only to be dropped
-    by_key = {e.key: e for e in events if e.device is a.ctx.device and _between(e, a.ctx, b.ctx)}
+    # events outside the window were enumerated only to be dropped; an Await retiring a's
+    # own tags (SEM-6.5) starts at a itself
+    by_key = {e.key: e for e in events if e.device is a.ctx.device and
+              (_between(e, a.ctx, b.ctx) or e.tag_site is a and _after_own(e, b.ctx))}
     if len(by_key) < len(graph):
         graph = graph.subgraph(by_key)
-    starts = [e for e in by_key.values() if a.qual.q0 in e.first.full]
+    starts = [e for e in by_key.values() if a.qual.q0 in e.first.full or e.tag_site is a]
     ends = {e.key for e in by_key.values() if grants(e.second, b.qual.extended, flag)}
     chains: list[Chain] = []
     for s in starts:
@@ -259,7 +278,8 @@ class VisibilityBuilder:
                 parts.extend(extra)
             steps = [(first, last) for first, last, _ in choice]
             parts.append(self.before(a, steps[0][0]))
-            parts.append(self.enc.member(steps[0][0].ctx, a.thread, steps[0][0].iters))
+            if chain.events[0].tag_site is None:  # a tag of a's own needs no witness
+                parts.append(self.enc.member(steps[0][0].ctx, a.thread, steps[0][0].iters))
             for k, ((_, last1), (first2, _)) in enumerate(zip(steps, steps[1:])):
                 parts.append(self.before(last1, first2))
                 via = [a.thread, b.thread] + middle[k:k + 1]
@@ -289,6 +309,11 @@ class VisibilityBuilder:
         """(first instance, last instance, conditions) per witness choice of an event."""
         if event.fence is not None:
             return [(e, e, [e.valid]) for e in self.witnesses(event.fence.ctx, a, b)]
+        if event.tag_site is not None:
+            assert event.await_ is not None
+            return [(aw, aw, [aw.valid, trailing_pairs(self.enc, self.barriers, self.model,
+                                                       event.tag_site, a, event.await_, aw)])
+                    for aw in self.witnesses(event.await_.ctx, a, b)]
         assert event.arrive is not None and event.await_ is not None
         out = []
         for arr in self.witnesses(event.arrive.ctx, a, b):
@@ -310,14 +335,7 @@ class VisibilityBuilder:
 
     def _pairs(self, arr_site: ArriveSite, arr: Instance, aw_site: AwaitSite, aw: Instance
                ) -> z3.BoolRef:
-        decl = self.model.barriers[arr_site.barrier]
-        home = [self.enc.value(e, arr.iters) for e in arr_site.home]
-        elem = [self.enc.value(e, aw.iters) for e in aw_site.element]
-        same = [x == y for x, y in zip(home, elem)]
-        same.append(equal_on(arr, aw, decl.alloc_loops, self.zctx))
-        number = self.barriers.arrives_before(decl, tuple(elem), arr)
-        return conj((*same, number <= self.barriers.a_max(decl, aw_site, tuple(elem), aw)),
-                    self.zctx)
+        return arrive_pairs(self.enc, self.barriers, self.model, arr_site, arr, aw_site, aw)
 
     def witnesses(self, site_ctx: Context, a: Instance, b: Instance) -> list[Instance]:
         """Witness instances of a sync site anchored at a's or b's thread and iterators."""

@@ -19,6 +19,7 @@ from verifier.lang.user_instrs import (
 from verifier.lang.scheduling import UNSUPPORTED_REWRITES as _REWRITES
 from verifier.lang.scheduling import delete_buffer, rename, set_precision
 from verifier.lang.replace_copy import replace
+from verifier.lang.scheduling_loops import cut_loop, inline_window
 from verifier.lang.timelines import InstrTL, QualTL, SyncTL
 from verifier.lang.units import (
     CollUnit, blockDim, clusterDim, cuda_cluster, cuda_cta_in_cluster,

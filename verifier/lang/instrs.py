@@ -34,6 +34,25 @@ class InstrParam:
     distributed: tuple[units.CollUnit, ...] = ()
     owner_only: bool = False
     out_of_order: bool | None = None  # as the instr declares it; None: as SEM-3.3 derives it
+    # SEM-4.3 clipping: "tensor_map" (hardware clips to the tensor), "store_d_row"/"store_d_col"
+    # (only relative rows < M_end and columns < N_end are touched); "" for none
+    clip: str = ""
+    # the actual must be a window taken through a tensor map with this (swizzle, box)
+    tensor_map: Callable[[dict[str, Any]], tuple[int, tuple[int, ...]]] | None = None
+    formal_params: Callable[[dict[str, Any]], tuple[int, ...]] | None = None  # e.g. swizzle
+    row_stride: int = 0  # required element stride of the window's row dimension (wgmma)
+
+
+@dataclass(frozen=True, slots=True)
+class TmaInfo:
+    """A TMA load's transaction bytes (SEM-8.6): the issuing CTA's elected lane expects
+    `ncta * box_bytes` on its own mbarrier; each of the `ncta` issuers completes `box_bytes`
+    (at the tensor's element size) on every destination CTA's mbarrier."""
+
+    ncta: Callable[[dict[str, Any]], int]
+    box_elements: Callable[[dict[str, Any]], int]
+    element_bits: int  # what the instr's expect-tx counts per element
+    source: str  # the tensor-map parameter whose element type the hardware copies
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +82,7 @@ class Instr:
     bound: tuple[tuple[str, Any], ...] = ()  # keywords fixed by `partial` (or a user instance)
     unmodelled: str | None = None  # why calls are outside the encoding (ERR-V11), if they are
     base: "Instr | None" = field(default=None, compare=False, repr=False)  # before `partial`
+    tma: TmaInfo | None = None  # a TMA load completing on its trailing mbarrier
 
     def unit_at(self, kwargs: dict[str, Any]) -> units.CollUnit:
         """The collective unit of a call with these template keywords (COLL-3.1)."""

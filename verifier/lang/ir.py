@@ -34,7 +34,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifier.diagnostics import SrcLoc, Unsupported
+from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
 
 _sym_ids = itertools.count(1)
 
@@ -160,11 +160,15 @@ Access = Point | Interval
 
 @dataclass(frozen=True, slots=True)
 class Window:
-    """A window `x[a:b, i]`; also the form of tensor arguments passed to instrs."""
+    """A window `x[a:b, i]`; also the form of tensor arguments passed to instrs.
+
+    `tensor_map` names the window statement `tm = x[...] @ Sm90_tensorMap(...)` the window was
+    taken through (its Sym and SpecialWindow), so a TMA instr sees the map it is given."""
 
     buf: Sym
     idx: tuple[Access, ...]
     loc: SrcLoc = field(compare=False)
+    tensor_map: tuple[Sym, Any] | None = None
 
 
 Expr = Const | Var | Read | BinOp | USub | Stride | Window
@@ -380,7 +384,7 @@ class Proc:
 
     def find_loop(self, pattern: str) -> For:
         """The loop named `pattern` (`"i"`, or `"i #k"` for its k-th occurrence from 0), in
-        source order: upstream's cursor for `replace` (API-1)."""
+        source order: upstream's cursor for `replace` (API-1) and `cut_loop` (API-4)."""
         name, _, nth = str(pattern).partition("#")
         name = name.strip()
         if not name.isidentifier() or (nth.strip() and not nth.strip().isdigit()):
@@ -397,7 +401,8 @@ class Proc:
                 stack.extend(reversed(part))
         k = int(nth) if nth.strip() else 0
         if k >= len(found):
-            raise LookupError(f"{self.name} has no loop {pattern!r}")
+            raise RejectedInput(f"find_loop({pattern!r}): {self.name} has {len(found)} loop(s) "
+                                f"over {name}", rule="API-4", code="ERR-P00")
         return found[k]
 
     def __getattr__(self, name: str) -> Any:

@@ -44,6 +44,7 @@ class _Binding:
     base: ir.Sym | None = None
     dims: tuple[tuple[bool, ir.Expr], ...] = ()
     device_depth: int = 0  # CudaDeviceFunction nesting where the name was bound
+    tensor_map: tuple[ir.Sym, Any] | None = None  # a window taken through Sm90_tensorMap
 
 
 @dataclass
@@ -298,7 +299,9 @@ class ProcParser:
         base_typ = base.typ
         typ = ir.Tensor(base_typ.base if isinstance(base_typ, (ir.Tensor, ir.Scalar)) else "f32",
                         shape, True)
-        self.bind(name, _Binding(sym, "window", typ, base.mem, window.buf, dims))
+        tmap = (sym, special) if special is not None else base.tensor_map
+        self.bind(name, _Binding(sym, "window", typ, base.mem, window.buf, dims,
+                                 tensor_map=tmap))
         return ir.WindowStmt(sym, window, special, self.loc(s))
 
     def lvalue(self, target: ast.expr) -> tuple[ir.Sym, tuple[ir.Expr, ...]]:
@@ -524,7 +527,7 @@ class ProcParser:
                 else:
                     composed.append(ir.Interval(self.add(off, a.lo, loc),
                                                 self.add(off, a.hi, loc), loc))
-            return ir.Window(b.base, tuple(composed), loc)
+            return ir.Window(b.base, tuple(composed), loc, b.tensor_map)
         return ir.Window(b.sym, tuple(accesses), loc)
 
     @staticmethod

@@ -22,8 +22,9 @@ def expr_text(e: ir.Expr | ir.Access) -> str:
             return f"-{expr_text(arg)}"
         case ir.Stride(buf=b, dim=d):
             return f"stride({b.name}, {d})"
-        case ir.Window(buf=b, idx=idx):
-            return f"{b.name}[{', '.join(expr_text(i) for i in idx)}]"
+        case ir.Window(buf=b, idx=idx, tensor_map=tm):
+            via = f"{tm[0].name}:" if tm is not None else ""
+            return f"{via}{b.name}[{', '.join(expr_text(i) for i in idx)}]"
         case ir.Point(pt=pt):
             return expr_text(pt)
         case ir.Interval(lo=lo, hi=hi):

@@ -98,6 +98,40 @@ def window_box(arg: ir.Window | ir.Read, value: Callable[[ir.Expr], int]
     return tuple(box)
 
 
+def limit_args(s: ir.Call, param: InstrParam, arg: ir.Window) -> tuple[ir.Expr | None, ...]:
+    """Per window dimension, the argument bounding its relative index in a bounds-predicated
+    wgmma store (dst[m, n] row major, dst[n, m] column major: m < M_end, n < N_end; SEM-4.3);
+    () for other parameters."""
+    if not param.clip.startswith("store_d_"):
+        return ()
+    assert isinstance(s.callee, Instr)
+    ends = {p.name: a for p, a in zip(s.callee.params, s.args) if p.kind == "index"}
+    order = ("M_end", "N_end") if param.clip == "store_d_row" else ("N_end", "M_end")
+    window_dims = [k for k, a in enumerate(arg.idx) if isinstance(a, ir.Interval)]
+    limits: list[ir.Expr | None] = [None] * len(arg.idx)
+    for k, name in zip(window_dims, order):
+        limits[k] = ends[name]
+    return tuple(limits)
+
+
+def clipped_box(s: ir.Call, a: "InstrArg", box: tuple[tuple[int, int], ...],
+                shape: tuple[int, ...], value: Callable[[ir.Expr], int]
+                ) -> tuple[tuple[int, int], ...]:
+    """The part of an argument's box the callee touches (SEM-4.3): a tensor-map window only
+    inside the tensor, a bounds-predicated wgmma store only index - lo < its limit."""
+    clip = a.param.clip
+    if not isinstance(a.arg, ir.Window) or not clip:
+        return box
+    out = list(box)
+    for k, e in enumerate(limit_args(s, a.param, a.arg)):
+        if e is not None:
+            lo, hi = out[k]
+            out[k] = (lo, min(hi, lo + value(e)))
+    if clip == "tensor_map":
+        out = [(max(lo, 0), min(hi, n)) for (lo, hi), n in zip(out, shape)]
+    return tuple(out)
+
+
 def instr_args(s: ir.Call) -> list[InstrArg]:
     """The accessed arguments of an instr call in parameter order (SEM-1.8, SEM-4.2, SEM-4.3);
     a scalar parameter is one element (`x` or `x[i]`)."""

@@ -79,27 +79,31 @@ def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: BarrierInstance)
             m.index.tag(target, bar.sym.id, named)
     bar.count(home_elem)[0] = a + 1
     if bar.mech is CudaMbarrier:
-        _ring_check(m, s, threads, bar, home_elem, a)
+        _ring_check(m, s, threads, bar, home_elem, named, a)
 
 
 def _ring_check(m: MachineView, s: ir.Arrive, threads: Threads, bar: BarrierInstance,
-                elem: tuple[int, ...], number: int) -> None:
-    """SEM-6.8: arrive #(n + d) on an mbarrier element needs the n-th non-trivial Await on it
-    earlier in the completion order (the parity lowering reuses its slot, SEM-8.5)."""
-    key = (bar.serial, elem)
-    clock = m.order.arrive(threads, key, number)
+                home: tuple[int, ...], named: list[tuple[int, ...]], number: int) -> None:
+    """SEM-6.8: arrive #(n + d) with home h reuses the slot of every element b it names (the
+    multicast arrives land in each b's ring), so the n-th non-trivial Await on each such b must
+    be earlier in the completion order (the parity lowering, SEM-8.5)."""
+    clock = m.order.arrive(threads, (bar.serial, home), number)
     depth = m.rings.depth.get(bar.sym)
     if depth is None:
         return
     n = number - depth
-    if n >= 0 and clock.get(key, -1) < n:
-        m.report(Finding(
-            "ring-overrun", f"mbarrier ring overrun @ {bar.sym.name}{list(elem)}: arrive "
-            f"#{number} reuses the slot of arrive #{n} (ring depth {depth}), but the non-trivial "
-            f"await #{n} is not ordered before it", bar.sym.name, elem, s.loc,
-            m.origin(s.loc, "arrive", threads), None,
-            sync_hint="order the Await that releases the slot before this Arrive (guard the "
-                      "barrier with its partner, LANG-5.16)"))
+    for elem in [home] + [e for e in named if e != home]:
+        if n >= 0 and clock.get((bar.serial, elem), -1) < n:
+            m.report(Finding(
+                "ring-overrun", f"mbarrier ring overrun @ {bar.sym.name}{list(elem)}: arrive "
+                f"#{number} (home {bar.sym.name}{list(home)}) reuses the slot of arrive #{n} "
+                f"(ring depth {depth}), but the non-trivial await #{n} on "
+                f"{bar.sym.name}{list(elem)} is not ordered before it", bar.sym.name, elem, s.loc,
+                m.origin(s.loc, "arrive", threads), None,
+                sync_hint="order the Await that releases the slot before this Arrive (guard the "
+                          "barrier with its partner, LANG-5.16; a multicast guard must reach "
+                          "every CTA this Arrive reaches)"))
+            return
 
 
 def await_(m: MachineView, s: ir.Await, threads: Threads, bar: BarrierInstance) -> None:
@@ -108,21 +112,31 @@ def await_(m: MachineView, s: ir.Await, threads: Threads, bar: BarrierInstance) 
     if bar.mech is CudaMbarrier:
         m.storage_access(bar.sym, elem, threads, s.loc, sm80=False)
     a, w = bar.count(elem)
+    homes = m.rings.group(bar.sym, elem, bar.shape)
     if s.n >= 0:
         a_max, w_new = a - s.n - 1, max(w, a - s.n)
     else:
         lag = ~s.n
         a_max, w_new = w - lag, w + 1
-        if a_max >= 0 and a <= a_max:
+        short = [h for h in homes if bar.count(h)[0] <= a_max]
+        if a_max >= 0 and short:
+            h = short[0]
+            via = "" if h == elem else f" (multicast home {bar.sym.name}{list(h)})"
             m.report(Finding(
                 "deadlock", f"UNSATISFIABLE AWAIT @ {bar.sym.name}{list(elem)}: await #{w} "
-                f"pairs with arrive #{a_max} but only {a} arrive(s) precede it in the "
-                "sequential trace", bar.sym.name, elem, s.loc,
+                f"pairs with arrive #{a_max}{via} but only {bar.count(h)[0]} arrive(s) precede "
+                "it in the sequential trace", bar.sym.name, elem, s.loc,
                 m.origin(s.loc, "await", threads), None,
                 sync_hint="the paired Arrive must come before this Await in the sequential "
                           "trace (SEM-6.7)"))
+        if a_max >= 0:  # TX-1: the phase this Await consumes has all its bytes
+            found = m.ledger.check((bar.serial, elem, a_max), bar.sym.name,
+                                   m.origin(s.loc, "await", threads))
+            if found is not None:
+                m.report(found)
     if bar.mech is CudaMbarrier:
-        m.order.await_(threads, (bar.serial, elem), a_max, a_max if s.n < 0 else None)
+        m.order.await_(threads, (bar.serial, elem), a_max, a_max if s.n < 0 else None,
+                       [(bar.serial, h) for h in homes])
     second = m.sync_code(rules.SYNC_SETS[s.second])
     key = bar.sym.id
     done = augment_key(threads, second)
@@ -137,7 +151,12 @@ def await_(m: MachineView, s: ir.Await, threads: Threads, bar: BarrierInstance) 
 
 
 def free_barrier(m: MachineView, bar: BarrierInstance, loc: SrcLoc) -> None:
-    """SEM-6.6: every element must have as many awaits as arrives when freed."""
+    """SEM-6.6: every element must have as many awaits as arrives when freed; TX-1: phases
+    never awaited still balance their transaction bytes."""
+    for key in m.ledger.open_phases(bar.serial):
+        found = m.ledger.check(key, bar.sym.name, None)
+        if found is not None:
+            m.report(found)
     for elem in bar.elements():
         a, w = bar.count(elem)
         if a != w:

@@ -55,9 +55,10 @@ class HazardChecks:
     def check_and_record(self, buf: BufInstance, box: Box, kind: AccessKind,
                          entry: rules.QualEntry, quals: tuple[int, ...], qbits: int, conv: bool,
                          ooo: bool, threads: Threads, loc: SrcLoc,
-                         atomic_quals: frozenset[QualTL]) -> None:
-        """SEM-4.5 checks against ρ(x, i) for every i in `box`, then SEM-4.4 records and the
-        SEM-2.6 lifecycle."""
+                         atomic_quals: frozenset[QualTL],
+                         tags: frozenset[tuple[int, tuple[int, ...], int]] = frozenset()) -> None:
+        """SEM-4.5 checks against ρ(x, i) for every i in `box`, then SEM-4.4 records (pending
+        tags P₀ = `tags`) and the SEM-2.6 lifecycle."""
         view = buf.ids[box_slices(box)]
         uniq, inv = distinct(view)
         histories = self.table.histories
@@ -94,7 +95,7 @@ class HazardChecks:
         self.table.groups.append(group)
         cov = {QIDX[q] * 4 + FIDX[Flag.atom]: {None: ALL} for q in atomic_quals}
         rec = Record(threads, QIDX[entry.q0], _ISSUE_ONLY if ooo else FLAGS_ALL,
-                     not conv and threads.task is not None, cov, set(), origin,
+                     not conv and threads.task is not None, cov, set(tags), origin,
                      qual_bits(atomic_quals), group)
         self.add_records(None if atomic_quals else threads.task, [rec])
         if is_read:

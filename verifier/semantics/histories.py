@@ -36,6 +36,7 @@ class BufInstance:
     tracked: bool
     ids: Any = None
     entries: dict[Any, Any] = field(default_factory=dict)  # instr-tl -> (QualEntry, codes)
+    base: str = "f32"  # element type (a TMA's transaction bytes, TX-1)
 
     def __post_init__(self) -> None:
         if self.tracked:

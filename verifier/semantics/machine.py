@@ -26,7 +26,7 @@ from verifier.lang.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_
 from verifier.lang.timelines import InstrTL, QualTL
 from verifier.semantics import barriers, rules
 from verifier.semantics.access import (
-    InstrArg, callee_distributed, instr_args, tracked_buffers, window_box,
+    InstrArg, callee_distributed, clipped_box, instr_args, tracked_buffers, window_box,
 )
 from verifier.semantics.exprs import compile_expr, data_reads
 from verifier.semantics.hazards import HazardChecks
@@ -37,6 +37,7 @@ from verifier.semantics.rings import CompletionOrder, ring_info
 from verifier.semantics.rules import AccessKind
 from verifier.semantics.state import Finding, MachineError, Origin
 from verifier.semantics.threads import EVERYONE, Threads
+from verifier.semantics.transactions import ELEMENT_BYTES, TxLedger
 
 
 class Ctx:
@@ -75,11 +76,13 @@ class Machine(HazardChecks):
         self.coll_cache: dict[tuple[Any, ...], Threads] = {}
         self.sync_codes: dict[int, SyncCode] = {}
         self.current_dev_threads = 0
+        self.current_block_dim = 1
         self.by_task: dict[int | None, list[Record]] = {}
         self.barriers: dict[ir.Sym, barriers.BarrierInstance] = {}
         self.index = RecordIndex()
         self.order = CompletionOrder()  # SEM-6.8
         self.rings = ring_info(proc.body)
+        self.ledger = TxLedger()  # TMA transaction counts (TX-1)
         self.arg_syms = frozenset(a.name for a in proc.args)
         for a in proc.args:
             if isinstance(a.typ, ir.Control):
@@ -140,7 +143,8 @@ class Machine(HazardChecks):
         shape = tuple(self.value(d) for d in typ.shape) if isinstance(typ, ir.Tensor) else ()
         tracked = sym in self.tracked and isinstance(mem, Memory) and not mem.sync_exempt \
             and self.keeps(sym)
-        self.bufs[sym] = BufInstance(sym, shape, mem, tracked)
+        base = typ.base if isinstance(typ, ir.Tensor) else getattr(typ, "name", "f32")
+        self.bufs[sym] = BufInstance(sym, shape, mem, tracked, base=base)
 
     def keeps(self, sym: ir.Sym) -> bool:
         """Whether this run keeps the histories of `sym` (Choice M8: a targeted replay keeps
@@ -295,6 +299,7 @@ class Machine(HazardChecks):
         top = collectives.top_tiling(dev)
         task_ids = itertools.count()
         self.current_dev_threads = dev.num_threads
+        self.current_block_dim = dev.blockDim
 
         def nest(depth: int) -> None:
             if depth == len(loops):
@@ -361,11 +366,63 @@ class Machine(HazardChecks):
                               f"{s.callee.unmodelled}", s.loc, code="ERR-V11", rule="LANG-3.11")
         args = self.cached(s, lambda: instr_args(s))
         threads = self.collective(ctx)
-        boxes = [window_box(a.arg, self.value) for a in args]
+        tags: frozenset[tuple[int, tuple[int, ...], int]] = frozenset()
+        if s.trailing:  # SEM-4.4 P₀ / SEM-6.5: tagged with each named element's arrive count
+            bar = self.barriers[s.trailing[0].buf]
+            _, named = barriers.referenced(s.trailing[0], bar, self.value)
+            tags = frozenset((bar.sym.id, e, bar.count(e)[0]) for e in named)
+        boxes = [clipped_box(s, a, window_box(a.arg, self.value), self.bufs[a.buf].shape,
+                             self.value) for a in args]
         for k, (a, box) in enumerate(zip(args, boxes)):
             for part, by in self.owner_slices(s, k, a, box, ctx, threads):
                 self.access(a.buf, part, a.kind, s.callee.instr_tl, by, s.loc, ctx,
-                            atomic_quals=a.atomic_quals, in_instr=True)
+                            atomic_quals=a.atomic_quals, in_instr=True, tags=tags)
+        if s.trailing:
+            self.tma_barrier_reads(s, threads, bar, named, tags)
+            if s.callee.tma is not None:
+                self.transactions(s, threads, bar)
+
+    def tma_barrier_reads(self, s: ir.Call, threads: Threads, bar: barriers.BarrierInstance,
+                          named: list[tuple[int, ...]],
+                          tags: frozenset[tuple[int, tuple[int, ...], int]]) -> None:
+        """SEM-6.2: the TMA reads the mbarrier storage it names, carrying the tags."""
+        buf = self.bufs.get(bar.sym)
+        if buf is None or not buf.tracked:
+            return
+        assert isinstance(s.callee, Instr)
+        entry = rules.qual_entry("mbarrier", s.callee.instr_tl, "mbarrier storage")
+        quals, qbits = self.qual_codes(entry)
+        for elem in named:
+            self.check_and_record(buf, tuple((i, i + 1) for i in elem), AccessKind.read, entry,
+                                  quals, qbits, False, True, threads, s.loc, frozenset(), tags)
+
+    def transactions(self, s: ir.Call, threads: Threads, bar: barriers.BarrierInstance) -> None:
+        """TX-1: each issuing CTA expects on its own element, completes on every destination's,
+        both in the issuer's phase (SEM-8.6)."""
+        assert isinstance(s.callee, Instr) and s.callee.tma is not None and \
+            threads.task is not None
+        info = s.callee.tma
+        kw = dict(s.kwargs)
+        ncta, box = info.ncta(kw), info.box_elements(kw)
+        src = next(a for p, a in zip(s.callee.params, s.args) if p.name == info.source)
+        assert isinstance(src, ir.Window)
+        delivered = box * ELEMENT_BYTES.get(self.bufs[src.buf].base, 4)
+        home, _ = barriers.referenced(s.trailing[0], bar, self.value)
+        free = [k for k, h in enumerate(home) if h is None]
+        block = self.current_block_dim
+        origin = self.origin(s.loc, "TMA load", threads)
+        for rank in sorted({n // block for n in threads.ids()}):
+            y = (rank // kw.get("cta_stride", 1)) % ncta
+
+            def element(d: int) -> tuple[int, ...]:
+                return tuple(d if k in free else h for k, h in enumerate(home))  # type: ignore
+
+            own = element(y)
+            phase = bar.count(own)[0]
+            self.ledger.expect((bar.serial, own, phase), s.loc, origin,
+                               ncta * box * info.element_bits // 8)
+            for d in range(ncta) if free else [y]:
+                self.ledger.complete((bar.serial, element(d), phase), s.loc, origin, delivered)
 
     def owner_slices(self, s: ir.Call, k: int, a: InstrArg, box: Box, ctx: Ctx,
                      threads: Threads) -> Iterator[tuple[Box, Threads]]:
@@ -401,8 +458,10 @@ class Machine(HazardChecks):
 
     def access(self, sym: ir.Sym, box: tuple[tuple[int, int], ...], kind: AccessKind,
                instr_tl: InstrTL, threads: Threads, loc: SrcLoc, ctx: Ctx,
-               atomic_quals: frozenset[QualTL] = frozenset(), in_instr: bool = False) -> None:
-        """Every element of `box`, in C order (SEM-4.3): bounds, then checks and records."""
+               atomic_quals: frozenset[QualTL] = frozenset(), in_instr: bool = False,
+               tags: frozenset[tuple[int, tuple[int, ...], int]] = frozenset()) -> None:
+        """Every element of `box`, in C order (SEM-4.3): bounds, then checks and records;
+        `tags` is P₀ of the records (a trailing barrier's pending tags, SEM-4.4)."""
         for lo, hi in box:
             if hi <= lo:
                 return  # an empty window touches nothing
@@ -413,7 +472,7 @@ class Machine(HazardChecks):
         if inside:
             if buf.tracked:
                 self.tracked_access(buf, box, kind, instr_tl, threads, loc, ctx, atomic_quals,
-                                    in_instr)
+                                    in_instr, tags)
             return
         for index in itertools.product(*(range(lo, hi) for lo, hi in box)):
             if len(index) != len(shape) or any(not 0 <= i < n for i, n in zip(index, shape)):
@@ -425,17 +484,18 @@ class Machine(HazardChecks):
                     return  # no later element of this access can report anything new
             elif buf.tracked:
                 self.tracked_access(buf, tuple((i, i + 1) for i in index), kind, instr_tl,
-                                    threads, loc, ctx, atomic_quals, in_instr)
+                                    threads, loc, ctx, atomic_quals, in_instr, tags)
 
     def tracked_access(self, buf: BufInstance, box: tuple[tuple[int, int], ...],
                        kind: AccessKind, instr_tl: InstrTL, threads: Threads, loc: SrcLoc,
-                       ctx: Ctx, atomic_quals: frozenset[QualTL], in_instr: bool) -> None:
+                       ctx: Ctx, atomic_quals: frozenset[QualTL], in_instr: bool,
+                       tags: frozenset[tuple[int, tuple[int, ...], int]] = frozenset()) -> None:
         entry, quals, qbits = self.entry(buf, instr_tl)
         single = threads.task is not None and threads.mask & (threads.mask - 1) == 0 \
             and threads.mask != 0
         conv = rules.access_convergent(entry.q0, kind, in_instr, ctx.cuda, single)
         self.check_and_record(buf, box, kind, entry, quals, qbits, conv,
-                              entry.q0 in rules.OUT_OF_ORDER, threads, loc, atomic_quals)
+                              entry.q0 in rules.OUT_OF_ORDER, threads, loc, atomic_quals, tags)
 
     def storage_access(self, sym: ir.Sym, elem: tuple[int, ...], threads: Threads,
                        loc: SrcLoc, sm80: bool) -> None:

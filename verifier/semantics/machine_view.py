@@ -16,12 +16,14 @@ from verifier.semantics.rings import CompletionOrder, RingInfo
 from verifier.semantics.records import Record, SyncCode
 from verifier.semantics.state import Finding, Origin
 from verifier.semantics.threads import Threads
+from verifier.semantics.transactions import TxLedger
 
 
 class MachineView(Protocol):
     index: RecordIndex
     order: CompletionOrder
     rings: RingInfo
+    ledger: TxLedger
 
     def report(self, finding: Finding) -> None: ...
 

@@ -11,6 +11,7 @@ downward closed and the maximum represents it exactly.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 from verifier.lang import ir
@@ -23,26 +24,59 @@ ElementKey = tuple[int, tuple[int, ...]]  # (barrier instance serial, element)
 Clock = dict[ElementKey, int]
 
 
+Mask = tuple[bool, ...]  # per barrier dimension: does this expression multicast over it?
+
+
 @dataclass(frozen=True)
 class RingInfo:
-    """Per mbarrier variable: its guard, await lag and ring depth (from the proc's text)."""
+    """Per mbarrier variable: its guard, await lag and ring depth (from the proc's text), and
+    its multicast pattern (one mask per barrier expression of its Arrives, LANG-5.11)."""
 
     guarded_by: dict[ir.Sym, ir.Sym]
     lag: dict[ir.Sym, int]
     depth: dict[ir.Sym, int]
+    pattern: dict[ir.Sym, tuple[Mask, ...]] = field(default_factory=dict)
+
+    def group(self, sym: ir.Sym, elem: tuple[int, ...], shape: tuple[int, ...]
+              ) -> list[tuple[int, ...]]:
+        """G(b) (SEM-6.1): the homes h whose Arrives name b = elem: h agrees with b on every
+        dimension some expression of the pattern holds as a point."""
+        masks = self.pattern.get(sym, ())
+        if not any(any(m) for m in masks):
+            return [elem]
+        out: list[tuple[int, ...]] = []
+        for mask in masks:
+            ranges = [range(n) if m else range(e, e + 1) for m, e, n in zip(mask, elem, shape)]
+            for h in itertools.product(*ranges):
+                if h not in out:
+                    out.append(tuple(h))
+        return sorted(out)
+
+
+def multicast_mask(ref: ir.BarrierRef, shape: tuple[int, ...]) -> Mask:
+    """An interval multicasts unless it is `0:1` over an extent-1 dimension (LANG-5.7)."""
+    return tuple(isinstance(a, ir.Interval) and n != 1 for a, n in zip(ref.idx, shape))
 
 
 def ring_info(body: tuple[ir.Stmt, ...]) -> RingInfo:
     guards: dict[ir.Sym, ir.Sym | None] = {}
     lags: dict[ir.Sym, int] = {}
+    shapes: dict[ir.Sym, tuple[int, ...]] = {}
+    pattern: dict[ir.Sym, tuple[Mask, ...]] = {}
     for s in walk_stmts(body):
-        if isinstance(s, ir.Alloc) and isinstance(s.typ, ir.BarrierType) \
-                and s.typ.mech is CudaMbarrier:
-            guards[s.name] = s.typ.guarded_by
+        if isinstance(s, ir.Alloc) and isinstance(s.typ, ir.BarrierType):
+            shapes[s.name] = tuple(d.value if isinstance(d, ir.Const) else 0
+                                   for d in s.typ.shape)
+            if s.typ.mech is CudaMbarrier:
+                guards[s.name] = s.typ.guarded_by
         elif isinstance(s, ir.Await) and s.n < 0:
             lags.setdefault(s.target.buf, ~s.n)
+        elif isinstance(s, ir.Arrive) and s.targets and s.targets[0].buf in shapes:
+            sym = s.targets[0].buf
+            pattern.setdefault(sym, tuple(multicast_mask(r, shapes[sym]) for r in s.targets))
     guarded_by = guard_map(guards)
-    return RingInfo(guarded_by, lags, {z: ring_depth(z, guarded_by, lags) for z in guards})
+    return RingInfo(guarded_by, lags, {z: ring_depth(z, guarded_by, lags) for z in guards},
+                    pattern)
 
 
 def join(into: Clock, other: Clock) -> None:
@@ -78,11 +112,14 @@ class CompletionOrder:
         return clock
 
     def await_(self, threads: Threads, key: ElementKey, a_max: int,
-               nontrivial: int | None) -> None:
+               nontrivial: int | None, homes: list[ElementKey] | None = None) -> None:
+        """An Await on `key` pairs with the arrives numbered ≤ a_max of every home in its
+        multicast group (`homes`, default: itself)."""
         clock = self.closure(threads)
-        chain = self.arrive_clocks.get(key, [])
-        if a_max >= 0 and chain:
-            join(clock, chain[min(a_max, len(chain) - 1)])
+        for home in homes or [key]:
+            chain = self.arrive_clocks.get(home, [])
+            if a_max >= 0 and chain:
+                join(clock, chain[min(a_max, len(chain) - 1)])
         if nontrivial is not None and nontrivial >= 0:
             join(clock, {key: nontrivial})
         self._record(threads, clock)

@@ -1,0 +1,135 @@
+"""Sporkbench's Sm90a GEMMs: our verdict and proof time per proc (all sizes, and with the sizes
+upstream's benchmark fixes, e.g. K_split=1 for the rmemC kernels) next to upstream's
+`sync_check` at n = 1024, 2048, 4096 (issue 9).
+
+Usage: python3 benchmarks/sporkbench_sm90.py SPORKBENCH_CHECKOUT [--proc SUBSTRING]
+           [--upstream-python PYTHON] [--sizes 1024,2048,4096] [--repeat 3]
+
+Our side: each `examples/Sm90a_gemm/exocc_*.py` is loaded once (isolated, unchanged) and every
+proc whose name contains --proc is verified --repeat times (median). The rmemC kernels write C
+with plain stores, so two K_split tasks race on C (a real WAW the machine replays); they are
+also verified with K_split fixed to 1, the only value sporkbench runs them with. Upstream's
+side (with --upstream-python, an interpreter whose `exo` has the camspork checker): the same
+proc rebuilt by upstream's template and `sync_check`-ed once per size, as upstream's own
+benchmark_sync_check.py sizes it (M = N = n, cluster_K = n / K_split), with CAMSPORK_JIT_DIR
+in a scratch folder. Prints a table with the ratio and os.getloadavg(); the machine is shared
+and noisy, so compare medians only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from verifier.encode import verify_proc  # noqa: E402
+from verifier.encode.verify import Options  # noqa: E402
+from verifier.lang.load_isolated import load_isolated  # noqa: E402
+
+UPSTREAM = """
+import json, sys, time
+sys.path.insert(0, {folder!r})
+from template.make_Sm90a_gemm import make_Sm90a_gemm
+from template.Sm90a_gemm_pre_config import Sm90aGemmConfig
+out = {{}}
+for name, (m, n, tma, split, cm, cn) in {configs!r}.items():
+    p = make_Sm90a_gemm(Sm90aGemmConfig(m, n, tma_to_gmem=tma, enable_split_k=split), cm, cn)
+    k_split = 4 if split else 1
+    for sz in {sizes!r}:
+        t = time.perf_counter()
+        p.sync_check(L=1, M=sz, N=sz, cluster_K=sz // k_split, K_split=k_split)
+        out[name + "@" + str(sz)] = time.perf_counter() - t
+print(json.dumps(out))
+"""
+
+
+def config_of(name: str) -> tuple[int, int, bool, bool, int, int]:
+    """(smem_M, smem_N, tma_to_gmem, split_k, ncta_M, ncta_N) from a proc name such as
+    xgemm_Sm90a_r4_m2n1_m128n256_splitK."""
+    parts = name.split("_")
+    cm, cn = int(parts[3][1]), int(parts[3][3])
+    m, n = parts[4][1:].split("n")
+    split = parts[5] == "splitK"
+    return int(m), int(n), split, split, cm, cn
+
+
+def upstream_times(python: str, checkout: Path, names: list[str], sizes: list[int]
+                   ) -> dict[str, float] | str:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "Sm90a_gemm"
+        shutil.copytree(checkout / "examples" / "Sm90a_gemm", folder)
+        script = UPSTREAM.format(folder=str(folder), sizes=sizes,
+                                 configs={n: config_of(n) for n in names})
+        r = subprocess.run([python, "-c", script], capture_output=True, text=True, cwd=folder,
+                           env={**os.environ, "CAMSPORK_JIT_DIR": str(Path(tmp) / "jit")})
+    if r.returncode != 0:
+        return f"not measured ({(r.stderr.strip().splitlines() or ['failed'])[-1][:80]})"
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def ours(proc, repeat: int, fixed: dict[str, int] | None) -> tuple[str, float, str]:
+    times, result = [], None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        result = verify_proc(proc, Options(fixed_sizes=fixed))
+        times.append(time.perf_counter() - t)
+    assert result is not None
+    why = ""
+    if result.findings:
+        f = result.findings[0]
+        why = f"{f.kind.value} {f.variable} line {f.loc.line}"
+    return result.verdict.value, statistics.median(times), why
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("checkout", type=Path)
+    ap.add_argument("--proc", default="")
+    ap.add_argument("--upstream-python")
+    ap.add_argument("--sizes", default="1024,2048,4096")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    print(f"load average before: {os.getloadavg()}")
+    rows = []
+    for path in sorted((args.checkout / "examples" / "Sm90a_gemm").glob("exocc_*.py")):
+        with tempfile.TemporaryDirectory() as tmp:  # the files write a .json next to them
+            copy = Path(tmp) / path.parent.name
+            shutil.copytree(path.parent, copy)
+            loaded = load_isolated(copy / path.name)
+        for proc in loaded.procs:
+            if args.proc not in proc.name:
+                continue
+            fixed = {"K_split": 1} if proc.name.endswith("rmemC") else None
+            rows.append((proc.name, "all sizes", *ours(proc, args.repeat, None)))
+            if fixed:
+                rows.append((proc.name, "K_split=1", *ours(proc, args.repeat, fixed)))
+    names = sorted({r[0] for r in rows})
+    up = upstream_times(args.upstream_python, args.checkout, names, sizes) \
+        if args.upstream_python else "not measured (no --upstream-python)"
+    print(f"{'proc':40} {'sizes':10} {'verdict':9} {'ours s':>7}  " +
+          "  ".join(f"{'up ' + str(n):>9} {'ratio':>6}" for n in sizes) + "  finding")
+    for name, scope, verdict, secs, why in rows:
+        cols = []
+        for n in sizes:
+            u = up.get(f"{name}@{n}") if isinstance(up, dict) else None
+            cols.append(f"{u:9.2f} {u / secs:6.1f}" if u is not None else f"{'-':>9} {'-':>6}")
+        print(f"{name:40} {scope:10} {verdict:9} {secs:7.2f}  " + "  ".join(cols) + f"  {why}")
+    if isinstance(up, str):
+        print(f"upstream: {up}")
+    print(f"load average after: {os.getloadavg()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,21 @@
+# expect: s10a_no_proxy_fence refuted RAW C_s 17
+# semantics.md S10a: the fence before the TMA store is Fence(cuda_in_order, cuda_in_order): the generic-proxy writes are not handed to the async proxy.
+from verifier.lang import *
+
+
+@proc
+def s10a_no_proxy_fence(inp: f32[2, 64, 64] @ CudaGmemLinear, C: f32[128, 64] @ CudaGmemLinear):
+    C_map = C[:, :] @ Sm90_tensorMap(0, 64, 64)
+    with CudaDeviceFunction(blockDim=256):
+        for task in cuda_tasks(0, 2):
+            C_s: f32[64, 64] @ CudaSmemLinear
+            for t in cuda_threads(0, 256):
+                for j in seq(0, 16):
+                    C_s[t / 4, 16 * (t % 4) + j] = inp[task, t / 4, 16 * (t % 4) + j]
+            Fence(cuda_in_order, cuda_in_order)
+            with CudaWarps(0, 1):
+                Sm90_copy_tensor_to_gmem_linear_2f32(C_map[64 * task:64 * task + 64, 0:64], C_s[:, :], size0=64, size1=64)
+                tcg: barrier @ CudaCommitGroup
+                Arrive(tma_to_gmem_async) >> tcg
+                Await(tcg, cuda_in_order, 0)
+            Fence(cuda_in_order, cuda_in_order)

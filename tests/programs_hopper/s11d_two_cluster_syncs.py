@@ -1,0 +1,20 @@
+# expect: s11d_two_cluster_syncs rejected ERR-A17
+# semantics.md S11 with a second live CudaClusterSync (one hardware cluster barrier, LANG-5.21).
+from verifier.lang import *
+
+
+@proc
+def s11d_two_cluster_syncs(T: size, inp: f32[T, 2, 128] @ CudaGmemLinear,
+                     xchg: f32[T, 2, 128] @ CudaGmemLinear, y: f32[T, 2, 128] @ CudaGmemLinear):
+    with CudaDeviceFunction(clusterDim=2, blockDim=128):
+        for task in cuda_tasks(0, T):
+            cs: barrier @ CudaClusterSync
+            cs2: barrier @ CudaClusterSync
+            for cta in cuda_threads(0, 2, unit=cuda_cta_in_cluster):
+                for t in cuda_threads(0, 128):
+                    xchg[task, cta, t] = inp[task, cta, t]
+            Arrive(cuda_in_order) >> cs
+            Await(cs, cuda_in_order, 0)
+            for cta in cuda_threads(0, 2, unit=cuda_cta_in_cluster):
+                for t in cuda_threads(0, 128):
+                    y[task, cta, t] = xchg[task, 1 - cta, t]

@@ -1,0 +1,35 @@
+# expect: tx_f16_tensor refuted transaction-count raw 20
+# Seeded bug (expect-tx byte count wrong, SEM-8.6): A is f16, but the _2f32 TMA expects
+# 4 bytes per element, so each phase of raw waits for 8 KiB that never arrive.
+from verifier.lang import *
+
+
+@proc
+def tx_f16_tensor(T: size, A: f16[64 * T, 32] @ CudaGmemLinear, B: f32[64, 32] @ CudaGmemLinear,
+                 C: f32[T, 64, 64] @ CudaGmemLinear):
+    A_map = A[:, :] @ Sm90_tensorMap(128, 64, 32)
+    B_map = B[:, :] @ Sm90_tensorMap(128, 64, 32)
+    with CudaDeviceFunction(blockDim=256):
+        for task in cuda_tasks(0, T):
+            A_s: f32[64, 32] @ Sm90_SmemSwizzled(128)
+            B_s: f32[64, 32] @ Sm90_SmemSwizzled(128)
+            raw: barrier @ CudaMbarrier
+            war: barrier(raw) @ CudaMbarrier
+            with CudaWarps(0, 1):
+                Await(war, cuda_temporal, ~1)
+                Sm90_copy_tensor_to_smem_swizzled_2f32(A_s[:, :], A_map[64 * task:64 * task + 64, 0:32], size0=64, size1=32) >> raw
+                Sm90_copy_tensor_to_smem_swizzled_2f32(B_s[:, :], B_map[0:64, 0:32], size0=64, size1=32) >> raw
+                Arrive(cuda_temporal) >> raw
+            with CudaWarps(4, 8):
+                Await(raw, cuda_generic_and_async_proxy, ~0)
+                for wg in cuda_threads(0, 1, unit=cuda_warpgroup):
+                    D: f32[64, 64] @ Sm90_RmemMatrixD(64, 64)
+                    cgb: barrier @ CudaCommitGroup
+                    Sm90_zero_scale_d_f32(D[:, :], M=64, N=64)
+                    for kk in seq(0, 4):
+                        Sm90_mma_async_tf32(D[:, :], A_s[:, 8 * kk:8 * kk + 8], B_s[:, 8 * kk:8 * kk + 8], M=64, N=64)
+                    Arrive(wgmma_async) >> cgb
+                    Await(cgb, cuda_in_order, 0)
+                    Sm90_mma_store_d_row_major_tf32(64, 64, C[task, :, :], D[:, :], M=64, N=64)
+                Arrive(cuda_in_order) >> war
+            Fence(cuda_in_order, cuda_in_order)

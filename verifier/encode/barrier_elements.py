@@ -1,0 +1,77 @@
+"""Which barrier elements a multicast Arrive or a TMA's trailing barrier names, and the pairing
+of the tags they attach with an Await (SEM-6.1, 6.3, 6.4, 6.5), as Z3 terms.
+
+An Arrive `>> z[m, :] >> z[:, n]` tags the records it witnesses with every element it names,
+numbered by its home's arrive count; a TMA `>> z[m, :]` tags its own records with every
+element it names, each numbered by that element's own arrive count at the call (P₀). An Await
+on z[e] retires a tag (z, e, c) when c ≤ a_max.
+"""
+
+from __future__ import annotations
+
+import z3
+
+from verifier.check.sites import AccessSite, ArriveSite, AwaitSite, ProgramModel
+from verifier.encode.barrier_counts import BarrierCounts
+from verifier.encode.instances import Encoder, Instance, equal_on
+from verifier.lang import ir
+
+
+def names(enc: Encoder, refs: tuple[tuple[ir.Expr | None, ...], ...], inst: Instance,
+          elem: tuple[z3.ArithRef, ...]) -> z3.BoolRef:
+    """`elem` is one of the elements the expressions name at `inst` (None: any index)."""
+    zctx = enc.zctx
+    options = []
+    for ref in refs:
+        conj = [e == enc.value(p, inst.iters) for p, e in zip(ref, elem) if p is not None]
+        options.append(z3.And(*conj) if conj else z3.BoolVal(True, zctx))
+    return z3.Or(*options) if options else z3.BoolVal(False, zctx)
+
+
+def arrive_pairs(enc: Encoder, counts: BarrierCounts, model: ProgramModel, arr_site: ArriveSite,
+                 arr: Instance, aw_site: AwaitSite, aw: Instance) -> z3.BoolRef:
+    """The Await retires the Arrive's tag: it names the awaited element of the same barrier
+    instance, and the home's arrive number is ≤ a_max (SEM-6.3, 6.4)."""
+    decl = model.barriers[arr_site.barrier]
+    elem = tuple(enc.value(e, aw.iters) for e in aw_site.element)
+    home = tuple(enc.value(e, arr.iters) for e in arr_site.home)
+    refs = arr_site.named or (tuple(arr_site.home),)
+    number = counts.arrives_before(decl, home, arr)
+    return z3.And(names(enc, refs, arr, elem), equal_on(arr, aw, decl.alloc_loops, enc.zctx),
+                  number <= counts.a_max(decl, aw_site, elem, aw))
+
+
+def trailing_pairs(enc: Encoder, counts: BarrierCounts, model: ProgramModel, site: AccessSite,
+                   a: Instance, aw_site: AwaitSite, aw: Instance) -> z3.BoolRef:
+    """The Await retires the tag P₀ that the TMA access `a` carries (SEM-4.4, 6.5)."""
+    assert site.trailing is not None
+    decl = model.barriers[site.trailing.barrier]
+    elem = tuple(enc.value(e, aw.iters) for e in aw_site.element)
+    number = counts.arrives_before(decl, elem, a)
+    return z3.And(names(enc, (site.trailing.points,), a, elem),
+                  equal_on(a, aw, decl.alloc_loops, enc.zctx),
+                  number <= counts.a_max(decl, aw_site, elem, aw))
+
+
+def homes_of(enc: Encoder, model: ProgramModel, barrier: ir.Sym, elem: tuple[z3.ArithRef, ...],
+             tag: str) -> list[tuple[tuple[z3.ArithRef, ...], list[z3.BoolRef]]]:
+    """G(b) (SEM-6.1): per barrier expression of the variable's (uniform, LANG-5.11) multicast
+    pattern, the homes whose Arrive names `elem`: equal to it where the expression has a point,
+    free (within the extent) where it multicasts."""
+    decl = model.barriers[barrier]
+    site = next((s for s in model.arrives if s.barrier == barrier), None)
+    if site is None or not site.multicast:
+        return [(elem, [])]
+    out = []
+    for k, ref in enumerate(site.named):
+        home: list[z3.ArithRef] = []
+        conds: list[z3.BoolRef] = []
+        for d, (p, e, extent) in enumerate(zip(ref, elem, decl.shape)):
+            if p is not None:
+                home.append(e)
+                continue
+            v = z3.Int(f"{barrier.name}.home{k}.{d}@{tag}", enc.zctx)
+            home.append(v)
+            conds += [v >= 0, v < extent]
+        out.append((tuple(home), conds))
+    return out

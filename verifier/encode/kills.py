@@ -1,0 +1,98 @@
+"""Records dropped between two accesses (SEM-2.6, semantics.md §12.1 "last writer"), as a Z3
+condition the hazard query may assume false.
+
+A non-atomic mutate of x[i] replaces every earlier record of x[i]; any mutate drops the read
+records. So when some mutate instance c of the same element runs strictly between a and b, b
+is never checked against a's record: the pair (a, b) needs nothing. (c itself is checked
+against a by the obligation (a, c); if that one fails the proc is refuted anyway.) The
+instances of c tried are the anchored witness instances of the visibility encoding; assuming
+only that *those* do not occur is weaker than assuming no instance does, so the hazard query
+keeps every model it would have without this condition (sound), and loses the spurious ones
+where an accumulator was overwritten (zero-fill, then wgmma, then a read).
+"""
+
+from __future__ import annotations
+
+import z3
+
+from verifier.check.sites import AccessSite, ProgramModel
+from verifier.encode.instances import Encoder, Instance, before, equal_on
+from verifier.semantics.rules import AccessKind
+
+
+def touches(enc: Encoder, site: AccessSite, inst: Instance, elem: tuple[z3.ArithRef, ...]
+            ) -> z3.BoolRef:
+    """`elem` is among the elements the instance of `site` touches (SEM-4.3, clipping)."""
+    conj: list[z3.BoolRef] = []
+    shape = [enc.value(d, {}) for d in site.shape]
+    el = site.element
+    for k, (pt, iv) in enumerate(zip(el.points, el.intervals)):
+        if k >= len(elem):
+            break
+        e = elem[k]
+        if pt is not None:
+            conj.append(e == enc.value(pt, inst.iters))
+            continue
+        assert iv is not None
+        lo = enc.value(iv[0], inst.iters)
+        conj += [e >= lo, e < enc.value(iv[1], inst.iters)]
+        if k < len(el.limits) and el.limits[k] is not None:
+            conj.append(e - lo < enc.value(el.limits[k], inst.iters))  # type: ignore[arg-type]
+        if el.clip_to_shape and k < len(shape):
+            conj += [e >= 0, e < shape[k]]
+    return z3.And(*conj) if conj else z3.BoolVal(True, enc.zctx)
+
+
+def clipped_bounds(enc: Encoder, site: AccessSite, inst: Instance, shape: list[z3.ArithRef]
+                   ) -> tuple[list[z3.BoolRef], list[z3.BoolRef]]:
+    """SEM-4.3 bounds of one access: (ways to leave the tensor, conditions that the touched set
+    is non-empty — given only for a bounds-predicated store, whose window is restricted to
+    relative indices below its limits and may be empty)."""
+    bad: list[z3.BoolRef] = []
+    nonempty: list[z3.BoolRef] = []
+    el = site.element
+    for k, (pt, iv) in enumerate(zip(el.points, el.intervals)):
+        if k >= len(shape):
+            break
+        if pt is not None:
+            v = enc.value(pt, inst.iters)
+            bad.append(z3.Or(v < 0, v >= shape[k]))
+            continue
+        assert iv is not None
+        lo, hi = enc.value(iv[0], inst.iters), enc.value(iv[1], inst.iters)
+        if k < len(el.limits) and el.limits[k] is not None:
+            lim = lo + enc.value(el.limits[k], inst.iters)  # type: ignore[arg-type]
+            top = z3.If(lim < hi, lim, hi)
+            nonempty.append(top > lo)
+            bad.append(z3.Or(lo < 0, top > shape[k], lo > hi))
+        else:
+            bad.append(z3.Or(lo < 0, hi > shape[k], lo > hi))
+    if any(k < len(el.limits) and el.limits[k] is not None for k in range(len(el.points))):
+        return bad, nonempty
+    return bad, []
+
+
+def drops(earlier: AccessSite, middle: AccessSite) -> bool:
+    """Does a mutate at `middle` drop `earlier`'s record (SEM-2.6)?"""
+    if middle.kind is AccessKind.read or middle.is_free:
+        return False
+    if earlier.kind is AccessKind.read:
+        return True
+    return middle.kind is not AccessKind.atomic
+
+
+def killed(enc: Encoder, model: ProgramModel, witnesses: object, sa: AccessSite, a: Instance,
+           sb: AccessSite, b: Instance, elem: tuple[z3.ArithRef, ...]) -> z3.BoolRef:
+    """Some anchored instance of a dropping mutate of `elem` lies strictly between a and b.
+    `witnesses(ctx, a, b)` gives the anchored instances (visibility.VisibilityBuilder)."""
+    terms: list[z3.BoolRef] = []
+    if a.thread is None or b.thread is None:  # witnesses anchor at device threads only
+        return z3.BoolVal(False, enc.zctx)
+    for sc in model.accesses:
+        if sc.buf != sa.buf or not sc.tracked or not drops(sa, sc):
+            continue
+        for c in witnesses(sc.ctx, a, b):  # type: ignore[operator]
+            terms.append(z3.And(c.valid, equal_on(a, c, sa.alloc_loops, enc.zctx),
+                                before(a, c, enc.zctx), before(c, b, enc.zctx),
+                                touches(enc, sc, c, elem)))
+    return z3.Or(*terms) if terms else z3.BoolVal(False, enc.zctx)
