@@ -52,7 +52,7 @@ class Obligation:
     variable: str
     loc: SrcLoc
     related: list[tuple[SrcLoc, str]]
-    # (refinement level, anchored fallback) -> the query at that level
+    # (refinement level, anchored variant of a quantified level) -> the query
     build: Callable[[int, bool], Built]
     levels: int = 1  # refinement levels (visibility.LEVELS for hazards)
     description: str = ""
