@@ -20,8 +20,9 @@ fixtures. Every test is classified:
               sync_check run at our counterexample's sizes: "agrees" or "REVIEW")
   SUSPECT     upstream rejects and we accept: a soundness suspect, listed by name
   unsupported a proc ended unsupported/unknown (not Hopper)
-  hopper      unsupported for a Hopper construct (TMA, wgmma, clusters, multicast), or any
-              unsupported step in a test of an Sm90a-only kernel: pending the Hopper work
+  hopper      unsupported naming a Hopper construct (TMA, wgmma, clusters, multicast): a
+              gap of the Hopper work (any other unsupported step, in an Sm90a test too, is
+              `unsupported`, with its reason)
   blocked     a missing API or a file that fails at collection (never counted as a rejection)
   gpu-only    the test needs a device
   self-skip   the test skips itself (upstream's run skips it too); not counted
@@ -79,8 +80,6 @@ def classify(rec: dict) -> tuple[str, str]:
         why = next(c["message"] for c in calls if c["verdict"] in ("unsupported", "unknown"))
         if _HOPPER.search(why):
             return "hopper", _first_line(why)
-        if "Sm90a" in rec["nodeid"].split("::")[0]:  # a Hopper-only kernel (wgmma, TMA)
-            return "hopper", f"Sm90a kernel; the first unsupported step: {_first_line(why)}"
         return "unsupported", _first_line(why)
     if rec["outcome"] == "passed" and "vacuous" in verdicts:
         return "same-vacuous", "accepted; no memory access or barrier, so nothing to prove"

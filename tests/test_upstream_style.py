@@ -164,6 +164,32 @@ def test_sm80_fragment_loads_take_swizzled_smem_as_upstream() -> None:
     assert formal not in CudaRmemPacked32.bases and formal not in Sm80_RmemMatrixA.bases
 
 
+@pytest.mark.rule("API-5")
+def test_find_and_gaps_reach_the_first_rewrite(tmp_path: Path) -> None:
+    """`find` names statements as upstream's cursors do; a rewrite given a gap is API-2."""
+    from verifier.diagnostics import Unsupported
+    from verifier.lang import ir
+    path = tmp_path / "k.py"
+    path.write_text(UPSTREAM_HEAD + "a = k.find('tile[_] = x[_]')\n"
+                    "b = k.find('_ = tile[255 - t]')\n"
+                    "assert a.loc.line == 13 and b.loc.line == 15, (a, b)\n"
+                    "assert k.find('for t in _: _ #1') is k.find_loop('t #1')\n"
+                    "k = fission(k, k.find('_ = tile[_]').after())\n")
+    loaded = load_isolated(path)
+    assert isinstance(loaded.error, Unsupported), loaded.error
+    assert "scheduling operation fission" in loaded.error.message
+    assert loaded.error.loc.line == len(UPSTREAM_HEAD.splitlines()) + 5
+    gap = ir.Pass(ir.SrcLoc("f", 1, 1)).before()
+    assert gap.side == "before" and isinstance(gap.stmt, ir.Pass)
+
+
+@pytest.mark.rule("API-5")
+def test_find_without_a_match_is_refused(tmp_path: Path) -> None:
+    loaded, line = _load_tail(tmp_path, "k.find('tile[_] = 0')\n")
+    assert loaded.error is not None and "0 matching statement(s)" in loaded.error.message
+    assert loaded.error.loc.line == line
+
+
 CUT_HEAD = """from __future__ import annotations
 from exo import *
 from exo.platforms.cuda import *
