@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, Expectation, case_params, expectations, load_one
+from sizes import check_symbolic_equals_concrete
 from verifier.codegen import emit_cuda
 from verifier.codegen.targets import NVCC_FLAGS
 from verifier.diagnostics import SporkError
@@ -89,6 +90,13 @@ def test_machine_keeps_barrier_allocations_apart() -> None:
     _, errors = run_machine(load_one(path, exp.proc), {"M": 1, "S": 2}, collect_all=True)
     assert ("RAW", "C", exp.line) in {(e.kind, e.variable, e.loc.line) for e in errors}
 
+
+@pytest.mark.slow
+@pytest.mark.parametrize("exp", [pytest.param(e, id=e.proc) for e in CASES
+                                 if e.verdict in ("proved", "refuted")])
+def test_heldout_symbolic_equals_concrete(exp: Expectation) -> None:
+    """Differential: at two small sizes the fixed-size proof and the machine agree."""
+    check_symbolic_equals_concrete(load_one(exp.file, exp.proc), count=2, bound=4)
 
 COMPILED = ("h02_wgmma_wait1_ring3", "h06_cluster_multicast_sync", "h12_wgmma_smem_reduce")
 
