@@ -291,3 +291,32 @@ def test_replace_puts_the_copy_call_upstream_unifies_in_place_of_the_nest() -> N
     assert dst.buf.name == "r_x" and src.buf.name == "d_x"
     loops = {n.iter.name for n in nodes if isinstance(n, ir.For)}
     assert not loops & {"init_n", "pack_ld", "pack_st"}
+
+
+@pytest.mark.rule("CALL-1")
+@pytest.mark.parametrize("name, want", [("wrapper", "no-hazard-at-sizes"),
+                                        ("wrapper_rows", "no-hazard-at-sizes"),
+                                        ("wrapper_bug_alias", "refuted"),
+                                        ("wrapper_bug_oob", "refuted")])
+def test_inlined_call_machine_agrees_with_proof(name: str, want: str) -> None:
+    """Differential: the concrete machine runs the same inlined program the proof reads."""
+    from verifier.encode.verify import concrete_verdict
+    procs = {p.name: p for p in load_procs(UPSTREAM_STYLE / "proc_calls.py")}
+    verdict, finding = concrete_verdict(procs[name], {"n": 512})
+    assert verdict.value == want, finding
+    if finding is not None:
+        assert finding.loc.file.endswith("proc_calls.py") and finding.loc.line in (23, 24)
+
+
+@pytest.mark.rule("CALL-3")
+def test_call_argument_shape_mismatch_is_rejected(tmp_path: Path) -> None:
+    path = tmp_path / "k.py"
+    path.write_text(UPSTREAM_HEAD + "@proc\ndef w(x: f32[512] @ CudaGmemLinear):\n"
+                    "    k(256, x[0:256])\n    k(512, x[0:256])\n")
+    loaded = load_isolated(path)
+    assert loaded.error is None, loaded.error
+    (_, w) = loaded.procs
+    result = verify_proc(w)
+    assert result.verdict.value == "rejected"
+    assert "extent 512" in result.findings[0].message
+    assert result.findings[0].loc.line == len(UPSTREAM_HEAD.splitlines()) + 4

@@ -40,3 +40,4 @@ def h02b_ring_lag_off_by_one(T: size, K: size, A: f32[64 * T, 32 * K] @ CudaGmem
                 Await(cg, cuda_in_order, 0)
                 Sm90_mma_store_d_row_major_tf32(64, 64, C[64 * task:64 * task + 64, :], D[:, :], M=64, N=64)
             Fence(cuda_in_order, cuda_in_order)
+# test: slow (over 2 s on the shared 2-core machine; runs in the slow suite)

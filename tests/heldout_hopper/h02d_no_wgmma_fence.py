@@ -39,3 +39,4 @@ def h02d_no_wgmma_fence(T: size, K: size, A: f32[64 * T, 32 * K] @ CudaGmemLinea
                 Await(cg, cuda_in_order, 0)
                 Sm90_mma_store_d_row_major_tf32(64, 64, C[64 * task:64 * task + 64, :], D[:, :], M=64, N=64)
             Fence(cuda_in_order, cuda_in_order)
+# test: slow (over 2 s on the shared 2-core machine; runs in the slow suite)

@@ -36,3 +36,4 @@ def h06b_cta_fence_not_cluster_sync(T: size, K: size, A: f32[64 * T, 32 * K] @ C
                         Arrive(cuda_in_order) >> war[c] >> war[:]
             for c in cuda_threads(0, 2, unit=cuda_cta_in_cluster):
                 Fence(cuda_in_order, cuda_in_order)
+# test: slow (over 2 s on the shared 2-core machine; runs in the slow suite)

@@ -22,7 +22,8 @@ from verifier.semantics.rules import AccessKind, Flag
 from verifier.check.sites import (
     AccessSite, ArriveSite, AwaitSite, BarrierDecl, ProgramModel, TmaSite,
 )
-from verifier.encode.barrier_counts import element_vars, free_point, last_instance
+from verifier.encode.barrier_counts import (element_vars, free_point, last_instance,
+                                            short_of_partner)
 from verifier.encode.instances import Encoder, Instance, before, equal_on
 from verifier.encode.kills import clipped_bounds, killed
 from verifier.encode.pruning import Pruner
@@ -238,9 +239,8 @@ class ObligationBuilder:
         inst = self.enc.instance(site.ctx, "w")
         elem = tuple(self.enc.value(e, inst.iters) for e in site.element)
         a_max = counts.a_max(decl, site, elem, inst)
-        arrived = counts.arrives_before(decl, elem, inst)
-        return self.base + [inst.valid, a_max >= 0, arrived <= a_max], \
-            {**self.size_names, **inst.names}
+        short = short_of_partner(counts, self.model, decl, elem, inst, a_max)
+        return self.base + [inst.valid, a_max >= 0, short], {**self.size_names, **inst.names}
 
     def _balance(self, decl: BarrierDecl) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
         counts = self.vis.barriers

@@ -305,7 +305,9 @@ class VisibilityBuilder:
             term = conj(parts, self.zctx)
             if z3.is_false(term):
                 continue  # this choice of witnesses can never carry a to b
-            terms.append(z3.Exists(bound, term) if bound else term)
+            terms.append(term)
+        if bound and terms:
+            return [z3.Exists(bound, disj(terms, self.zctx))]
         return terms
 
     def representatives(self, x: Instance, y: Instance) -> list[z3.ArithRef]:

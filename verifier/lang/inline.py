@@ -224,6 +224,10 @@ def _linear(e: ir.Expr) -> dict[Any, int] | None:
     return None
 
 
+_CMP = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+        ">=": lambda a, b: a >= b, "==": lambda a, b: a == b}
+
+
 def _implied(pred: ir.Expr, facts: tuple[ir.Expr, ...], env: dict[ir.Sym, Bound]) -> bool:
     """Whether `pred` follows from `facts` and the interval bounds `env` (sound, partial)."""
     if isinstance(pred, ir.Const):
@@ -232,6 +236,8 @@ def _implied(pred: ir.Expr, facts: tuple[ir.Expr, ...], env: dict[ir.Sym, Bound]
         return True
     if not isinstance(pred, ir.BinOp):
         return False
+    if isinstance(pred.lhs, ir.Const) and isinstance(pred.rhs, ir.Const) and pred.op in _CMP:
+        return bool(_CMP[pred.op](pred.lhs.value, pred.rhs.value))
     if pred.op == "and":
         return _implied(pred.lhs, facts, env) and _implied(pred.rhs, facts, env)
     lo, hi = bound(ir.BinOp("-", pred.lhs, pred.rhs, pred.loc), env)
