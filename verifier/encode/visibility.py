@@ -199,6 +199,7 @@ class VisibilityBuilder:
         self._pair_cache: dict[tuple[int, int], z3.BoolRef] = {}
         self._before_cache: dict[tuple[int, int], z3.BoolRef] = {}
         self._link_cache: dict[tuple[object, ...], z3.BoolRef] = {}
+        self._event_cache: dict[tuple[object, ...], list] = {}  # type: ignore[type-arg]
         self._keep: list[object] = []
         self.enc = enc
         self.zctx = enc.zctx
@@ -347,7 +348,20 @@ class VisibilityBuilder:
 
     def event_instances(self, event: Event, a: Instance, b: Instance
                         ) -> list[tuple[Instance, Instance, list[z3.BoolRef]]]:
-        """(first instance, last instance, conditions) per witness choice of an event."""
+        """(first instance, last instance, conditions) per witness choice of an event; at the
+        anchored levels once per (event, a, b): chains share events (quantified witnesses
+        also extend `self.bound`, so they are rebuilt per chain)."""
+        if self.quantified:
+            return self._event_instances(event, a, b)
+        key = (event.key, id(a), id(b))
+        hit = self._event_cache.get(key)
+        if hit is None:
+            hit = self._event_cache[key] = self._event_instances(event, a, b)
+            self._keep.append((a, b))
+        return hit
+
+    def _event_instances(self, event: Event, a: Instance, b: Instance
+                         ) -> list[tuple[Instance, Instance, list[z3.BoolRef]]]:
         if event.fence is not None:
             return [(e, e, [e.valid]) for e in self.witnesses(event.fence.ctx, a, b)]
         if event.tag_site is not None:
