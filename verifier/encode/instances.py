@@ -21,6 +21,7 @@ from verifier.check.sites import AccessSite, Context
 from verifier.encode.terms import conj, disj
 
 Term = z3.ArithRef
+MAX_GROUPS = 64  # instances of a collective listed by `Encoder.representative`
 
 
 def z3_ops(ctx: z3.Context, on_product: "Callable[[], None] | None" = None
@@ -126,6 +127,7 @@ class Encoder:
         self.sizes = {s: z3.Int(s.name, zctx) for s in sizes}
         self.assumptions: list[z3.BoolRef] = []
         self._member_cache: dict[tuple[int, ...], z3.BoolRef] = {}
+        self._rep_cache: dict[tuple[object, ...], z3.ArithRef] = {}
         self._keep: list[object] = []  # terms whose ids key the caches stay alive
         # facts a closed form relies on, to be discharged as obligations (nest_sums.Premise)
         self.premises: dict[int, Any] = {}
@@ -207,6 +209,29 @@ class Encoder:
         keyed = {s: iters[s] for s in ctx.thread_iters}
         return conj((n >= 0, n < dev.num_threads,
                      collectives.membership(ctx.tiling, n, keyed, self.arith, dev)), self.zctx)
+
+    def representative(self, ctx: Context, iters: Mapping[ir.Sym, z3.ArithRef]
+                       ) -> z3.ArithRef | None:
+        """A thread term that executes the instance of `ctx` with these thread-loop values
+        whenever any does: the lowest thread of each instance's ground-truth set
+        (`collectives.thread_groups`, COLL-4.4), selected by an if-chain over the values
+        (−1 outside them). None when the collective has too many instances to list (more
+        than `MAX_GROUPS`). A chain using it still states membership, so the term only
+        offers one more witness thread, never asserts anything (specs/verification.md E4)."""
+        assert ctx.device is not None
+        groups = collectives.thread_groups(ctx.tiling, ctx.device.cfg)
+        if len(groups.groups) > MAX_GROUPS:
+            return None
+        key = (id(ctx.tiling), tuple(iters[s].get_id() for s in groups.keys))
+        hit = self._rep_cache.get(key)
+        if hit is None:
+            hit = z3.IntVal(-1, self.zctx)
+            for values, threads in sorted(groups.groups.items(), reverse=True):
+                here = conj([iters[s] == v for s, v in zip(groups.keys, values)], self.zctx)
+                hit = z3.If(here, min(threads), hit)
+            self._rep_cache[key] = hit
+            self._keep.append(tuple(iters[s] for s in groups.keys))
+        return hit
 
     def thread_iter_terms(self, ctx: Context, n: z3.ArithRef) -> dict[ir.Sym, z3.ArithRef]:
         """E_y(n): the thread-loop iterator values of the instance containing thread n."""

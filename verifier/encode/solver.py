@@ -37,7 +37,7 @@ SOLVER_NAME = f"z3-{z3.get_version_string()}"
 # Budgets in Z3 resource units (calibrated in benchmarks/issue11.py: the most any query of the
 # examples and test programs uses is recorded there; each budget leaves a wide margin above it).
 DEFAULT_RLIMIT = 60_000_000  # one query (≈ 10-20 s of solver work on a 2020s core)
-QUANTIFIED_RLIMIT = 4_000_000  # a quantified refinement level before its anchored fallback
+QUANTIFIED_RLIMIT = 4_000_000  # a quantified refinement level (after its anchored variant)
 ABSTRACTION_RLIMIT = 6_000_000  # the linear abstraction: a quick first try, not the verdict
 SMALL_MODEL_RLIMIT = 3_000_000  # each bounded re-solve looking for small sizes
 REUSE_RLIMIT = 6_000_000  # re-solving a candidate at sizes the machine already ran
