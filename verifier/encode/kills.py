@@ -18,6 +18,7 @@ import z3
 from verifier.check.sites import AccessSite, ProgramModel
 from verifier.encode.instances import Encoder, Instance, before, equal_on
 from verifier.encode.terms import conj, disj
+from verifier.encode.visibility import may_precede
 from verifier.semantics.rules import AccessKind
 
 
@@ -82,6 +83,20 @@ def drops(earlier: AccessSite, middle: AccessSite) -> bool:
     return middle.kind is not AccessKind.atomic
 
 
+def may_lie_between(sa: AccessSite, sc: AccessSite, sb: AccessSite) -> bool:
+    """Can an instance of `sc` in a's allocation instance lie strictly between a and b? When
+    that allocation is inside the task loops, such an instance runs in a's task (and b's: the
+    query asks for the same allocation instance), so it must follow a and precede b within
+    one task, which `visibility.may_precede` decides from the loop structure (SEM-1.8). False
+    only where every `before(a, c) ∧ before(c, b)` is unsat, so leaving the site out of the
+    kills changes no query's models."""
+    dev = sa.ctx.device
+    if dev is None or sc.ctx.device is not dev or sb.ctx.device is not dev or \
+            not set(dev.outer_loops + dev.task_loops) <= set(sa.alloc_loops):
+        return True
+    return may_precede(sa.ctx, sc.ctx) and may_precede(sc.ctx, sb.ctx)
+
+
 def killed(enc: Encoder, model: ProgramModel, witnesses: object, sa: AccessSite, a: Instance,
            sb: AccessSite, b: Instance, elem: tuple[z3.ArithRef, ...]) -> z3.BoolRef:
     """Some anchored instance of a dropping mutate of `elem` lies strictly between a and b.
@@ -94,6 +109,8 @@ def killed(enc: Encoder, model: ProgramModel, witnesses: object, sa: AccessSite,
             continue
         if sc.ctx.device is None:  # a CPU-scope mutate has no thread to anchor at: it is
             continue  # not counted as a kill (fewer kills: more pairs checked, still sound)
+        if not may_lie_between(sa, sc, sb):
+            continue  # its every disjunct would be unsat (ping-pong: O(P) sites per pair)
         for c in witnesses(sc.ctx, a, b):  # type: ignore[operator]
             terms.append(conj((c.valid, equal_on(a, c, sa.alloc_loops, enc.zctx),
                                before(a, c, enc.zctx), before(c, b, enc.zctx),
