@@ -32,3 +32,20 @@ def sample_sizes(proc: ir.Proc, count: int = 3, bound: int = 64) -> list[dict[st
         s.add(z3.Or([env[a.name] != sizes[a.name.name] for a in controls]))
         s.add(total <= sum(sizes.values()) * 2 + 16)
     return out
+
+
+def check_symbolic_equals_concrete(proc: ir.Proc, count: int = 3, bound: int = 32) -> None:
+    """Differential check (architecture.md §3): at `count` small sizes the fixed-size proof and
+    the concrete machine give the same verdict (the machine's `no-hazard-at-sizes` is a
+    fixed-size proof's `proved`, specs/verification.md)."""
+    from verifier.encode import Options, concrete_verdict, verify_proc
+    from verifier.results import Verdict
+
+    all_sizes = sample_sizes(proc, count=count, bound=bound)
+    assert all_sizes, "the asserts admit no small size"
+    for sizes in all_sizes:
+        concrete, _ = concrete_verdict(proc, sizes)
+        symbolic = verify_proc(proc, Options(fixed_sizes=sizes)).verdict
+        assert symbolic is not Verdict.unknown, f"unknown at {sizes}"
+        same = Verdict.proved if concrete is Verdict.no_hazard_at_sizes else concrete
+        assert symbolic == same, f"at {sizes}: symbolic {symbolic}, concrete {concrete}"

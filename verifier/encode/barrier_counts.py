@@ -5,11 +5,13 @@ Counts are sums over the Arrive (Await) sites of a barrier variable of `counting
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 
 import z3
 
 from verifier.lang import ir
+from verifier.semantics.rings import ring_info
 from verifier.check.sites import AwaitSite, BarrierDecl, ProgramModel
 from verifier.encode.counting import count_before
 from verifier.encode.instances import Encoder, Instance
@@ -126,3 +128,25 @@ def last_instance(enc: Encoder, site: AwaitSite, point: Instance,
     inst = Instance(site.ctx, iters, None, z3.BoolVal(True, enc.zctx))
     inst.valid = enc.validity(inst)
     return inst
+
+
+def short_of_partner(counts: BarrierCounts, model: ProgramModel, decl: BarrierDecl,
+                     elem: tuple[z3.ArithRef, ...], point: Instance, a_max: z3.ArithRef
+                     ) -> z3.BoolRef:
+    """SEM-6.7 negated: some home h in the multicast group G(z[elem]) (SEM-6.1) has at most
+    a_max arrives before `point`; without multicast G is the element itself. The group is a
+    static function of the element (barrier shapes are constants), so the condition is a case
+    split over the elements whose group is larger than themselves."""
+    zctx = counts.enc.zctx
+    own = counts.arrives_before(decl, elem, point) <= a_max
+    info = ring_info(model.proc.body)
+    cases = []
+    for e in itertools.product(*(range(n) for n in decl.shape)):
+        group = [h for h in info.group(decl.sym, e, decl.shape) if h != e]
+        if not group:
+            continue
+        here = z3.And(*[v == c for v, c in zip(elem, e)])
+        consts = [tuple(z3.IntVal(c, zctx) for c in h) for h in group]
+        cases.append(z3.And(here, z3.Or(*[counts.arrives_before(decl, h, point) <= a_max
+                                          for h in consts])))
+    return z3.Or(own, *cases) if cases else own

@@ -16,15 +16,27 @@ comes back `unknown`, never `refuted`.
 The chain only uses the lemma of z at arrive numbers x ≥ s(z) = lag(g) - off: a chain that
 starts at some Arrive numbered ≥ d and reaches z has lost at most D - s(z) on the way. The
 lemma is therefore asked for x ≥ s(z) only (s = d for a self-guarded barrier).
+
+Multicast (SEM-6.1, 6.8): an Arrive with home e reuses the ring slot of every element b it
+names, and the invariant is asked of each such b. Around the guard cycle an Await on g[s]
+pairs with the arrives of every home in G(g[s]) (the pair edges of SEM-6.8), so the chain from
+the Arrive at home e reaches the awaits on z at the elements `reached(e)` (`_reached`), with the
+same arrive numbers as for the home. Where the Arrive names an element outside reached(e) the
+lemma gives nothing for it, and such a home counts as broken: a candidate the machine replays.
+A self-guarded z reaches only its own element (the pair step lands on arrives, one number
+short of the await the invariant needs), so a self-guarded multicast Arrive is a candidate
+whenever the lemma is asked (x >= d).
 """
 
 from __future__ import annotations
+
+import itertools
 
 import z3
 
 from verifier.diagnostics import InternalError
 from verifier.lang import ir
-from verifier.semantics.rings import ring_info
+from verifier.semantics.rings import RingInfo, ring_info
 from verifier.check.sites import ArriveSite, AwaitSite, ProgramModel
 from verifier.encode.barrier_counts import BarrierCounts
 from verifier.encode.instances import Encoder, Instance
@@ -50,8 +62,41 @@ def ring_lemma(enc: Encoder, counts: BarrierCounts, model: ProgramModel, site: A
     if len(elem) != len(g_elem):
         same = [z3.BoolVal(False, enc.zctx)]
     broken = z3.Or(waited < number + 1 + off, z3.Not(z3.And(*same)) if same else False)
+    uncovered = _uncovered_homes(ring_info(model.proc.body), model, site.barrier)
+    if uncovered:  # multicast beyond what the guard chain reaches (SEM-6.8 for every b named)
+        broken = z3.Or(broken, *[z3.And(*[v == h for v, h in zip(elem, home)])
+                                 for home in uncovered])
     q.names.update({f"elem{k}": v for k, v in enumerate(elem)})
     return q, [q.valid, number >= guard_lag - off, broken]
+
+
+def _reached(info: RingInfo, model: ProgramModel, z: ir.Sym, home: tuple[int, ...]
+             ) -> set[tuple[int, ...]]:
+    """The elements of z whose awaits the completion order puts before an Arrive on z with
+    `home`, with the lag arithmetic of the home (see the module docstring)."""
+    guard = info.guarded_by.get(z)
+    if guard is None or guard == z:
+        return {home}
+    reached, b = {home}, guard
+    for _ in range(len(info.guarded_by) + 1):
+        shape = model.barriers[b].shape
+        reached = {h for s in reached for h in info.group(b, s, shape)}
+        after = info.guarded_by.get(b)
+        if after == z or after is None:
+            return reached
+        b = after
+    return {home}
+
+
+def _uncovered_homes(info: RingInfo, model: ProgramModel, z: ir.Sym) -> list[tuple[int, ...]]:
+    """The homes of z whose Arrive names an element the guard chain does not reach."""
+    shape = model.barriers[z].shape
+    out = []
+    for home in itertools.product(*(range(n) for n in shape)):
+        named = set(info.group(z, home, shape))  # named(h) = G(h): the relation is symmetric
+        if not named <= _reached(info, model, z, home):
+            out.append(home)
+    return out
 
 
 def _awaited_element(enc: Encoder, site: AwaitSite, q: Instance) -> tuple[z3.ArithRef, ...]:

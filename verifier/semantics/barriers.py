@@ -71,12 +71,14 @@ def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: BarrierInstance)
             m.storage_access(bar.sym, elem, threads, s.loc, sm80=rules.Q.Sm80 in first.full)
     a = bar.count(home_elem)[0]
     code = m.sync_code(first)
-    tags = [(bar.sym.id, elem, a) for elem in named]
+    # (z, j, c) names the allocation instance of z: a barrier re-allocated by a later task or
+    # iteration restarts its counts at 0 (SEM-2.3) and must not retire the tags of the old one
+    tags = [(bar.serial, elem, a) for elem in named]
     for rec in m.index.witness_candidates(threads, code):
         target = m.witnessed_part(rec, threads, code)
         if target is not None:
             target.pending.update(tags)
-            m.index.tag(target, bar.sym.id, named)
+            m.index.tag(target, bar.serial, named)
     bar.count(home_elem)[0] = a + 1
     if bar.mech is CudaMbarrier:
         _ring_check(m, s, threads, bar, home_elem, named, a)
@@ -138,7 +140,7 @@ def await_(m: MachineView, s: ir.Await, threads: Threads, bar: BarrierInstance) 
         m.order.await_(threads, (bar.serial, elem), a_max, a_max if s.n < 0 else None,
                        [(bar.serial, h) for h in homes])
     second = m.sync_code(rules.SYNC_SETS[s.second])
-    key = bar.sym.id
+    key = bar.serial  # the allocation instance, as the tags (SEM-2.4)
     done = augment_key(threads, second)
     for rec in m.index.tagged_with(key, elem):
         if rec.augmented(done):

@@ -371,7 +371,7 @@ class Machine(HazardChecks):
         if s.trailing:  # SEM-4.4 P₀ / SEM-6.5: tagged with each named element's arrive count
             bar = self.barriers[s.trailing[0].buf]
             _, named = barriers.referenced(s.trailing[0], bar, self.value)
-            tags = frozenset((bar.sym.id, e, bar.count(e)[0]) for e in named)
+            tags = frozenset((bar.serial, e, bar.count(e)[0]) for e in named)
         boxes = [clipped_box(s, a, window_box(a.arg, self.value), self.bufs[a.buf].shape,
                              self.value) for a in args]
         for k, (a, box) in enumerate(zip(args, boxes)):

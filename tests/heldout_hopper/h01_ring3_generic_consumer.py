@@ -1,0 +1,31 @@
+# expect: h01_ring3_generic_consumer proved
+# spec: PROVED. A producer warp fills a 3-slot TMA ring; a separate consumer warpgroup reads
+# each slot with ordinary loads. Await(raw, cuda_in_order, ~0) grants cuda2 full to the
+# consumer on the TMA records its trailing barrier tagged (SEM-6.5, SEM-3.4); the consumer's
+# Arrive(cuda_in_order) >> war witnesses its reads (cuda2) and the producer's Await(war,
+# cuda_temporal, ~3) grants temp on {cuda1, cuda2, async}, which the TMA write-only mutate
+# (X = {tmaS, async}) needs (SEM-4.5). Ring depth lag(raw) + lag(war) = 3 (LANG-5.19, SEM-6.8).
+from verifier.lang import *
+
+
+@proc
+def h01_ring3_generic_consumer(T: size, K: size, A: f32[64 * T, 32 * K] @ CudaGmemLinear,
+                               y: f32[T, K, 64, 32] @ CudaGmemLinear):
+    A_map = A[:, :] @ Sm90_tensorMap(128, 64, 32)
+    with CudaDeviceFunction(blockDim=256):
+        for task in cuda_tasks(0, T):
+            A_s: f32[3, 64, 32] @ Sm90_SmemSwizzled(128)
+            raw: barrier @ CudaMbarrier
+            war: barrier(raw) @ CudaMbarrier
+            for k in seq(0, K):
+                with CudaWarps(0, 1):
+                    Await(war, cuda_temporal, ~3)
+                    Sm90_copy_tensor_to_smem_swizzled_2f32(A_s[k % 3, :, :], A_map[64 * task:64 * task + 64, 32 * k:32 * k + 32], size0=64, size1=32) >> raw
+                    Arrive(cuda_temporal) >> raw
+                with CudaWarps(4, 8):
+                    Await(raw, cuda_in_order, ~0)
+                    for t in cuda_threads(0, 128):
+                        for j in seq(0, 16):
+                            y[task, k, t / 2, 16 * (t % 2) + j] = A_s[k % 3, t / 2, 16 * (t % 2) + j] * 2.0
+                    Arrive(cuda_in_order) >> war
+            Fence(cuda_in_order, cuda_in_order)

@@ -1,0 +1,28 @@
+# expect: h03b_bulk_wait_too_lax refuted WAR C_s 19
+# Seeded bug (bulk wait_group too lax): Await(tcg, cuda_in_order, 2) keeps two stores in
+# flight over two slots. At k = 2 the CTA rewrites slot 0 while the TMA store of k = 0 is
+# unretired (a_max = -1 at k = 1, SEM-6.4): WAR HAZARD @ C_s at the write (SEM-4.5); K = 3.
+from verifier.lang import *
+
+
+@proc
+def h03b_bulk_wait_too_lax(T: size, K: size, inp: f32[T, K, 32, 32] @ CudaGmemLinear,
+                                C: f32[32 * T, 32 * K] @ CudaGmemLinear):
+    C_map = C[:, :] @ Sm90_tensorMap(0, 32, 32)
+    with CudaDeviceFunction(blockDim=128):
+        for task in cuda_tasks(0, T):
+            C_s: f32[2, 32, 32] @ CudaSmemLinear
+            tcg: barrier @ CudaCommitGroup
+            for k in seq(0, K):
+                for t in cuda_threads(0, 128):
+                    for j in seq(0, 8):
+                        C_s[k % 2, t / 4, 8 * (t % 4) + j] = inp[task, k, t / 4, 8 * (t % 4) + j] + 1.0
+                Fence(cuda_in_order, cuda_generic_and_async_proxy)
+                with CudaWarps(0, 1):
+                    Sm90_copy_tensor_to_gmem_linear_2f32(C_map[32 * task:32 * task + 32, 32 * k:32 * k + 32], C_s[k % 2, :, :], size0=32, size1=32)
+                    Arrive(tma_to_gmem_async) >> tcg
+                    Await(tcg, cuda_in_order, 2)
+                Fence(cuda_in_order, cuda_in_order)
+            with CudaWarps(0, 1):
+                Await(tcg, cuda_in_order, 0)
+            Fence(cuda_in_order, cuda_in_order)
