@@ -5,8 +5,14 @@ upstream's benchmark fixes, e.g. K_split=1 for the rmemC kernels) next to upstre
 Usage: python3 benchmarks/sporkbench_sm90.py SPORKBENCH_CHECKOUT [--proc SUBSTRING]
            [--upstream-python PYTHON] [--sizes 1024,2048,4096] [--repeat 3]
 
-Our side: each `examples/Sm90a_gemm/exocc_*.py` is loaded once (isolated, unchanged) and every
-proc whose name contains --proc is verified --repeat times (median). The rmemC kernels write C
+Our side: each `examples/Sm90a_gemm/exocc_*.py` is loaded once (isolated, unchanged; the file's
+own `sync_check` calls while loading are not counted) and every proc whose name contains --proc
+is verified --repeat times (median), each time in a fresh interpreter that reads the loaded IR
+back (load_protocol), as `spork-verify --no-cache --proc NAME` would run it: no answer, tiling
+or other cache survives from one repeat to the next (in one process the second run of a proc
+takes its answers from memory, discharge._MEMORY, and is twice as fast). Wall seconds of
+`verify_proc`, the CPU seconds it used and the Z3 resource units of its queries are printed
+(units are deterministic; wall and CPU depend on the load). The rmemC kernels write C
 with plain stores, so two K_split tasks race on C (a real WAW the machine replays); they are
 also verified with K_split fixed to 1, the only value sporkbench runs them with. Upstream's
 side (with --upstream-python, an interpreter whose `exo` has the camspork checker): the same
@@ -32,9 +38,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from verifier.encode import verify_proc  # noqa: E402
-from verifier.encode.verify import Options  # noqa: E402
 from verifier.lang.load_isolated import load_isolated  # noqa: E402
+from verifier.lang.load_protocol import LoadReply, Stage, write_reply  # noqa: E402
 
 UPSTREAM = """
 import json, sys, time
@@ -77,18 +82,36 @@ def upstream_times(python: str, checkout: Path, names: list[str], sizes: list[in
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def ours(proc, repeat: int, fixed: dict[str, int] | None) -> tuple[str, float, str]:
-    times, result = [], None
+CHILD = """
+import json, os, sys, time
+from verifier.encode import verify_proc
+from verifier.encode.verify import Options
+from verifier.lang.load_protocol import read_reply
+reply = read_reply(os.open(sys.argv[1], os.O_RDONLY))
+proc = next(p for p in reply.procs if p.name == sys.argv[2])
+fixed = json.loads(sys.argv[3])
+wall, cpu = time.perf_counter(), time.process_time()
+r = verify_proc(proc, Options(fixed_sizes=fixed))
+wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+f = r.findings[0] if r.findings else None
+print(json.dumps([r.verdict.value, wall, cpu, sum(o.rlimit for o in r.obligations),
+                  f"{f.kind.value} {f.variable} line {f.loc.line}" if f else ""]))
+"""
+
+
+def ours(procs_file: Path, name: str, repeat: int, fixed: dict[str, int] | None
+         ) -> tuple[str, float, float, int, str]:
+    """(verdict, median wall s, median CPU s, units, first finding) of `repeat` fresh runs."""
+    runs = []
     for _ in range(repeat):
-        t = time.perf_counter()
-        result = verify_proc(proc, Options(fixed_sizes=fixed))
-        times.append(time.perf_counter() - t)
-    assert result is not None
-    why = ""
-    if result.findings:
-        f = result.findings[0]
-        why = f"{f.kind.value} {f.variable} line {f.loc.line}"
-    return result.verdict.value, statistics.median(times), why
+        r = subprocess.run([sys.executable, "-c", CHILD, str(procs_file), name,
+                            json.dumps(fixed)], capture_output=True, text=True, cwd=ROOT)
+        if r.returncode != 0:
+            raise SystemExit(f"{name}: {r.stderr.strip().splitlines()[-1:]}")
+        runs.append(json.loads(r.stdout.strip().splitlines()[-1]))
+    verdict, _, _, units, why = runs[-1]
+    return verdict, statistics.median(x[1] for x in runs), \
+        statistics.median(x[2] for x in runs), units, why
 
 
 def main(argv: list[str]) -> int:
@@ -107,24 +130,31 @@ def main(argv: list[str]) -> int:
             copy = Path(tmp) / path.parent.name
             shutil.copytree(path.parent, copy)
             loaded = load_isolated(copy / path.name)
-        for proc in loaded.procs:
-            if args.proc not in proc.name:
-                continue
-            fixed = {"K_split": 1} if proc.name.endswith("rmemC") else None
-            rows.append((proc.name, "all sizes", *ours(proc, args.repeat, None)))
-            if fixed:
-                rows.append((proc.name, "K_split=1", *ours(proc, args.repeat, fixed)))
+            procs_file = Path(tmp) / "procs.bin"
+            fd = os.open(procs_file, os.O_RDWR | os.O_CREAT, 0o600)
+            write_reply(fd, LoadReply(Stage.done, loaded.procs))
+            os.close(fd)
+            for proc in loaded.procs:
+                if args.proc not in proc.name:
+                    continue
+                fixed = {"K_split": 1} if proc.name.endswith("rmemC") else None
+                rows.append((proc.name, "all sizes",
+                             *ours(procs_file, proc.name, args.repeat, None)))
+                if fixed:
+                    rows.append((proc.name, "K_split=1",
+                                 *ours(procs_file, proc.name, args.repeat, fixed)))
     names = sorted({r[0] for r in rows})
     up = upstream_times(args.upstream_python, args.checkout, names, sizes) \
         if args.upstream_python else "not measured (no --upstream-python)"
-    print(f"{'proc':40} {'sizes':10} {'verdict':9} {'ours s':>7}  " +
+    print(f"{'proc':40} {'sizes':10} {'verdict':9} {'ours s':>7} {'cpu s':>6} {'units':>11}  " +
           "  ".join(f"{'up ' + str(n):>9} {'ratio':>6}" for n in sizes) + "  finding")
-    for name, scope, verdict, secs, why in rows:
+    for name, scope, verdict, secs, cpu, units, why in rows:
         cols = []
         for n in sizes:
             u = up.get(f"{name}@{n}") if isinstance(up, dict) else None
             cols.append(f"{u:9.2f} {u / secs:6.1f}" if u is not None else f"{'-':>9} {'-':>6}")
-        print(f"{name:40} {scope:10} {verdict:9} {secs:7.2f}  " + "  ".join(cols) + f"  {why}")
+        print(f"{name:40} {scope:10} {verdict:9} {secs:7.2f} {cpu:6.2f} {units:11,}  " +
+              "  ".join(cols) + f"  {why}")
     if isinstance(up, str):
         print(f"upstream: {up}")
     print(f"load average after: {os.getloadavg()}")

@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib.abc
 import importlib.util
 import json
+import multiprocessing
 import os
 import sys
 from pathlib import Path
@@ -98,10 +99,16 @@ def _verify(p: Any) -> None:
         _calls.append({"proc": repr(p)[:80], "verdict": "not-a-proc", "message": ""})
         raise TypeError(f"mkproc returned {type(p).__name__}, not a spork-verify proc")
     try:
-        result = verify_proc(p, Options(timeout_s=_timeout()))
+        result = _verify_limited(p, lambda: verify_proc(p, Options(timeout_s=_timeout())))
     except SporkError as e:
         _record_error(p.name, e)
         raise
+    if result is None:  # past the wall-clock limit: no verdict, as a solver timeout
+        limit = _proc_limit()
+        _calls.append({"proc": p.name, "verdict": "unknown", "build": _building[0],
+                       "message": f"unknown: the proof ran past the harness's {limit:g} s "
+                                  "wall-clock limit per proc", "sizes": {}})
+        raise SporkVerifyRejection(f"{p.name}: unknown (not verified): past {limit:g} s")
     text = "\n".join(f"{f.kind.value}: {f.message}" for f in result.findings)
     cex = result.findings[0].counterexample if result.findings else None
     _calls.append({"proc": p.name, "verdict": result.verdict.value, "message": text,
@@ -110,6 +117,44 @@ def _verify(p: Any) -> None:
         raise SporkVerifyRejection(f"{p.name}: {result.verdict.value}\n{text}")
     if result.verdict not in (Verdict.proved, Verdict.vacuous):  # vacuous: nothing to prove
         raise SporkVerifyRejection(f"{p.name}: {result.verdict.value} (not verified)\n{text}")
+
+
+def _proc_limit() -> float:
+    return float(os.environ.get("SPORK_CONFORMANCE_PROC_LIMIT", "0"))
+
+
+def _verify_limited(p: Any, run: Callable[[], Any]) -> Any:
+    """`run()` in a forked child ended after $SPORK_CONFORMANCE_PROC_LIMIT seconds (wall):
+    the solver's own timeout bounds each query, not the time spent building and printing
+    them, and one pathological proc must not stall the table. None when it ran past."""
+    limit = _proc_limit()
+    if limit <= 0:
+        return run()
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+
+    def child() -> None:
+        try:
+            send.send(("ok", run()))
+        except BaseException as e:  # noqa: BLE001 - handed to the parent, raised there
+            send.send(("error", e))
+
+    worker = ctx.Process(target=child, daemon=True)
+    worker.start()
+    send.close()
+    try:
+        if not receive.poll(limit):
+            return None
+        kind, value = receive.recv()
+    except EOFError:
+        kind, value = "error", RuntimeError(f"{p.name}: the verifying child died")
+    finally:
+        if worker.is_alive():
+            worker.kill()
+        worker.join()
+    if kind == "error":
+        raise value
+    return value
 
 
 def _record_error(name: str, e: SporkError) -> None:

@@ -1,7 +1,7 @@
 """Run upstream Exo-GPU's tests/cuda files, unmodified, against spork-verify (issue 8).
 
 Usage: python3 benchmarks/upstream_conformance.py UPSTREAM_CHECKOUT [TEST_FILE_NAME ...]
-       [--upstream-python PY] [--timeout S] [--file-timeout S]
+       [--upstream-python PY] [--timeout S] [--file-timeout S] [--proc-limit S]
 
 Each file runs in its own pytest subprocess with benchmarks/upstream_adapter.py standing in
 for upstream's conftest (the files are copied to a scratch folder so upstream's conftest is not
@@ -20,8 +20,9 @@ fixtures. Every test is classified:
               sync_check run at our counterexample's sizes: "agrees" or "REVIEW")
   SUSPECT     upstream rejects and we accept: a soundness suspect, listed by name
   unsupported a proc ended unsupported/unknown (not Hopper)
-  hopper      unsupported for a Hopper construct (TMA, wgmma, clusters, multicast), or any
-              unsupported step in a test of an Sm90a-only kernel: pending the Hopper work
+  hopper      unsupported naming a Hopper construct (TMA, wgmma, clusters, multicast): a
+              gap of the Hopper work (any other unsupported step, in an Sm90a test too, is
+              `unsupported`, with its reason)
   blocked     a missing API or a file that fails at collection (never counted as a rejection)
   gpu-only    the test needs a device
   self-skip   the test skips itself (upstream's run skips it too); not counted
@@ -79,8 +80,6 @@ def classify(rec: dict) -> tuple[str, str]:
         why = next(c["message"] for c in calls if c["verdict"] in ("unsupported", "unknown"))
         if _HOPPER.search(why):
             return "hopper", _first_line(why)
-        if "Sm90a" in rec["nodeid"].split("::")[0]:  # a Hopper-only kernel (wgmma, TMA)
-            return "hopper", f"Sm90a kernel; the first unsupported step: {_first_line(why)}"
         return "unsupported", _first_line(why)
     if rec["outcome"] == "passed" and "vacuous" in verdicts:
         return "same-vacuous", "accepted; no memory access or barrier, so nothing to prove"
@@ -118,11 +117,13 @@ def upstream_tests(checkout: Path, python: str) -> dict[str, list[str]]:
     return {node.split("/")[-1]: fixtures for node, fixtures in tests.items()}
 
 
-def run_file(test: Path, scratch: Path, timeout: float, file_timeout: float) -> list[dict]:
+def run_file(test: Path, scratch: Path, timeout: float, file_timeout: float,
+             proc_limit: float = 0.0) -> list[dict]:
     copy = scratch / test.name
     shutil.copy(test, copy)
     log = scratch / f"{test.stem}.jsonl"
     env = dict(os.environ, SPORK_CONFORMANCE_LOG=str(log), SPORK_CONFORMANCE_TIMEOUT=str(timeout),
+               SPORK_CONFORMANCE_PROC_LIMIT=str(proc_limit),
                SPORK_UPSTREAM_CHECKOUT=str(test.parents[2]),
                PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "benchmarks")]))
     cmd = [sys.executable, "-m", "pytest", str(copy), "-q", "-p", "upstream_adapter",
@@ -200,6 +201,8 @@ def main() -> int:
                     "collection lists the tests")
     ap.add_argument("--timeout", type=float, default=20.0, help="proof timeout per proc (s)")
     ap.add_argument("--file-timeout", type=float, default=1800.0)
+    ap.add_argument("--proc-limit", type=float, default=0.0, help="wall-clock seconds per "
+                    "verified proc (0: none); a proc past it is `unknown`")
     args = ap.parse_args()
     folder = Path(args.checkout).resolve() / "tests" / "cuda"
     tests = sorted(folder.glob("test_*.py"))
@@ -217,7 +220,8 @@ def main() -> int:
         for test in tests:
             counts: Counter[str] = Counter()
             print(f"\n== {test.name}")
-            records = run_file(test, Path(tmp), args.timeout, args.file_timeout)
+            records = run_file(test, Path(tmp), args.timeout, args.file_timeout,
+                               args.proc_limit)
             by_name = {r["nodeid"].split("::", 1)[-1]: r for r in records}
             for name, kind, why in file_rows(test, records, expected):
                 if kind == "stricter" and why.startswith("refuted") and args.upstream_python:

@@ -163,6 +163,11 @@ CASES += [
     Case("ERR-L02", "Arrive for cs must be by full cluster",
          [*C2, T + "for c in cuda_threads(0, 2, unit=cuda_cta_in_cluster):",
           T + "    Arrive(cuda_in_order) >> cs  #!"], kernel=False),
+    # LANG-5.11 before LANG-5.20: the mismatch with the first Await is reported, naming both
+    # statements (upstream's message), although wgmma_async is no CudaClusterSync sync-tl
+    Case("ERR-A28", "previous Await Await(cs, cuda_in_order, 0) at line",
+         [*C2, T + "Arrive(cuda_in_order) >> cs", T + "Await(cs, cuda_in_order, 0)",
+          T + "Arrive(cuda_in_order) >> cs", T + "Await(cs, wgmma_async, 0)  #!"], kernel=False),
     Case("ERR-A17", "lowered barrier type cluster_sync due to another such live barrier \"cs\"",
          [*C2, T + "Fence(cuda_in_order, cuda_in_order)  #!", T + "Arrive(cuda_in_order) >> cs",
           T + "Await(cs, cuda_in_order, 0)"], kernel=False),

@@ -164,6 +164,32 @@ def test_sm80_fragment_loads_take_swizzled_smem_as_upstream() -> None:
     assert formal not in CudaRmemPacked32.bases and formal not in Sm80_RmemMatrixA.bases
 
 
+@pytest.mark.rule("API-5")
+def test_find_and_gaps_reach_the_first_rewrite(tmp_path: Path) -> None:
+    """`find` names statements as upstream's cursors do; a rewrite given a gap is API-2."""
+    from verifier.diagnostics import Unsupported
+    from verifier.lang import ir
+    path = tmp_path / "k.py"
+    path.write_text(UPSTREAM_HEAD + "a = k.find('tile[_] = x[_]')\n"
+                    "b = k.find('_ = tile[255 - t]')\n"
+                    "assert a.loc.line == 13 and b.loc.line == 15, (a, b)\n"
+                    "assert k.find('for t in _: _ #1') is k.find_loop('t #1')\n"
+                    "k = fission(k, k.find('_ = tile[_]').after())\n")
+    loaded = load_isolated(path)
+    assert isinstance(loaded.error, Unsupported), loaded.error
+    assert "scheduling operation fission" in loaded.error.message
+    assert loaded.error.loc.line == len(UPSTREAM_HEAD.splitlines()) + 5
+    gap = ir.Pass(ir.SrcLoc("f", 1, 1)).before()
+    assert gap.side == "before" and isinstance(gap.stmt, ir.Pass)
+
+
+@pytest.mark.rule("API-5")
+def test_find_without_a_match_is_refused(tmp_path: Path) -> None:
+    loaded, line = _load_tail(tmp_path, "k.find('tile[_] = 0')\n")
+    assert loaded.error is not None and "0 matching statement(s)" in loaded.error.message
+    assert loaded.error.loc.line == line
+
+
 CUT_HEAD = """from __future__ import annotations
 from exo import *
 from exo.platforms.cuda import *
@@ -265,3 +291,32 @@ def test_replace_puts_the_copy_call_upstream_unifies_in_place_of_the_nest() -> N
     assert dst.buf.name == "r_x" and src.buf.name == "d_x"
     loops = {n.iter.name for n in nodes if isinstance(n, ir.For)}
     assert not loops & {"init_n", "pack_ld", "pack_st"}
+
+
+@pytest.mark.rule("CALL-1")
+@pytest.mark.parametrize("name, want", [("wrapper", "no-hazard-at-sizes"),
+                                        ("wrapper_rows", "no-hazard-at-sizes"),
+                                        ("wrapper_bug_alias", "refuted"),
+                                        ("wrapper_bug_oob", "refuted")])
+def test_inlined_call_machine_agrees_with_proof(name: str, want: str) -> None:
+    """Differential: the concrete machine runs the same inlined program the proof reads."""
+    from verifier.encode.verify import concrete_verdict
+    procs = {p.name: p for p in load_procs(UPSTREAM_STYLE / "proc_calls.py")}
+    verdict, finding = concrete_verdict(procs[name], {"n": 512})
+    assert verdict.value == want, finding
+    if finding is not None:
+        assert finding.loc.file.endswith("proc_calls.py") and finding.loc.line in (23, 24)
+
+
+@pytest.mark.rule("CALL-3")
+def test_call_argument_shape_mismatch_is_rejected(tmp_path: Path) -> None:
+    path = tmp_path / "k.py"
+    path.write_text(UPSTREAM_HEAD + "@proc\ndef w(x: f32[512] @ CudaGmemLinear):\n"
+                    "    k(256, x[0:256])\n    k(512, x[0:256])\n")
+    loaded = load_isolated(path)
+    assert loaded.error is None, loaded.error
+    (_, w) = loaded.procs
+    result = verify_proc(w)
+    assert result.verdict.value == "rejected"
+    assert "extent 512" in result.findings[0].message
+    assert result.findings[0].loc.line == len(UPSTREAM_HEAD.splitlines()) + 4

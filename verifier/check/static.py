@@ -17,6 +17,7 @@ from typing import Any
 from verifier import collectives
 from verifier.diagnostics import RejectedInput, SporkError, SrcLoc, UnhandledNode, Unsupported
 from verifier.lang import ir
+from verifier.lang.inline import inline_calls
 from verifier.lang.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
 from verifier.lang.printer import expr_text, stmt_lines
 from verifier.lang.timelines import InstrTL, QualTL
@@ -470,5 +471,6 @@ def _walk_expr(e: Any) -> list[Any]:
 
 
 def analyze(proc: ir.Proc) -> ProgramModel:
-    """Run every static check; the site model on success. Raises RejectedInput/Unsupported."""
-    return Analyzer(proc).run()
+    """Run every static check; the site model on success. Raises RejectedInput/Unsupported.
+    Calls of procs are inlined first (CALL-1): the model's proc is the inlined one."""
+    return Analyzer(inline_calls(proc)).run()

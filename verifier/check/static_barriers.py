@@ -145,6 +145,7 @@ def arrive(an: AnalyzerView, s: ir.Arrive, ctx: Context) -> None:
     sym = s.targets[0].buf
     decl = an.barrier_decls[sym]
     home = barrier_exprs.arrive_home(an, s, decl, ctx)
+    same_sync_tl(an, sym, s)
     _mechanism_rules(an, decl, s.first, None, ctx, s.loc, arrive=True)
     an.note_use(sym, ctx, tuple(ir.Point(h, s.loc) for h in home))
     an.barrier_uses[sym].arrives.append(s)
@@ -159,6 +160,20 @@ def arrive(an: AnalyzerView, s: ir.Arrive, ctx: Context) -> None:
         for points in named:  # SEM-6.2: the storage of every element it names
             storage_read(an, sym, points, ctx, s.loc, QualTL.Sm80 if sm80 else QualTL.cuda2,
                          decl.shape)
+
+
+def same_sync_tl(an: AnalyzerView, sym: ir.Sym, s: ir.Arrive | ir.Await) -> None:
+    """Every Arrive (Await) on a barrier has the first one's sync-tl (ERR-A28), checked as each
+    is met, before its mechanism's rules, as upstream does; both statements are named, as in
+    upstream's message. Rules: LANG-5.11"""
+    use = an.barrier_uses[sym]
+    what, stmts, tl = ("Arrive", use.arrives, "first") if isinstance(s, ir.Arrive) else \
+        ("Await", use.awaits, "second")
+    if stmts and getattr(s, tl) != getattr(stmts[0], tl):
+        raise RejectedInput(f"incompatible sync-tl ({getattr(s, tl)}) with previous {what} "
+                            f"{barrier_exprs._text(stmts[0])} at line {stmts[0].loc.line} "
+                            f"(here: {barrier_exprs._text(s)})", s.loc, code="ERR-A28",
+                            rule="LANG-5.11")
 
 
 def await_(an: AnalyzerView, s: ir.Await, ctx: Context) -> None:
@@ -182,6 +197,7 @@ def await_(an: AnalyzerView, s: ir.Await, ctx: Context) -> None:
         raise RejectedInput("incompatible N (CudaMbarrier uniform-N requirement)", s.loc,
                             code="ERR-A29", rule="LANG-5.9")
     element = barrier_exprs.await_element(an, s, decl, ctx)
+    same_sync_tl(an, sym, s)
     _mechanism_rules(an, decl, None, s.second, ctx, s.loc, arrive=False)
     an.note_use(sym, ctx, s.target.idx)
     an.barrier_uses[sym].awaits.append(s)
@@ -273,14 +289,6 @@ def finish(an: AnalyzerView) -> None:
                 else f"Arrive(...) >> {z}" if not use.arrives else f"Await({z}, ...)"
             raise RejectedInput(f"missing {missing} for {z}", decl.loc, code="ERR-A27",
                                 rule="LANG-5.10")
-        firsts = {a.first for a in use.arrives}
-        if len(firsts) > 1:
-            raise RejectedInput(f"incompatible sync-tl ({use.arrives[-1].first}) with previous "
-                                "Arrive", use.arrives[-1].loc, code="ERR-A28", rule="LANG-5.11")
-        seconds = {a.second for a in use.awaits}
-        if len(seconds) > 1:
-            raise RejectedInput(f"incompatible sync-tl ({use.awaits[-1].second}) with previous "
-                                "Await", use.awaits[-1].loc, code="ERR-A28", rule="LANG-5.11")
     _solitary_commit_groups(an)
     barrier_exprs.multicast_patterns(an)
     mbar = {s: d for s, d in decls.items() if d.mech is CudaMbarrier}

@@ -28,6 +28,7 @@ from verifier.collectives.membership import (
     membership,
     model_membership,
     model_thread_set,
+    thread_groups,
     thread_set,
 )
 from verifier.collectives.symbolic import Z3Arith
@@ -49,6 +50,7 @@ __all__ = [
     "IntArith", "Label", "LoopRecord", "NotAVariable", "Term", "Tiling", "Z3Arith", "complete",
     "deduce_distribution", "eval_unit", "fence_scope", "linear_base_offset", "matches_unit",
     "membership", "model_membership", "model_thread_set", "one_thread", "owner_threads",
+    "thread_groups",
     "pow2_alignment", "require_unit", "thread_set", "tile_threads", "tile_warps",
     "top_tiling", "unit_completion", "validate_tiling",
 ]

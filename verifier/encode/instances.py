@@ -16,45 +16,91 @@ from verifier import collectives
 from verifier.collectives.symbolic import Z3Arith
 from verifier.diagnostics import Unsupported
 from verifier.lang import ir
-from verifier.semantics.exprs import Ops, eval_expr
+from verifier.semantics.exprs import PY_OPS, Ops, eval_expr
 from verifier.check.sites import AccessSite, Context
 from verifier.encode.terms import conj, disj
 
 Term = z3.ArithRef
+MAX_GROUPS = 64  # instances of a collective listed by `Encoder.representative`
 
 
 def z3_ops(ctx: z3.Context, on_product: "Callable[[], None] | None" = None
-           ) -> Ops[z3.ExprRef]:
+           ) -> tuple[Ops[Any], Callable[[Any], Any]]:
     """Z3 terms for IR expressions; `on_product` hears of every product of two non-constant
-    terms (the query then leaves linear arithmetic: solver.Query.nonlinear)."""
-    def mul(a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
-        if on_product is not None and not z3.is_int_value(a) and not z3.is_int_value(b):
+    terms (the query then leaves linear arithmetic: solver.Query.nonlinear).
+
+    Constant sub-expressions stay Python ints and bools (`RING - 1` is 2, not `(- 3 1)`)
+    until they meet a term; the `lift` returned with the table makes a result a term.
+    Division and modulo of constants are floor division and non-negative remainder by a
+    positive divisor, which is what Z3's `div` and `mod` compute there (LANG-2.6), so a
+    folded value is the value of the term it replaces."""
+    ints: dict[int, z3.ArithRef] = {}
+
+    def lift(v: Any) -> Any:
+        if type(v) is int:
+            hit = ints.get(v)
+            if hit is None:
+                hit = ints[v] = z3.IntVal(v, ctx)
+            return hit
+        if type(v) is bool:
+            return z3.BoolVal(v, ctx)
+        return v
+
+    def constant(a: Any) -> bool:
+        return type(a) is int or z3.is_int_value(a)
+
+    def add(a: Any, b: Any) -> Any:
+        return a + b if type(a) is int and type(b) is int else lift(a) + lift(b)
+
+    def sub(a: Any, b: Any) -> Any:
+        return a - b if type(a) is int and type(b) is int else lift(a) - lift(b)
+
+    def mul(a: Any, b: Any) -> Any:
+        if type(a) is int and type(b) is int:
+            return a * b
+        if on_product is not None and not constant(a) and not constant(b):
             on_product()
-        return a * b
+        return lift(a) * lift(b)
 
-    def const(v: int | bool) -> z3.ExprRef:
-        return z3.BoolVal(v, ctx) if isinstance(v, bool) else z3.IntVal(v, ctx)
-
-    def div(a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
-        b = b if z3.is_int_value(b) else z3.simplify(b)  # `(CN * SN)` of Python constants
-        if not z3.is_int_value(b) or b.as_long() <= 0:
-            raise Unsupported("not supported by spork-verify: division by a non-constant or "
+    def divisor(b: Any, what: str) -> Any:
+        if type(b) is not int:
+            b = b if z3.is_int_value(b) else z3.simplify(b)  # `(CN * SN)` of Python constants
+            if not z3.is_int_value(b):
+                b = None
+            else:
+                b = b.as_long()
+        if b is None or b <= 0:
+            raise Unsupported(f"not supported by spork-verify: {what} by a non-constant or "
                               "non-positive value in an index", code="ERR-V11", rule="LANG-2.6")
-        return a / b
+        return b
 
-    def mod(a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
-        b = b if z3.is_int_value(b) else z3.simplify(b)
-        if not z3.is_int_value(b) or b.as_long() <= 0:
-            raise Unsupported("not supported by spork-verify: modulo by a non-constant or "
-                              "non-positive value in an index", code="ERR-V11", rule="LANG-2.6")
-        return a % b
+    def div(a: Any, b: Any) -> Any:
+        d = divisor(b, "division")
+        return a // d if type(a) is int else lift(a) / lift(d)
 
-    def cmp(op: str, a: z3.ArithRef, b: z3.ArithRef) -> z3.BoolRef:
-        return {"<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b, "==": a == b}[op]
+    def mod(a: Any, b: Any) -> Any:
+        d = divisor(b, "modulo")
+        return a % d if type(a) is int else lift(a) % lift(d)
 
-    return Ops(const=const, add=lambda a, b: a + b, sub=lambda a, b: a - b,
-               mul=mul, div=div, mod=mod, neg=lambda a: -a, cmp=cmp,
-               and_=lambda a, b: conj((a, b), ctx), or_=lambda a, b: disj((a, b), ctx))
+    def cmp(op: str, a: Any, b: Any) -> Any:
+        if type(a) is int and type(b) is int:
+            return PY_OPS.cmp(op, a, b)
+        x, y = lift(a), lift(b)
+        match op:
+            case "<":
+                return x < y
+            case ">":
+                return x > y
+            case "<=":
+                return x <= y
+            case ">=":
+                return x >= y
+            case _:
+                return x == y
+
+    return Ops(const=lambda v: v, add=add, sub=sub, mul=mul, div=div, mod=mod,
+               neg=lambda a: -a, cmp=cmp, and_=lambda a, b: conj((a, b), ctx),
+               or_=lambda a, b: disj((a, b), ctx)), lift
 
 
 @dataclass
@@ -76,11 +122,12 @@ class Encoder:
                  zctx: z3.Context) -> None:
         self.zctx = zctx
         self.products = 0  # products of non-constant terms built so far (note_product)
-        self.ops = z3_ops(zctx, self.note_product)
+        self.ops, self.lift = z3_ops(zctx, self.note_product)
         self.arith = Z3Arith(zctx)
         self.sizes = {s: z3.Int(s.name, zctx) for s in sizes}
         self.assumptions: list[z3.BoolRef] = []
         self._member_cache: dict[tuple[int, ...], z3.BoolRef] = {}
+        self._rep_cache: dict[tuple[object, ...], z3.ArithRef] = {}
         self._keep: list[object] = []  # terms whose ids key the caches stay alive
         # facts a closed form relies on, to be discharged as obligations (nest_sums.Premise)
         self.premises: dict[int, Any] = {}
@@ -92,7 +139,7 @@ class Encoder:
                 self.assumptions.append(z3.And(self.sizes[s] >= 0, self.sizes[s] <= 1))
         env = dict(self.sizes)
         for p in preds:
-            self.assumptions.append(self.boolean(eval_expr(p, env, self.ops)))
+            self.assumptions.append(self.boolean(self.lift(eval_expr(p, env, self.ops))))
 
     def note_product(self) -> None:
         self.products += 1
@@ -103,7 +150,7 @@ class Encoder:
         return e != 0  # type: ignore[return-value]
 
     def value(self, e: ir.Expr, env: Mapping[ir.Sym, z3.ArithRef]) -> z3.ArithRef:
-        return eval_expr(e, {**self.sizes, **env}, self.ops)  # type: ignore[return-value]
+        return self.lift(eval_expr(e, {**self.sizes, **env}, self.ops))
 
     # ------------------------------------------------------------ instances
 
@@ -163,6 +210,29 @@ class Encoder:
         return conj((n >= 0, n < dev.num_threads,
                      collectives.membership(ctx.tiling, n, keyed, self.arith, dev)), self.zctx)
 
+    def representative(self, ctx: Context, iters: Mapping[ir.Sym, z3.ArithRef]
+                       ) -> z3.ArithRef | None:
+        """A thread term that executes the instance of `ctx` with these thread-loop values
+        whenever any does: the lowest thread of each instance's ground-truth set
+        (`collectives.thread_groups`, COLL-4.4), selected by an if-chain over the values
+        (−1 outside them). None when the collective has too many instances to list (more
+        than `MAX_GROUPS`). A chain using it still states membership, so the term only
+        offers one more witness thread, never asserts anything (specs/verification.md E4)."""
+        assert ctx.device is not None
+        groups = collectives.thread_groups(ctx.tiling, ctx.device.cfg)
+        if len(groups.groups) > MAX_GROUPS:
+            return None
+        key = (id(ctx.tiling), tuple(iters[s].get_id() for s in groups.keys))
+        hit = self._rep_cache.get(key)
+        if hit is None:
+            hit = z3.IntVal(-1, self.zctx)
+            for values, threads in sorted(groups.groups.items(), reverse=True):
+                here = conj([iters[s] == v for s, v in zip(groups.keys, values)], self.zctx)
+                hit = z3.If(here, min(threads), hit)
+            self._rep_cache[key] = hit
+            self._keep.append(tuple(iters[s] for s in groups.keys))
+        return hit
+
     def thread_iter_terms(self, ctx: Context, n: z3.ArithRef) -> dict[ir.Sym, z3.ArithRef]:
         """E_y(n): the thread-loop iterator values of the instance containing thread n."""
         assert ctx.device is not None
@@ -201,6 +271,8 @@ def before(a: Instance, b: Instance, zctx: z3.Context) -> z3.BoolRef:
     result: z3.BoolRef | bool = a.ctx.path < b.ctx.path
     for sym in reversed(common):
         va, vb = a.iters[sym], b.iters[sym]
+        if va.eq(vb):  # one term: va < vb is false and va == vb true, the order is result's
+            continue
         if isinstance(result, bool):
             result = va <= vb if result else va < vb
         else:
@@ -210,5 +282,5 @@ def before(a: Instance, b: Instance, zctx: z3.Context) -> z3.BoolRef:
 
 def equal_on(a: Instance, b: Instance, syms: tuple[ir.Sym, ...], zctx: z3.Context
              ) -> z3.BoolRef:
-    return conj([a.iters[s] == b.iters[s] for s in syms if s in a.iters and s in b.iters],
-                zctx)
+    return conj([a.iters[s] == b.iters[s] for s in syms
+                 if s in a.iters and s in b.iters and not a.iters[s].eq(b.iters[s])], zctx)

@@ -53,7 +53,7 @@ class Obligation:
     variable: str
     loc: SrcLoc
     related: list[tuple[SrcLoc, str]]
-    # (refinement level, anchored fallback) -> the query at that level
+    # (refinement level, anchored variant of a quantified level) -> the query
     build: Callable[[int, bool], Built]
     levels: int = 1  # refinement levels (visibility.LEVELS for hazards)
     description: str = ""
@@ -91,6 +91,7 @@ class ObligationBuilder:
         self.vis = VisibilityBuilder(self.enc, model)
         self.pruner = Pruner(model)
         self.size_names = {sym.name: var for sym, var in self.enc.sizes.items()}
+        self.issued: dict[str, int] = {}  # obligation ids given so far (`unique`)
 
     # ------------------------------------------------------------ bounds
 
@@ -316,13 +317,24 @@ class ObligationBuilder:
         extent summed symbolically is never negative)."""
         premise = self.enc.premises[key]
         loc = premise.loc
-        return Obligation(
+        return self.unique(Obligation(
             f"extent@{loc.line}:{loc.col}", "SEM-6.4", "premise", "", loc, [(loc, "loop")],
             lambda level, fallback: Built(self.base + premise.negated,
                                           {**self.size_names, **premise.names}),
             description="the loop's extent is non-negative (premise of the closed-form "
-            "barrier count)")
+            "barrier count)"))
+
+    def unique(self, ob: Obligation) -> Obligation:
+        """Give `ob` an id no earlier obligation of this proc has: statements a scheduling
+        operation copied (`cut_loop`) keep their source location, so two obligations can
+        name the same lines; the repeats become `id#2`, `id#3`, ... in order. Answers,
+        refinement steps, certificates and `--smt2` files are keyed by id, so a shared id
+        would let one obligation's answer stand for another's (specs/verification.md)."""
+        self.issued[ob.id] = count = self.issued.get(ob.id, 0) + 1
+        if count > 1:
+            ob.id = f"{ob.id}#{count}"
+        return ob
 
     def all(self, prune: bool = True) -> list[Obligation]:
-        return self.bounds(prune) + self.barriers() + self.rings() + self.transactions() + \
-            self.hazards(prune)
+        return [self.unique(ob) for ob in self.bounds(prune) + self.barriers() + self.rings() +
+                self.transactions() + self.hazards(prune)]

@@ -173,7 +173,7 @@ def verify_proc(proc: ir.Proc, opts: Options | None = None,
     return done(verdict, results, findings, cert)
 
 
-Step = tuple[int, bool]  # (refinement level, anchored fallback)
+Step = tuple[int, bool]  # (refinement level, anchored witnesses at a quantified level)
 
 
 class _Run:
@@ -212,12 +212,17 @@ class _Run:
 
     @staticmethod
     def next_step(ob: Obligation, step: Step, status: Status) -> Step | None:
-        """Where refinement goes from `step` given its answer (None: this one decides)."""
-        level, fallback = step
-        if status is Status.unknown and level in ANCHORED_FALLBACK and not fallback:
-            return level, True  # the quantified query gave up: anchored witnesses
-        if status is Status.candidate and level < ob.levels - 1:
-            return level + 1, False  # longer chains, then quantified witnesses
+        """Where refinement goes from `step` given its answer (None: this one decides).
+        At each level with a quantified query (`ANCHORED_FALLBACK`) the anchored witnesses
+        come first: they are a special case of the quantified ones, so their unsat is as
+        good a proof, and they are cheap where the quantified query is not (Choice E5)."""
+        level, anchored = step
+        if status is Status.proved:
+            return None
+        if level in ANCHORED_FALLBACK and anchored:
+            return level, False  # the anchored witnesses left a candidate: quantify them
+        if level < ob.levels - 1:
+            return level + 1, level + 1 in ANCHORED_FALLBACK  # longer chains
         return None
 
     def prefetch(self, obligations: list[Obligation]) -> None:
@@ -270,6 +275,7 @@ class _Run:
             return None, step, 0, set()
         used = 0
         premises: set[int] = set()
+        candidate: tuple[Outcome, Step] | None = None  # the last level's anchored candidate
         while True:
             outcome, built = self.decide(ob, step)
             used += outcome.rlimit
@@ -279,7 +285,12 @@ class _Run:
             following = self.next_step(ob, step, outcome.status)
             if following is None:
                 break
+            if outcome.status is Status.candidate and following[0] == step[0]:
+                candidate = outcome, step
             step = following
+        if outcome.status is Status.unknown and candidate is not None and \
+                candidate[1][0] == step[0]:
+            outcome, step = candidate  # the quantified query gave up: replay the anchored one
         return outcome, step, used, premises
 
     def finish(self, ob: Obligation, outcome: Outcome | None, step: Step, used: int,

@@ -33,7 +33,8 @@ MAX_CHAIN = 3  # longest fence chain tried when shorter ones leave a spurious ca
 # Refinement levels: (longest chain, quantified witnesses); each is tried only when the
 # previous one leaves a candidate.
 LEVELS = ((1, False), (2, True), (3, True))
-ANCHORED_FALLBACK = {1: (2, False), 2: (3, False)}  # when a quantified query is unknown
+# the anchored variant of a quantified level, asked before it (Choice E5)
+ANCHORED_FALLBACK = {1: (2, False), 2: (3, False)}
 
 
 @dataclass(frozen=True)
@@ -282,7 +283,7 @@ class VisibilityBuilder:
                 parts.append(self.enc.member(steps[0][0].ctx, a.thread, steps[0][0].iters))
             for k, ((_, last1), (first2, _)) in enumerate(zip(steps, steps[1:])):
                 parts.append(self.before(last1, first2))
-                via = [a.thread, b.thread] + middle[k:k + 1]
+                via = [a.thread, b.thread] + middle[k:k + 1] + self.representatives(last1, first2)
                 parts.append(disj([conj((self.enc.member(last1.ctx, h, last1.iters),
                                          self.enc.member(first2.ctx, h, first2.iters)),
                                         self.zctx) for h in via], self.zctx))
@@ -292,8 +293,24 @@ class VisibilityBuilder:
             term = conj(parts, self.zctx)
             if z3.is_false(term):
                 continue  # this choice of witnesses can never carry a to b
-            terms.append(z3.Exists(bound, term) if bound else term)
+            terms.append(term)
+        if bound and terms:
+            return [z3.Exists(bound, disj(terms, self.zctx))]
         return terms
+
+    def representatives(self, x: Instance, y: Instance) -> list[z3.ArithRef]:
+        """Anchored link threads besides n_a and n_b (choice E4): a thread of x's instance and
+        one of y's (`Encoder.representative`), e.g. a consumer thread that links its Await to
+        a cluster-wide Fence while a and b run on a producer. Only in anchored mode: the
+        quantified middle thread already ranges over them."""
+        if self.quantified:
+            return []
+        out = []
+        for inst in (x, y):
+            rep = self.enc.representative(inst.ctx, inst.iters)
+            if rep is not None and not any(rep.eq(t) for t in out):
+                out.append(rep)
+        return out
 
     def before(self, x: Instance, y: Instance) -> z3.BoolRef:
         """`instances.before`, once per pair of instances (witnesses recur across chains)."""

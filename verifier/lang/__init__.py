@@ -34,6 +34,11 @@ from verifier.lang.memories import (
     Sm90_get_mma_smem, Sm90_RmemMatrixA, Sm90_RmemMatrixD, Sm90_SmemSwizzled, Sm90_tensorMap,
 )
 
+# Loop modes and the loop cursor under upstream's names (exo.platforms.cuda, exo.stdlib.
+# scheduling), for scripts that name them, e.g. as arguments of `set_loop_mode` (API-2)
+from verifier.lang.ir import CudaTasks, CudaThreads, Seq  # noqa: E402
+from verifier.lang.ir import For as ForCursor  # noqa: E402
+
 cpu_in_order = SyncTL.cpu_in_order
 cuda_in_order = SyncTL.cuda_in_order
 cuda_temporal = SyncTL.cuda_temporal

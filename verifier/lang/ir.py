@@ -30,6 +30,7 @@ referenced by value; they are immutable.
 
 from __future__ import annotations
 
+import ast
 import itertools
 from dataclasses import dataclass, field
 from typing import Any
@@ -203,6 +204,20 @@ LoopMode = Seq | Par | CudaTasks | CudaThreads
 # ---------------------------------------------------------------- statements
 
 
+class StmtCursor:
+    """What upstream's statement cursors offer before any rewrite uses them: the gaps
+    before and after a statement (API-5). A gap is only ever given to a rewrite, and every
+    rewrite taking one is `unsupported` (API-2), so nothing is claimed from it."""
+
+    __slots__ = ()
+
+    def before(self) -> "Gap":
+        return Gap(self, "before")  # type: ignore[arg-type]
+
+    def after(self) -> "Gap":
+        return Gap(self, "after")  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True, slots=True)
 class BarrierRef:
     """`z`, `z[i, :]`: Point entries name a distributed iterator, Interval entries multicast."""
@@ -213,7 +228,7 @@ class BarrierRef:
 
 
 @dataclass(frozen=True, slots=True)
-class Alloc:
+class Alloc(StmtCursor):
     name: Sym
     typ: Type
     mem: Any  # Memory class/instance, or a BarrierMechanism for barrier allocations
@@ -221,7 +236,7 @@ class Alloc:
 
 
 @dataclass(frozen=True, slots=True)
-class Assign:
+class Assign(StmtCursor):
     buf: Sym
     idx: tuple[Expr, ...]
     rhs: Expr
@@ -229,7 +244,7 @@ class Assign:
 
 
 @dataclass(frozen=True, slots=True)
-class Reduce:
+class Reduce(StmtCursor):
     buf: Sym
     idx: tuple[Expr, ...]
     rhs: Expr
@@ -237,7 +252,7 @@ class Reduce:
 
 
 @dataclass(frozen=True, slots=True)
-class WindowStmt:
+class WindowStmt(StmtCursor):
     name: Sym
     rhs: Window
     special: Any = None  # e.g. an Sm90_tensorMap instance for `w = x[...] @ Sm90_tensorMap(...)`
@@ -245,7 +260,7 @@ class WindowStmt:
 
 
 @dataclass(frozen=True, slots=True)
-class If:
+class If(StmtCursor):
     cond: Expr
     body: tuple["Stmt", ...]
     orelse: tuple["Stmt", ...]
@@ -253,12 +268,12 @@ class If:
 
 
 @dataclass(frozen=True, slots=True)
-class Pass:
+class Pass(StmtCursor):
     loc: SrcLoc = field(compare=False)
 
 
 @dataclass(frozen=True, slots=True)
-class For:
+class For(StmtCursor):
     iter: Sym
     lo: Expr
     hi: Expr
@@ -268,21 +283,21 @@ class For:
 
 
 @dataclass(frozen=True, slots=True)
-class DeviceFunction:
+class DeviceFunction(StmtCursor):
     cfg: Any  # CudaDeviceFunction
     body: tuple["Stmt", ...]
     loc: SrcLoc = field(compare=False)
 
 
 @dataclass(frozen=True, slots=True)
-class Warps:
+class Warps(StmtCursor):
     cfg: Any  # CudaWarps
     body: tuple["Stmt", ...]
     loc: SrcLoc = field(compare=False)
 
 
 @dataclass(frozen=True, slots=True)
-class Call:
+class Call(StmtCursor):
     """A call of an instruction (or a plain proc, which is unsupported in CUDA code)."""
 
     callee: Any  # an Instr from the stdlib, or a Proc
@@ -293,21 +308,21 @@ class Call:
 
 
 @dataclass(frozen=True, slots=True)
-class Fence:
+class Fence(StmtCursor):
     first: Any  # SyncTL
     second: Any  # SyncTL
     loc: SrcLoc = field(compare=False)
 
 
 @dataclass(frozen=True, slots=True)
-class Arrive:
+class Arrive(StmtCursor):
     first: Any  # SyncTL
     targets: tuple[BarrierRef, ...]
     loc: SrcLoc = field(compare=False)
 
 
 @dataclass(frozen=True, slots=True)
-class Await:
+class Await(StmtCursor):
     target: BarrierRef
     second: Any  # SyncTL
     n: int
@@ -316,6 +331,16 @@ class Await:
 
 Stmt = (Alloc | Assign | Reduce | WindowStmt | If | Pass | For | DeviceFunction | Warps | Call
         | Fence | Arrive | Await)
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """The gap before or after a statement (upstream's `cursor.before()`), API-5."""
+
+    stmt: Stmt
+    side: str
+
+
 STMT_TYPES = (Alloc, Assign, Reduce, WindowStmt, If, Pass, For, DeviceFunction, Warps, Call,
               Fence, Arrive, Await)
 EXPR_TYPES = (Const, Var, Read, BinOp, USub, Stride, Window)
@@ -405,6 +430,38 @@ class Proc:
                                 f"over {name}", rule="API-4", code="ERR-P00")
         return found[k]
 
+    def find(self, pattern: str) -> "Stmt":
+        """The statement `pattern` names, in source order (API-5): an assignment `"x = e"` or
+        reduction `"x += e"`, any part of it `_`, or the k-th match with `"... #k"` (from 0);
+        `"for i in _: _"` is `find_loop("i")`. Other patterns are `unsupported` (API-2)."""
+        text, _, nth = str(pattern).partition("#")
+        try:
+            tree = ast.parse(text.strip()).body
+        except SyntaxError:
+            tree = []
+        if len(tree) == 1 and isinstance(tree[0], ast.For) and \
+                isinstance(tree[0].target, ast.Name):
+            return self.find_loop(f"{tree[0].target.id} #{nth}" if nth.strip()
+                                  else tree[0].target.id)
+        kinds = {ast.Assign: Assign, ast.AugAssign: Reduce}
+        want = tree[0] if len(tree) == 1 else None
+        if type(want) not in kinds or (nth.strip() and not nth.strip().isdigit()) or \
+                (isinstance(want, ast.AugAssign) and not isinstance(want.op, ast.Add)) or \
+                (isinstance(want, ast.Assign) and len(want.targets) != 1):
+            raise UnsupportedMethod(f"not supported by spork-verify: Procedure.find("
+                                    f"{pattern!r}) (only `x = e`, `x += e` or a loop "
+                                    "pattern)", rule="API-2", code="ERR-V11")
+        assert want is not None
+        target = want.targets[0] if isinstance(want, ast.Assign) else want.target
+        found = [s for s in statements(self.body) if isinstance(s, kinds[type(want)]) and
+                 _pattern_matches(target, Read(s.buf, s.idx, s.loc)) and
+                 _pattern_matches(want.value, s.rhs)]
+        k = int(nth) if nth.strip() else 0
+        if k >= len(found):
+            raise RejectedInput(f"find({pattern!r}): {self.name} has {len(found)} matching "
+                                "statement(s)", rule="API-5", code="ERR-P00")
+        return found[k]
+
     def __getattr__(self, name: str) -> Any:
         """Upstream `Procedure` methods spork-verify lacks (cursors, `find_loop`, ...) are
         `unsupported` naming the method, never a bare AttributeError (API-2)."""
@@ -420,3 +477,38 @@ class Proc:
             raise RuntimeError("sync_check needs the concrete machine: import "
                                "verifier.semantics.sync_check first")
         check(self, sizes)
+
+
+def statements(body: tuple[Stmt, ...]) -> list[Stmt]:
+    """Every statement of `body`, nested ones included, in source order."""
+    out: list[Stmt] = []
+    for s in body:
+        out.append(s)
+        for part in ("body", "orelse"):
+            out.extend(statements(getattr(s, part, ())))
+    return out
+
+
+_PATTERN_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Mod: "%"}
+
+
+def _pattern_matches(pat: ast.expr, e: Expr) -> bool:
+    """Whether the expression `e` has the shape of the pattern `pat` (`_`: anything)."""
+    match pat:
+        case ast.Name(id="_"):
+            return True
+        case ast.Name(id=name):
+            return (isinstance(e, Var) and e.name.name == name) or \
+                (isinstance(e, Read) and e.buf.name == name and not e.idx)
+        case ast.Constant(value=v):
+            return isinstance(e, Const) and e.value == v
+        case ast.Subscript(value=ast.Name(id=name), slice=sl):
+            idx = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+            return isinstance(e, Read) and e.buf.name == name and len(idx) == len(e.idx) \
+                and all(_pattern_matches(p, i) for p, i in zip(idx, e.idx))
+        case ast.BinOp(op=op, left=a, right=b):
+            return isinstance(e, BinOp) and e.op == _PATTERN_OPS.get(type(op)) and \
+                _pattern_matches(a, e.lhs) and _pattern_matches(b, e.rhs)
+        case ast.UnaryOp(op=ast.USub(), operand=a):
+            return isinstance(e, USub) and _pattern_matches(a, e.arg)
+    return False

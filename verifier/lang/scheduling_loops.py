@@ -120,7 +120,7 @@ def inline_window(p: ir.Proc, pattern: Any) -> ir.Proc:
         if isinstance(pattern, str) else None
     stmt = None
     if m is not None:
-        stmt = next((s for s in _stmts(p.body) if isinstance(s, ir.WindowStmt)
+        stmt = next((s for s in ir.statements(p.body) if isinstance(s, ir.WindowStmt)
                      and s.name.name == m.group(1)), None)
     if stmt is None:
         raise RejectedInput(f"inline_window({pattern!r}): no window statement of that name",
@@ -134,12 +134,3 @@ def inline_window(p: ir.Proc, pattern: Any) -> ir.Proc:
             return dataclasses.replace(n, tensor_map=None)
         return n
     return _replace_nodes(p, change)
-
-
-def _stmts(body: tuple[ir.Stmt, ...]) -> list[ir.Stmt]:
-    out: list[ir.Stmt] = []
-    for s in body:
-        out.append(s)
-        for part in ("body", "orelse"):
-            out.extend(_stmts(getattr(s, part, ())))
-    return out

@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterator, Mapping
 from verifier import collectives
 from verifier.diagnostics import SrcLoc, UnhandledNode, Unsupported
 from verifier.lang import ir
+from verifier.lang.inline import inline_calls
 from verifier.lang.instrs import Instr
 from verifier.lang.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
 from verifier.lang.timelines import InstrTL, QualTL
@@ -532,7 +533,7 @@ def run_machine(proc: ir.Proc, sizes: Mapping[str, int], collect_all: bool = Fal
     `only` (collect-all runs), hazards are checked on those variables alone: the run reports
     exactly the errors of a whole collect-all run that concern them (Choice M8)."""
     assert only is None or collect_all, "a first-error run must check every variable"
-    m = Machine(proc, sizes, collect_all, stop_at, only)
+    m = Machine(inline_calls(proc), sizes, collect_all, stop_at, only)  # CALL-1
     if not m.preconditions_hold():
         return False, []
     # The run allocates millions of small containers and frees them by reference counting
