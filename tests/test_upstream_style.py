@@ -308,6 +308,19 @@ def test_inlined_call_machine_agrees_with_proof(name: str, want: str) -> None:
         assert finding.loc.file.endswith("proc_calls.py") and finding.loc.line in (23, 24)
 
 
+@pytest.mark.rule("CALL-4")
+def test_callee_assertions_shown_are_assumed() -> None:
+    """`n > 0` of the callee holds for every size upstream allows (sizes are positive), so
+    the inlined proc assumes it: n = 0 is outside its sizes, as for the callee itself."""
+    from verifier.encode.verify import concrete_verdict
+    from verifier.lang.inline import inline_calls
+    procs = {p.name: p for p in load_procs(UPSTREAM_STYLE / "proc_calls.py")}
+    inlined = inline_calls(procs["wrapper"])
+    assert len(inlined.preds) == len(procs["wrapper"].preds) + 1
+    assert concrete_verdict(procs["wrapper"], {"n": 0})[0].value == "vacuous"
+    assert concrete_verdict(procs["reverse"], {"n": 0})[0].value == "vacuous"
+
+
 @pytest.mark.rule("CALL-3")
 def test_call_argument_shape_mismatch_is_rejected(tmp_path: Path) -> None:
     path = tmp_path / "k.py"

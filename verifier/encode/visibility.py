@@ -27,6 +27,7 @@ from verifier.check.sites import (
 from verifier.encode.barrier_counts import BarrierCounts
 from verifier.encode.barrier_elements import arrive_pairs, trailing_pairs
 from verifier.encode.instances import Encoder, Instance, before, equal_on
+from verifier.encode.pruning import dead
 from verifier.encode.terms import conj, disj
 
 MAX_CHAIN = 3  # longest fence chain tried when shorter ones leave a spurious candidate
@@ -110,6 +111,17 @@ def _after_own(e: Event, b: Context) -> bool:
 
 
 def sync_events(model: ProgramModel) -> list[Event]:
+    """Every sync event of the proc but those with a site that never runs (PR-6,
+    `pruning.dead`): a chain through one could only add an unsatisfiable disjunct."""
+    live = {id(ctx): not dead(ctx, model.sizes) for ctx in
+            [s.ctx for s in (*model.fences, *model.arrives, *model.awaits, *model.accesses)]}
+    events = [e for e in _all_events(model) if all(
+        live[id(site.ctx)] for site in (e.fence, e.arrive, e.await_, e.tag_site)
+        if site is not None)]
+    return events
+
+
+def _all_events(model: ProgramModel) -> list[Event]:
     events = [Event(("F", f.id), rules.SYNC_SETS[f.first], rules.SYNC_SETS[f.second], fence=f)
               for f in model.fences]
     for arr in model.arrives:
