@@ -143,6 +143,10 @@ def test_delete_buffer_refuses_a_used_buffer(tmp_path: Path) -> None:
     ("k = replace(k, k.find_loop('blk'), cudaMemcpyAsync_htod_1d)", "is not one copy"),
     ("k = replace(k, k.find_loop('t #1'), cuda_packed32_load)", "not seq(0, n)"),
     ("k.find_loop('for t in _: _')", "find_loop"),
+    # upstream's loop-mode names exist (API-5), so the rewrite itself is what is refused
+    ("k = set_loop_mode(k, k.find_loop('blk'), CudaTasks)", "scheduling operation set_loop_mode"),
+    ("k = set_loop_mode(k, k.find('_ = tile[_]'), CudaThreads(unit=cuda_warp))",
+     "scheduling operation set_loop_mode"),
 ])
 def test_unreproduced_rewrite_is_unsupported_naming_it(tmp_path: Path, call: str,
                                                        name: str) -> None:
@@ -227,6 +231,16 @@ def test_cut_loop_splits_with_fresh_binders(tmp_path: Path) -> None:
     assert first.body[0].name != second.body[0].name  # the allocation is renamed too
     assert not any(isinstance(s, ir.WindowStmt) for s in p.body)
     assert verify_proc(p).verdict.value == "proved"
+
+
+@pytest.mark.rule("API-5")
+def test_cut_at_a_found_loop_is_proved(tmp_path: Path) -> None:
+    path = tmp_path / "k.py"
+    path.write_text(CUT_HEAD + "k = cut_loop(k, k.find('for it in _: _'), 1)\n"
+                    "assert isinstance(k.find_loop('it #1'), ForCursor)\n")
+    loaded = load_isolated(path)
+    assert loaded.error is None, loaded.error
+    assert verify_proc(loaded.procs[0]).verdict.value == "proved"
 
 
 @pytest.mark.rule("API-4")
