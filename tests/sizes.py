@@ -11,7 +11,7 @@ from verifier.encode.instances import z3_ops
 
 def sample_sizes(proc: ir.Proc, count: int = 3, bound: int = 64) -> list[dict[str, int]]:
     ctx = z3.Context()
-    ops, lift = z3_ops(ctx)  # constants stay Python values until lifted
+    ops, lift = z3_ops(ctx)  # constant sub-expressions stay ints until lifted
     controls = [a for a in proc.args if isinstance(a.typ, ir.Control)]
     env = {a.name: z3.Int(a.name.name, ctx) for a in controls}
     s = z3.Solver(ctx=ctx)

@@ -143,6 +143,10 @@ def test_delete_buffer_refuses_a_used_buffer(tmp_path: Path) -> None:
     ("k = replace(k, k.find_loop('blk'), cudaMemcpyAsync_htod_1d)", "is not one copy"),
     ("k = replace(k, k.find_loop('t #1'), cuda_packed32_load)", "not seq(0, n)"),
     ("k.find_loop('for t in _: _')", "find_loop"),
+    # upstream's loop-mode names exist (API-5), so the rewrite itself is what is refused
+    ("k = set_loop_mode(k, k.find_loop('blk'), CudaTasks)", "scheduling operation set_loop_mode"),
+    ("k = set_loop_mode(k, k.find('_ = tile[_]'), CudaThreads(unit=cuda_warp))",
+     "scheduling operation set_loop_mode"),
 ])
 def test_unreproduced_rewrite_is_unsupported_naming_it(tmp_path: Path, call: str,
                                                        name: str) -> None:
@@ -229,6 +233,16 @@ def test_cut_loop_splits_with_fresh_binders(tmp_path: Path) -> None:
     assert verify_proc(p).verdict.value == "proved"
 
 
+@pytest.mark.rule("API-5")
+def test_cut_at_a_found_loop_is_proved(tmp_path: Path) -> None:
+    path = tmp_path / "k.py"
+    path.write_text(CUT_HEAD + "k = cut_loop(k, k.find('for it in _: _'), 1)\n"
+                    "assert isinstance(k.find_loop('it #1'), ForCursor)\n")
+    loaded = load_isolated(path)
+    assert loaded.error is None, loaded.error
+    assert verify_proc(loaded.procs[0]).verdict.value == "proved"
+
+
 @pytest.mark.rule("API-4")
 @pytest.mark.parametrize("call, message", [
     ("k = cut_loop(k, k.find_loop('it'), 2)", "cannot show `cut_point` <= `hi`"),
@@ -306,6 +320,19 @@ def test_inlined_call_machine_agrees_with_proof(name: str, want: str) -> None:
     assert verdict.value == want, finding
     if finding is not None:
         assert finding.loc.file.endswith("proc_calls.py") and finding.loc.line in (23, 24)
+
+
+@pytest.mark.rule("CALL-4")
+def test_callee_assertions_shown_are_assumed() -> None:
+    """`n > 0` of the callee holds for every size upstream allows (sizes are positive), so
+    the inlined proc assumes it: n = 0 is outside its sizes, as for the callee itself."""
+    from verifier.encode.verify import concrete_verdict
+    from verifier.lang.inline import inline_calls
+    procs = {p.name: p for p in load_procs(UPSTREAM_STYLE / "proc_calls.py")}
+    inlined = inline_calls(procs["wrapper"])
+    assert len(inlined.preds) == len(procs["wrapper"].preds) + 1
+    assert concrete_verdict(procs["wrapper"], {"n": 0})[0].value == "vacuous"
+    assert concrete_verdict(procs["reverse"], {"n": 0})[0].value == "vacuous"
 
 
 @pytest.mark.rule("CALL-3")

@@ -15,7 +15,7 @@ from exo.platforms.cuda import *
 
 @proc
 def reverse(n: size, src: f32[n] @ CudaGmemLinear, dst: f32[n] @ CudaGmemLinear):
-    assert n % 256 == 0
+    assert n % 256 == 0 and n > 0
     with CudaDeviceFunction(blockDim=256):
         for blk in cuda_tasks(0, n / 256):
             for t in cuda_threads(0, 256):

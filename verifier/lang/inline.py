@@ -46,8 +46,9 @@ def inline_calls(p: ir.Proc) -> ir.Proc:
     if not has_proc_calls(p):
         return p
     top = [max([0] + _sym_ids(p))]
-    body = _Inliner(p, top).stmts(p.body, _size_bounds(p))
-    return dataclasses.replace(p, body=body)
+    inliner = _Inliner(p, top)
+    body = inliner.stmts(p.body, _size_bounds(p))
+    return dataclasses.replace(p, body=body, preds=p.preds + tuple(inliner.assumed))
 
 
 def _sym_ids(node: Any) -> list[int]:
@@ -62,6 +63,10 @@ class _Inliner:
         self.top = top  # the largest Sym id in use: fresh binders are numbered above it
         self.types: dict[ir.Sym, tuple[ir.Type, Any]] = {a.name: (a.typ, a.mem)
                                                          for a in caller.args}
+        # callee assertions over the caller's arguments alone, shown to hold (CALL-4): the
+        # inlined proc assumes them, so no counterexample breaks the callee's assertions
+        self.assumed: list[ir.Expr] = []
+        self.controls = {a.name for a in caller.args if isinstance(a.typ, ir.Control)}
         _walk(caller.body, self._note_alloc)
 
     def _note_alloc(self, n: Any) -> None:
@@ -178,6 +183,11 @@ class _Inliner:
         """CALL-4: the callee's assertion `pred` (over the caller's names) holds at the call."""
         pred = _fold(pred)
         if _implied(pred, self.caller.preds, env):
+            names: set[ir.Sym] = set()
+            _walk(pred, lambda n: names.add(n.name) if isinstance(n, ir.Var) else None)
+            if names <= self.controls and pred not in self.assumed and \
+                    not isinstance(pred, ir.Const):
+                self.assumed.append(pred)
             return
         raise Unsupported(f"not supported by spork-verify: cannot show that {callee.name}'s "
                           f"assertion `{expr_text(pred)}` holds at this call from "
