@@ -11,14 +11,14 @@ from verifier.encode.instances import z3_ops
 
 def sample_sizes(proc: ir.Proc, count: int = 3, bound: int = 64) -> list[dict[str, int]]:
     ctx = z3.Context()
-    ops = z3_ops(ctx)
+    ops, lift = z3_ops(ctx)  # constant sub-expressions stay ints until lifted
     controls = [a for a in proc.args if isinstance(a.typ, ir.Control)]
     env = {a.name: z3.Int(a.name.name, ctx) for a in controls}
     s = z3.Solver(ctx=ctx)
     for a in controls:
         s.add(env[a.name] >= (1 if a.typ.kind == "size" else 0), env[a.name] <= bound * 16)
     for p in proc.preds:
-        v = eval_expr(p, env, ops)
+        v = lift(eval_expr(p, env, ops))
         s.add(v if z3.is_bool(v) else v != 0)
     out: list[dict[str, int]] = []
     total = z3.Sum([v for v in env.values()]) if env else z3.IntVal(0, ctx)

@@ -4,8 +4,10 @@ computes them."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import multiprocessing
+import sys
 
 import pytest
 import z3
@@ -18,7 +20,7 @@ from verifier.encode.smtlib import canonical_text
 from verifier.encode.solver import Answer, Status, prepare, solve
 from verifier.results import ObligationStatus, Verdict
 
-from conftest import EXAMPLES, load_one
+from conftest import EXAMPLES, ROOT, load_one
 
 
 def _cubes(ctx: z3.Context) -> list[z3.BoolRef]:
@@ -162,3 +164,41 @@ def test_cli_budget_options(capsys: pytest.CaptureFixture[str], tmp_path, monkey
     for bad in (["--jobs", "0"], ["--rlimit", "-5"], ["--rlimit", "many"]):
         assert main([saxpy, *bad]) == 2
         assert "positive whole number" in capsys.readouterr().err
+
+
+def _ping_pong(tmp_path, phases: int, drop_fence: int | None = None):
+    """benchmarks/mutants.py's scale kernel (a 256-element SMEM tile passed between buffers a
+    and b, a CTA fence between phases), small."""
+    spec = importlib.util.spec_from_file_location("mutants", ROOT / "benchmarks" / "mutants.py")
+    assert spec is not None and spec.loader is not None
+    mutants = sys.modules.setdefault("mutants", importlib.util.module_from_spec(spec))
+    spec.loader.exec_module(mutants)
+    path = tmp_path / f"pp{phases}_{drop_fence}.py"
+    path.write_text(mutants.ping_pong(phases, drop_fence))
+    return load_one(path, "ping_pong")
+
+
+def test_kills_only_count_mutates_that_can_lie_between(tmp_path) -> None:
+    """encode/kills.py: a mutate of the element is assumed absent between a and b only where
+    one of its instances can lie there (`may_lie_between`, SEM-1.8); the others would add
+    unsat disjuncts, O(phases) per pair. Proofs and refutations are unchanged."""
+    from verifier.check import analyze
+    from verifier.encode.kills import may_lie_between
+
+    proc = _ping_pong(tmp_path, 4)
+    sites = [s for s in analyze(proc).accesses if s.buf.name == "b" and not s.is_free]
+    writes = [s for s in sites if s.kind.value != "read"]
+    reads = [s for s in sites if s.kind.value == "read"]
+    first, second = sorted(writes, key=lambda s: s.loc.line)
+    read_1 = min(reads, key=lambda s: s.loc.line)  # phase 1 reads phase 0's b
+    assert first.loc.line < read_1.loc.line < second.loc.line
+    assert not may_lie_between(first, second, read_1)  # phase 2's write comes after the read
+    assert may_lie_between(first, second, max(reads, key=lambda s: s.loc.line))
+    clear_cache()
+    assert verify_proc(proc).verdict is Verdict.proved
+    cut = verify_proc(_ping_pong(tmp_path, 4, drop_fence=1))
+    assert cut.verdict is Verdict.refuted
+    # phase 2 reads a and overwrites b with no fence after phase 1's write of a, read of b
+    assert {(f.kind.value, f.variable, f.loc.line) for f in cut.findings} == \
+        {("RAW", "a", 20), ("WAR", "b", 20)}
+    clear_cache()

@@ -1,4 +1,4 @@
-"""Choice E4 (specs/verification.md): the representative link thread of an instance is the
+"""Choices E4-E5 and PR-6 (specs/verification.md): the representative link thread of an instance is the
 lowest thread of its ground-truth set (COLL-4.4) at every thread-loop valuation, and −1 (no
 thread) outside them; and the E5 order (anchored before quantified) proves the SMEM frees of a
 2×2 cluster fed by multicast (the sporkbench Sm90a GEMMs' pattern) at an anchored level."""
@@ -79,3 +79,30 @@ def test_cluster_frees_are_proved_without_a_quantified_query() -> None:
     frees = [o for o in result.obligations if o.rule == "SEM-4.7" and not o.discharged_by]
     assert frees
     assert all(o.rlimit < QUANTIFIED_RLIMIT for o in frees)  # anchored queries decided them
+
+
+def test_sync_sites_that_never_run_are_dead_and_live_ones_are_not() -> None:
+    """PR-6 (`pruning.dead`): after cut_loop, `if iter_k >= 1` inside `for iter_k in seq(0, 1)`
+    never runs; the same `if` in the remainder loop, and every site of s14m, do."""
+    from verifier.check.sites import Context, Loop
+    from verifier.diagnostics import SrcLoc
+    from verifier.encode.pruning import dead
+    from verifier.lang import ir
+
+    loc = SrcLoc("k.py", 1, 1)
+    k, n = ir.Sym("iter_k", 1), ir.Sym("n", 2)
+
+    def ctx(lo: ir.Expr, hi: ir.Expr, cond: ir.Expr, polarity: bool = True) -> Context:
+        return Context(loops=(Loop(k, lo, hi, "seq", loc),), conds=((cond, polarity),))
+
+    one, zero = ir.Const(1, loc), ir.Const(0, loc)
+    at_least_one = ir.BinOp(">=", ir.Var(k, loc), one, loc)
+    assert dead(ctx(zero, one, at_least_one), [n])
+    assert not dead(ctx(one, ir.Var(n, loc), at_least_one), [n])
+    assert not dead(ctx(zero, one, at_least_one, polarity=False), [n])  # the else branch runs
+    assert dead(ctx(one, ir.Var(n, loc), at_least_one, polarity=False), [n])
+    assert dead(ctx(one, one, ir.Const(True, loc)), [n])  # an empty loop
+    (proc,) = load_procs(str(PROGRAM))
+    model = analyze(proc)
+    assert not any(dead(s.ctx, model.sizes) for s in
+                   [*model.fences, *model.arrives, *model.awaits, *model.accesses])

@@ -14,6 +14,7 @@ import z3
 from verifier.check.sites import AccessSite, ArriveSite, AwaitSite, ProgramModel
 from verifier.encode.barrier_counts import BarrierCounts
 from verifier.encode.instances import Encoder, Instance, equal_on
+from verifier.encode.terms import conj, disj
 from verifier.lang import ir
 
 
@@ -23,9 +24,9 @@ def names(enc: Encoder, refs: tuple[tuple[ir.Expr | None, ...], ...], inst: Inst
     zctx = enc.zctx
     options = []
     for ref in refs:
-        conj = [e == enc.value(p, inst.iters) for p, e in zip(ref, elem) if p is not None]
-        options.append(z3.And(*conj) if conj else z3.BoolVal(True, zctx))
-    return z3.Or(*options) if options else z3.BoolVal(False, zctx)
+        options.append(conj([e == enc.value(p, inst.iters) for p, e in zip(ref, elem)
+                             if p is not None], zctx))
+    return disj(options, zctx)
 
 
 def arrive_pairs(enc: Encoder, counts: BarrierCounts, model: ProgramModel, arr_site: ArriveSite,
@@ -37,8 +38,8 @@ def arrive_pairs(enc: Encoder, counts: BarrierCounts, model: ProgramModel, arr_s
     home = tuple(enc.value(e, arr.iters) for e in arr_site.home)
     refs = arr_site.named or (tuple(arr_site.home),)
     number = counts.arrives_before(decl, home, arr)
-    return z3.And(names(enc, refs, arr, elem), equal_on(arr, aw, decl.alloc_loops, enc.zctx),
-                  number <= counts.a_max(decl, aw_site, elem, aw))
+    return conj((names(enc, refs, arr, elem), equal_on(arr, aw, decl.alloc_loops, enc.zctx),
+                 number <= counts.a_max(decl, aw_site, elem, aw)), enc.zctx)
 
 
 def trailing_pairs(enc: Encoder, counts: BarrierCounts, model: ProgramModel, site: AccessSite,
@@ -48,9 +49,9 @@ def trailing_pairs(enc: Encoder, counts: BarrierCounts, model: ProgramModel, sit
     decl = model.barriers[site.trailing.barrier]
     elem = tuple(enc.value(e, aw.iters) for e in aw_site.element)
     number = counts.arrives_before(decl, elem, a)
-    return z3.And(names(enc, (site.trailing.points,), a, elem),
-                  equal_on(a, aw, decl.alloc_loops, enc.zctx),
-                  number <= counts.a_max(decl, aw_site, elem, aw))
+    return conj((names(enc, (site.trailing.points,), a, elem),
+                 equal_on(a, aw, decl.alloc_loops, enc.zctx),
+                 number <= counts.a_max(decl, aw_site, elem, aw)), enc.zctx)
 
 
 def homes_of(enc: Encoder, model: ProgramModel, barrier: ir.Sym, elem: tuple[z3.ArithRef, ...],

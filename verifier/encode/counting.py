@@ -13,9 +13,8 @@ of extents directly in Z3; nests whose bounds use outer iterators are summed wit
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
-import sympy
 import z3
 
 from verifier.diagnostics import Unsupported
@@ -23,8 +22,10 @@ from verifier.lang import ir
 from verifier.lang.guards import free_syms
 from verifier.check.sites import Context, Loop
 from verifier.encode.instances import Encoder
-from verifier.encode.nest_sums import NestSums
 from verifier.encode.terms import conj
+
+if TYPE_CHECKING:
+    import sympy
 
 
 def count_before(enc: Encoder, site_ctx: Context, site_index: tuple[ir.Expr, ...],
@@ -205,7 +206,10 @@ def _count_polynomial(enc: Encoder, site_ctx: Context, pinned: dict[ir.Sym, z3.A
                       fixed: set[ir.Sym], textual: bool) -> z3.ArithRef:
     """count_before for a nest whose bounds use outer iterators: the same lexicographic rank,
     with the per-iteration sizes summed symbolically (nest_sums.py). Its premise (non-negative
-    extents) is left in `enc.premises` for the verifier to discharge."""
+    extents) is left in `enc.premises` for the verifier to discharge. (nest_sums loads
+    sympy, a third of the command line's start-up: imported only for such nests.)"""
+    from verifier.encode.nest_sums import NestSums
+
     zctx = enc.zctx
     sums = NestSums(enc, site_ctx.loops)
     pins = {sym: sums.bind(sym, v) for sym, v in pinned.items()}

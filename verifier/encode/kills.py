@@ -17,13 +17,15 @@ import z3
 
 from verifier.check.sites import AccessSite, ProgramModel
 from verifier.encode.instances import Encoder, Instance, before, equal_on
+from verifier.encode.terms import conj, disj
+from verifier.encode.visibility import may_precede
 from verifier.semantics.rules import AccessKind
 
 
 def touches(enc: Encoder, site: AccessSite, inst: Instance, elem: tuple[z3.ArithRef, ...]
             ) -> z3.BoolRef:
     """`elem` is among the elements the instance of `site` touches (SEM-4.3, clipping)."""
-    conj: list[z3.BoolRef] = []
+    parts: list[z3.BoolRef] = []
     shape = [enc.value(d, {}) for d in site.shape]
     el = site.element
     for k, (pt, iv) in enumerate(zip(el.points, el.intervals)):
@@ -31,16 +33,16 @@ def touches(enc: Encoder, site: AccessSite, inst: Instance, elem: tuple[z3.Arith
             break
         e = elem[k]
         if pt is not None:
-            conj.append(e == enc.value(pt, inst.iters))
+            parts.append(e == enc.value(pt, inst.iters))
             continue
         assert iv is not None
         lo = enc.value(iv[0], inst.iters)
-        conj += [e >= lo, e < enc.value(iv[1], inst.iters)]
+        parts += [e >= lo, e < enc.value(iv[1], inst.iters)]
         if k < len(el.limits) and el.limits[k] is not None:
-            conj.append(e - lo < enc.value(el.limits[k], inst.iters))  # type: ignore[arg-type]
+            parts.append(e - lo < enc.value(el.limits[k], inst.iters))  # type: ignore[arg-type]
         if el.clip_to_shape and k < len(shape):
-            conj += [e >= 0, e < shape[k]]
-    return z3.And(*conj) if conj else z3.BoolVal(True, enc.zctx)
+            parts += [e >= 0, e < shape[k]]
+    return conj(parts, enc.zctx)
 
 
 def clipped_bounds(enc: Encoder, site: AccessSite, inst: Instance, shape: list[z3.ArithRef]
@@ -81,6 +83,20 @@ def drops(earlier: AccessSite, middle: AccessSite) -> bool:
     return middle.kind is not AccessKind.atomic
 
 
+def may_lie_between(sa: AccessSite, sc: AccessSite, sb: AccessSite) -> bool:
+    """Can an instance of `sc` in a's allocation instance lie strictly between a and b? When
+    that allocation is inside the task loops, such an instance runs in a's task (and b's: the
+    query asks for the same allocation instance), so it must follow a and precede b within
+    one task, which `visibility.may_precede` decides from the loop structure (SEM-1.8). False
+    only where every `before(a, c) ∧ before(c, b)` is unsat, so leaving the site out of the
+    kills changes no query's models."""
+    dev = sa.ctx.device
+    if dev is None or sc.ctx.device is not dev or sb.ctx.device is not dev or \
+            not set(dev.outer_loops + dev.task_loops) <= set(sa.alloc_loops):
+        return True
+    return may_precede(sa.ctx, sc.ctx) and may_precede(sc.ctx, sb.ctx)
+
+
 def killed(enc: Encoder, model: ProgramModel, witnesses: object, sa: AccessSite, a: Instance,
            sb: AccessSite, b: Instance, elem: tuple[z3.ArithRef, ...]) -> z3.BoolRef:
     """Some anchored instance of a dropping mutate of `elem` lies strictly between a and b.
@@ -93,8 +109,10 @@ def killed(enc: Encoder, model: ProgramModel, witnesses: object, sa: AccessSite,
             continue
         if sc.ctx.device is None:  # a CPU-scope mutate has no thread to anchor at: it is
             continue  # not counted as a kill (fewer kills: more pairs checked, still sound)
+        if not may_lie_between(sa, sc, sb):
+            continue  # its every disjunct would be unsat (ping-pong: O(P) sites per pair)
         for c in witnesses(sc.ctx, a, b):  # type: ignore[operator]
-            terms.append(z3.And(c.valid, equal_on(a, c, sa.alloc_loops, enc.zctx),
-                                before(a, c, enc.zctx), before(c, b, enc.zctx),
-                                touches(enc, sc, c, elem)))
-    return z3.Or(*terms) if terms else z3.BoolVal(False, enc.zctx)
+            terms.append(conj((c.valid, equal_on(a, c, sa.alloc_loops, enc.zctx),
+                               before(a, c, enc.zctx), before(c, b, enc.zctx),
+                               touches(enc, sc, c, elem)), enc.zctx))
+    return disj(terms, enc.zctx)

@@ -1,4 +1,4 @@
-"""Obligations settled without a solver (specs/verification.md "Pruning", PR-1..PR-5).
+"""Obligations settled without a solver (specs/verification.md "Pruning", PR-1..PR-6).
 
 Each rule is a static sufficient condition, cheap enough to run on every pair of a proc with
 thousands of statements:
@@ -14,6 +14,8 @@ thousands of statements:
 * PR-4 nearest conflicting access: a non-atomic write to the same element sits between every
   pair of instances; the machine discards the earlier record there (SEM-2.6), so the first
   hazard of any run is never such a pair and the pair is not an obligation at all.
+* PR-6 sites that never run: an empty loop interval or an `if` the intervals refute; sync
+  events at such sites are left out of the fence chains (visibility.sync_events).
 
 Everything here reads the static model (check.sites) and the rule tables; no Z3.
 """
@@ -122,6 +124,35 @@ def _site_intervals(site: AccessSite, sizes: Iterable[ir.Sym]) -> list[Interval]
         else:
             out.append(_ANY)
     return out
+
+
+# ---------------------------------------------------------------- PR-6 sites without instances
+
+def _never(cond: ir.Expr, polarity: bool, ranges: dict[ir.Sym, Interval]) -> bool:
+    """The condition (negated when polarity is False) is false for every value the PR-2
+    intervals allow: a comparison whose sides' intervals cannot satisfy it; `and` when either
+    side is never true (`or` when both are: in an else branch, polarity flips them)."""
+    match cond:
+        case ir.BinOp(op="and" | "or", lhs=lhs, rhs=rhs):
+            either = (cond.op == "and") == polarity
+            parts = (_never(lhs, polarity, ranges), _never(rhs, polarity, ranges))
+            return any(parts) if either else all(parts)
+        case ir.BinOp(op="<" | "<=" | ">" | ">=", lhs=lhs, rhs=rhs):
+            (a, b), (c, d) = _interval(lhs, ranges), _interval(rhs, ranges)
+            op = cond.op if polarity else {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}[cond.op]
+            return {"<": a >= d, "<=": a > d, ">": b <= c, ">=": b < c}[op]
+    return False
+
+
+def dead(ctx: Context, sizes: Iterable[ir.Sym]) -> bool:
+    """PR-6: no instance of `ctx` exists for any sizes: some loop's iterator interval is empty,
+    or some enclosing `if` condition can never hold (loops after cut_loop: `if iter_k >= 1`
+    inside `for iter_k in seq(0, 1)`). The intervals contain every value of every valid
+    instance, so a site said dead has none."""
+    ranges = _ranges(ctx, sizes)
+    if any(ranges[lp.sym][0] > ranges[lp.sym][1] for lp in ctx.loops):
+        return True
+    return any(_never(c, pol, ranges) for c, pol in ctx.conds)
 
 
 # ---------------------------------------------------------------- PR-4 patterns

@@ -242,7 +242,7 @@ def _emit(nodes: _Nodes, roots: list[int]) -> str:
         node = table[i]
         if node.depth:
             frames[-1][1][i] = s
-        elif node.kind >= _APP and refs[i] > 1:
+        elif node.kind in (_APP, _QUANT) and refs[i] > 1:
             name = f"${len(defs)}"
             defs.append(f"(define-fun {name} () {node.sort} {s})")
             closed[i] = name

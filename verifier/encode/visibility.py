@@ -27,6 +27,7 @@ from verifier.check.sites import (
 from verifier.encode.barrier_counts import BarrierCounts
 from verifier.encode.barrier_elements import arrive_pairs, trailing_pairs
 from verifier.encode.instances import Encoder, Instance, before, equal_on
+from verifier.encode.pruning import dead
 from verifier.encode.terms import conj, disj
 
 MAX_CHAIN = 3  # longest fence chain tried when shorter ones leave a spurious candidate
@@ -110,6 +111,17 @@ def _after_own(e: Event, b: Context) -> bool:
 
 
 def sync_events(model: ProgramModel) -> list[Event]:
+    """Every sync event of the proc but those with a site that never runs (PR-6,
+    `pruning.dead`): a chain through one could only add an unsatisfiable disjunct."""
+    live = {id(ctx): not dead(ctx, model.sizes) for ctx in
+            [s.ctx for s in (*model.fences, *model.arrives, *model.awaits, *model.accesses)]}
+    events = [e for e in _all_events(model) if all(
+        live[id(site.ctx)] for site in (e.fence, e.arrive, e.await_, e.tag_site)
+        if site is not None)]
+    return events
+
+
+def _all_events(model: ProgramModel) -> list[Event]:
     events = [Event(("F", f.id), rules.SYNC_SETS[f.first], rules.SYNC_SETS[f.second], fence=f)
               for f in model.fences]
     for arr in model.arrives:
@@ -186,6 +198,8 @@ class VisibilityBuilder:
         self._witness_cache: dict[tuple[object, ...], tuple[list[Instance], list]] = {}
         self._pair_cache: dict[tuple[int, int], z3.BoolRef] = {}
         self._before_cache: dict[tuple[int, int], z3.BoolRef] = {}
+        self._link_cache: dict[tuple[object, ...], z3.BoolRef] = {}
+        self._event_cache: dict[tuple[object, ...], list] = {}  # type: ignore[type-arg]
         self._keep: list[object] = []
         self.enc = enc
         self.zctx = enc.zctx
@@ -283,10 +297,7 @@ class VisibilityBuilder:
                 parts.append(self.enc.member(steps[0][0].ctx, a.thread, steps[0][0].iters))
             for k, ((_, last1), (first2, _)) in enumerate(zip(steps, steps[1:])):
                 parts.append(self.before(last1, first2))
-                via = [a.thread, b.thread] + middle[k:k + 1] + self.representatives(last1, first2)
-                parts.append(disj([conj((self.enc.member(last1.ctx, h, last1.iters),
-                                         self.enc.member(first2.ctx, h, first2.iters)),
-                                        self.zctx) for h in via], self.zctx))
+                parts.append(self.link(last1, first2, [a.thread, b.thread] + middle[k:k + 1]))
             last = steps[-1][1]
             parts.append(self.before(last, b))
             parts.append(self.enc.member(last.ctx, b.thread, last.iters))
@@ -297,6 +308,20 @@ class VisibilityBuilder:
         if bound and terms:
             return [z3.Exists(bound, disj(terms, self.zctx))]
         return terms
+
+    def link(self, x: Instance, y: Instance, threads: list[z3.ArithRef]) -> z3.BoolRef:
+        """Some thread runs both x and y (SEM-5.4 chaining): one of `threads` or a
+        representative (E4); once per pair of instances and threads (witnesses recur across
+        the choices of a chain and across chains)."""
+        key = (id(x), id(y), tuple(t.get_id() for t in threads))
+        hit = self._link_cache.get(key)
+        if hit is None:
+            via = threads + self.representatives(x, y)
+            hit = self._link_cache[key] = disj(
+                [conj((self.enc.member(x.ctx, h, x.iters), self.enc.member(y.ctx, h, y.iters)),
+                      self.zctx) for h in via], self.zctx)
+            self._keep.append((x, y, threads))
+        return hit
 
     def representatives(self, x: Instance, y: Instance) -> list[z3.ArithRef]:
         """Anchored link threads besides n_a and n_b (choice E4): a thread of x's instance and
@@ -323,7 +348,20 @@ class VisibilityBuilder:
 
     def event_instances(self, event: Event, a: Instance, b: Instance
                         ) -> list[tuple[Instance, Instance, list[z3.BoolRef]]]:
-        """(first instance, last instance, conditions) per witness choice of an event."""
+        """(first instance, last instance, conditions) per witness choice of an event; at the
+        anchored levels once per (event, a, b): chains share events (quantified witnesses
+        also extend `self.bound`, so they are rebuilt per chain)."""
+        if self.quantified:
+            return self._event_instances(event, a, b)
+        key = (event.key, id(a), id(b))
+        hit = self._event_cache.get(key)
+        if hit is None:
+            hit = self._event_cache[key] = self._event_instances(event, a, b)
+            self._keep.append((a, b))
+        return hit
+
+    def _event_instances(self, event: Event, a: Instance, b: Instance
+                         ) -> list[tuple[Instance, Instance, list[z3.BoolRef]]]:
         if event.fence is not None:
             return [(e, e, [e.valid]) for e in self.witnesses(event.fence.ctx, a, b)]
         if event.tag_site is not None:
