@@ -29,7 +29,7 @@ from verifier.encode.kills import clipped_bounds, killed
 from verifier.encode.pruning import Pruner
 from verifier.encode.terms import conj
 from verifier.encode.ring_invariant import ring_lemma, ring_sites
-from verifier.encode.transactions import byte_mismatch, phase_disagreement
+from verifier.encode.transactions import byte_mismatch, checks, phase_disagreement
 from verifier.encode.visibility import ANCHORED_FALLBACK, LEVELS, VisibilityBuilder
 
 
@@ -293,16 +293,11 @@ class ObligationBuilder:
             def make(what: str, site: TmaSite = site
                      ) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
                 if what == "bytes":
-                    found = byte_mismatch(self.enc, site)
-                    return self.base + (found or [z3.BoolVal(False, self.zctx)]), \
-                        dict(self.size_names)
-                phase = phase_disagreement(self.enc, self.vis.barriers, self.model, site)
-                assert phase is not None
-                return self.base + phase[0], {**self.size_names, **phase[1]}
+                    return self.base + byte_mismatch(self.enc, site), dict(self.size_names)
+                found, names = phase_disagreement(self.enc, self.vis.barriers, self.model, site)
+                return self.base + found, {**self.size_names, **names}
 
-            kinds = ["bytes"] if site.expect_bytes != site.ncta * site.delivered_bytes else []
-            kinds += ["phase"] if site.ncta > 1 and site.dest_sym is not None else []
-            for what in kinds:
+            for what in checks(site):
                 out.append(Obligation(
                     f"tx-{what}:{name}@{site.loc.line}:{site.loc.col}", "SEM-8.6",
                     "transaction-count", name, site.loc, [(site.loc, "later access")],

@@ -27,19 +27,26 @@ def _own(enc: Encoder, site: TmaSite, inst: Instance) -> tuple[z3.ArithRef, ...]
     return tuple(enc.value(e, inst.iters) for e in site.own)
 
 
-def byte_mismatch(enc: Encoder, site: TmaSite) -> list[z3.BoolRef] | None:
-    """Constraints of a run where the site's phase bytes differ, or None when they agree."""
-    if site.expect_bytes == site.ncta * site.delivered_bytes:
-        return None
+def checks(site: TmaSite) -> list[str]:
+    """The obligations the site needs: "bytes" when its expect-tx and complete-tx byte counts
+    differ (a static fact), "phase" when it multicasts."""
+    kinds = ["bytes"] if site.expect_bytes != site.ncta * site.delivered_bytes else []
+    return kinds + (["phase"] if site.ncta > 1 and site.dest_sym is not None else [])
+
+
+def byte_mismatch(enc: Encoder, site: TmaSite) -> list[z3.BoolRef]:
+    """Constraints of a run where the site's phase bytes differ: any run executing it (asked
+    only when `checks` lists "bytes")."""
+    assert "bytes" in checks(site)
     inst = enc.instance(site.issuer_ctx, f"tx{site.id}")
     return [inst.valid]
 
 
 def phase_disagreement(enc: Encoder, counts: BarrierCounts, model: ProgramModel,
-                       site: TmaSite) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]] | None:
-    """Two issuing CTAs of one multicast instance whose own elements' arrive counts differ."""
-    if site.ncta <= 1 or site.dest_sym is None:
-        return None
+                       site: TmaSite) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
+    """Two issuing CTAs of one multicast instance whose own elements' arrive counts differ
+    (asked only when `checks` lists "phase")."""
+    assert "phase" in checks(site) and site.dest_sym is not None
     decl = model.barriers[site.trailing.barrier]
     a = enc.instance(site.issuer_ctx, f"txa{site.id}")
     pinned = {lp.sym: a.iters[lp.sym] for lp in site.issuer_ctx.loops
