@@ -76,27 +76,17 @@ def z3_ops(ctx: z3.Context, on_product: "Callable[[], None] | None" = None
 
     def div(a: Any, b: Any) -> Any:
         d = divisor(b, "division")
-        return a // d if type(a) is int else lift(a) / lift(d)
+        return PY_OPS.div(a, d) if type(a) is int else lift(a) / lift(d)
 
     def mod(a: Any, b: Any) -> Any:
         d = divisor(b, "modulo")
-        return a % d if type(a) is int else lift(a) % lift(d)
+        return PY_OPS.mod(a, d) if type(a) is int else lift(a) % lift(d)
 
     def cmp(op: str, a: Any, b: Any) -> Any:
+        """The machine's comparison table; its operators build Z3 terms from lifted ones."""
         if type(a) is int and type(b) is int:
             return PY_OPS.cmp(op, a, b)
-        x, y = lift(a), lift(b)
-        match op:
-            case "<":
-                return x < y
-            case ">":
-                return x > y
-            case "<=":
-                return x <= y
-            case ">=":
-                return x >= y
-            case _:
-                return x == y
+        return PY_OPS.cmp(op, lift(a), lift(b))
 
     return Ops(const=lambda v: v, add=add, sub=sub, mul=mul, div=div, mod=mod,
                neg=lambda a: -a, cmp=cmp, and_=lambda a, b: conj((a, b), ctx),
