@@ -53,26 +53,3 @@ def trailing_pairs(enc: Encoder, counts: BarrierCounts, model: ProgramModel, sit
                  equal_on(a, aw, decl.alloc_loops, enc.zctx),
                  number <= counts.a_max(decl, aw_site, elem, aw)), enc.zctx)
 
-
-def homes_of(enc: Encoder, model: ProgramModel, barrier: ir.Sym, elem: tuple[z3.ArithRef, ...],
-             tag: str) -> list[tuple[tuple[z3.ArithRef, ...], list[z3.BoolRef]]]:
-    """G(b) (SEM-6.1): per barrier expression of the variable's (uniform, LANG-5.11) multicast
-    pattern, the homes whose Arrive names `elem`: equal to it where the expression has a point,
-    free (within the extent) where it multicasts."""
-    decl = model.barriers[barrier]
-    site = next((s for s in model.arrives if s.barrier == barrier), None)
-    if site is None or not site.multicast:
-        return [(elem, [])]
-    out = []
-    for k, ref in enumerate(site.named):
-        home: list[z3.ArithRef] = []
-        conds: list[z3.BoolRef] = []
-        for d, (p, e, extent) in enumerate(zip(ref, elem, decl.shape)):
-            if p is not None:
-                home.append(e)
-                continue
-            v = z3.Int(f"{barrier.name}.home{k}.{d}@{tag}", enc.zctx)
-            home.append(v)
-            conds += [v >= 0, v < extent]
-        out.append((tuple(home), conds))
-    return out
