@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from verifier import collectives
 from verifier.lang import ir
 from verifier.semantics import rules
-from verifier.semantics.rules import AccessKind, Flag
+from verifier.semantics.rules import AccessKind, Flag, drops_record
 from verifier.check.sites import AccessSite, Context, FenceSite, Loop, ProgramModel
 
 Interval = tuple[float, float]  # closed [lo, hi]; ±inf for unknown ends
@@ -278,8 +278,8 @@ class Pruner:
     def dominated_pairs(self, sites: list[AccessSite]) -> set[tuple[int, int]]:
         """(earlier id, later id) of the pairs of `sites` (one variable) with a non-atomic
         write to the same element between every pair of their instances."""
-        writes = sorted((s for s in sites if not s.is_free and s.kind in
-                         (AccessKind.write, AccessKind.read_write)), key=lambda s: s.ctx.path)
+        writes = sorted((s for s in sites if not s.is_free and  # drop even mutate records
+                         drops_record(AccessKind.write, s.kind)), key=lambda s: s.ctx.path)
         # writes by (depth m, pattern at m), in textual order: the candidates that can cover
         # a site at depth m are exactly those of its own pattern's bucket
         buckets: dict[tuple[int, _Pattern], list[AccessSite]] = {}

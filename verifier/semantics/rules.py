@@ -107,6 +107,16 @@ def mutate_flag(kind: AccessKind) -> Flag:
             AccessKind.read_write: Flag.full}[kind]
 
 
+def drops_record(earlier: AccessKind, later: AccessKind) -> bool:
+    """SEM-2.6 record lifecycle: does an access of kind `later` to an element discard an
+    earlier record of kind `earlier` there? Every mutate discards the read records; a
+    non-atomic mutate also the mutate records (atomic mutates accumulate). The machine's
+    history update (hazards.check_and_record) is this rule on whole histories."""
+    if later is AccessKind.read:
+        return False
+    return earlier is AccessKind.read or later is not AccessKind.atomic
+
+
 class HazardKind(Enum):
     RAW = "RAW"
     WAR = "WAR"
