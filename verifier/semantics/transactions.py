@@ -15,9 +15,13 @@ regardless of when the hardware would deliver them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping
 
 from verifier.diagnostics import SrcLoc
 from verifier.semantics.state import Finding, Origin
+
+if TYPE_CHECKING:
+    from verifier.lang.instrs import TmaInfo
 
 Key = tuple[int, tuple[int, ...], int]  # (barrier instance serial, element, phase)
 
@@ -26,6 +30,18 @@ ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i8": 1, "ui8": 1, "ui
                  "i32": 4, "R": 4, "exo_f16": 2, "exo_bf16": 2, "float": 4, "double": 8,
                  "int8_t": 1, "uint8_t": 1, "uint16_t": 2, "int32_t": 4}
 
+
+
+def expect_tx_bytes(info: "TmaInfo", kw: Mapping[str, Any]) -> int:
+    """Bytes an issuing CTA expects on its own mbarrier element: ncta × box at the instr's
+    own element width (what its expect-tx computes, whatever the tensor's type)."""
+    return info.ncta(kw) * info.box_elements(kw) * info.element_bits // 8
+
+
+def complete_tx_bytes(info: "TmaInfo", kw: Mapping[str, Any], base: str) -> int:
+    """Bytes one issuer's copy completes on one destination's element: box at the tensor's
+    element size (the static analysis rejects a type outside ELEMENT_BYTES, ERR-V11)."""
+    return info.box_elements(kw) * ELEMENT_BYTES.get(base, 4)
 
 @dataclass
 class Entry:
