@@ -13,7 +13,7 @@ import time
 from verifier.diagnostics import RejectedInput
 from verifier.lang import ir
 from verifier.results import ProcResult
-from verifier.semantics.exprs import PY_OPS, eval_expr
+from verifier.semantics.exprs import CONTROL_RANGES, PY_OPS, admits, eval_expr
 from verifier.encode.verify import concrete_verdict, machine_finding
 
 
@@ -32,14 +32,14 @@ def check_sizes(proc: ir.Proc, sizes: dict[str, int]) -> None:
         raise RejectedInput(f"--sizes lacks a value for {', '.join(missing)} of proc {proc.name}",
                             proc.loc, code="ERR-USAGE", rule="LANG-2.3")
     for name, arg in controls.items():
-        if arg.typ.kind == "size" and sizes[name] < 0:
-            raise RejectedInput(f"--sizes {name}={sizes[name]}: {name} is a size of proc "
-                                f"{proc.name}, at least 0", arg.loc, code="ERR-USAGE",
-                                rule="LANG-2.5")
-        if arg.typ.kind == "bool" and sizes[name] not in (0, 1):
-            raise RejectedInput(f"--sizes {name}={sizes[name]}: {name} is a bool of proc "
-                                f"{proc.name}, 0 or 1", arg.loc, code="ERR-USAGE",
-                                rule="LANG-2.3")
+        kind = arg.typ.kind
+        if not admits(kind, sizes[name]):
+            lo, hi = CONTROL_RANGES[kind]
+            raise RejectedInput(f"--sizes {name}={sizes[name]}: {name} is a {kind} of proc "
+                                f"{proc.name}, " + (f"at least {lo}" if hi is None else
+                                                    f"{lo} to {hi}"),
+                                arg.loc, code="ERR-USAGE",
+                                rule="LANG-2.5" if kind == "size" else "LANG-2.3")
     env = {controls[name].name: value for name, value in sizes.items()}
     given = ", ".join(f"{k}={v}" for k, v in sizes.items())
     for pred in proc.preds:

@@ -16,7 +16,7 @@ from verifier import collectives
 from verifier.collectives.symbolic import Z3Arith
 from verifier.diagnostics import Unsupported
 from verifier.lang import ir
-from verifier.semantics.exprs import PY_OPS, Ops, eval_expr
+from verifier.semantics.exprs import CONTROL_RANGES, PY_OPS, Ops, eval_expr
 from verifier.check.sites import AccessSite, Context
 from verifier.encode.terms import conj, disj
 
@@ -123,10 +123,10 @@ class Encoder:
         self.premises: dict[int, Any] = {}
         self.touched: set[int] = set()  # premise keys the closed forms built since reset
         for s, typ in sizes.items():
-            if typ.kind == "size":
-                self.assumptions.append(self.sizes[s] >= 0)
-            if typ.kind == "bool":
-                self.assumptions.append(z3.And(self.sizes[s] >= 0, self.sizes[s] <= 1))
+            if typ.kind in CONTROL_RANGES:  # LANG-2.3, LANG-2.5
+                lo, hi = CONTROL_RANGES[typ.kind]
+                v = self.sizes[s]
+                self.assumptions.append(v >= lo if hi is None else z3.And(v >= lo, v <= hi))
         env = dict(self.sizes)
         for p in preds:
             self.assumptions.append(self.boolean(self.lift(eval_expr(p, env, self.ops))))

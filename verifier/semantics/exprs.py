@@ -54,6 +54,17 @@ PY_OPS: Ops[Any] = Ops(
 )
 
 
+# The values a control argument of each kind admits (LANG-2.3, LANG-2.5): least, greatest
+# (None: unbounded); a kind not listed admits every integer. Shared by the machine's
+# preconditions, the encoder's assumptions and the check of `--sizes`.
+CONTROL_RANGES: dict[str, tuple[int, int | None]] = {"size": (0, None), "bool": (0, 1)}
+
+
+def admits(kind: str, value: int) -> bool:
+    """`value` is in the range of a control argument of `kind` (CONTROL_RANGES)."""
+    lo, hi = CONTROL_RANGES.get(kind, (value, value))
+    return lo <= value and (hi is None or value <= hi)
+
 def eval_expr(e: ir.Expr, env: Mapping[ir.Sym, T], ops: Ops[T]) -> T:
     """Value of a control expression (sizes, indices, iterators, constants)."""
     match e:

@@ -29,7 +29,7 @@ from verifier.semantics import barriers, rules
 from verifier.semantics.access import (
     InstrArg, callee_distributed, clipped_box, instr_args, tracked_buffers, window_box,
 )
-from verifier.semantics.exprs import compile_expr, data_reads
+from verifier.semantics.exprs import admits, compile_expr, data_reads
 from verifier.semantics.hazards import HazardChecks
 from verifier.semantics.histories import Box, BufInstance, HistoryTable
 from verifier.semantics.index import RecordIndex
@@ -98,7 +98,7 @@ class Machine(HazardChecks):
 
     def preconditions_hold(self) -> bool:
         for a in self.proc.args:
-            if isinstance(a.typ, ir.Control) and a.typ.kind == "size" and self.env[a.name] < 0:
+            if isinstance(a.typ, ir.Control) and not admits(a.typ.kind, self.env[a.name]):
                 return False
         return all(bool(self.value(p)) for p in self.proc.preds)
 
