@@ -157,20 +157,26 @@ def verify_proc(proc: ir.Proc, opts: Options | None = None,
         return done(Verdict.unsupported, [], [static_finding(e)])
     except Undecided as e:
         return done(Verdict.unknown, [], [Finding(FindingKind.unknown, str(e), None, proc.loc)])
-    statuses = {r.status for r in results}
-    if ObligationStatus.refuted in statuses or any(
-            f.counterexample is not None and f.counterexample.replayed for f in findings):
-        verdict = Verdict.refuted
-    elif ObligationStatus.unknown in statuses:
-        verdict = Verdict.unknown
-    else:
-        verdict = Verdict.proved
+    verdict = verdict_of(results, findings)
     cert = None
     if verdict is Verdict.proved and opts.fixed_sizes is None:
         cert = Certificate(proc.name, ir_hash(proc),
                            tuple((r.id, r.query_hash or r.discharged_by) for r in results),
                            SOLVER_NAME, __version__)
     return done(verdict, results, findings, cert)
+
+
+def verdict_of(results: list[ObligationResult], findings: list[Finding]) -> Verdict:
+    """A replayed hazard refutes; `proved` only when every obligation is proved (unsat, or
+    settled by a stated PR-* rule); any other status (unknown, unsupported) leaves the proc
+    unknown, never proved."""
+    statuses = {r.status for r in results}
+    if ObligationStatus.refuted in statuses or any(
+            f.counterexample is not None and f.counterexample.replayed for f in findings):
+        return Verdict.refuted
+    if statuses <= {ObligationStatus.proved}:
+        return Verdict.proved
+    return Verdict.unknown
 
 
 Step = tuple[int, bool]  # (refinement level, anchored witnesses at a quantified level)
