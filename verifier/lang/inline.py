@@ -25,6 +25,7 @@ from typing import Any
 
 from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
 from verifier.lang import ir
+from verifier.lang.affine import same_value
 from verifier.lang.printer import expr_text
 from verifier.lang.procs import _fold
 from verifier.lang.scheduling_loops import Bound, _size_bounds, _walk, bound
@@ -166,7 +167,7 @@ class _Inliner:
         for k, (iv, dim) in enumerate(zip(extents, shape)):
             want = _fold(sub.expr(dim))
             have = _fold(ir.BinOp("-", iv.hi, iv.lo, iv.loc))
-            if _same(want, have):
+            if same_value(want, have):
                 continue
             if isinstance(want, ir.Const) and isinstance(have, ir.Const):
                 raise RejectedInput(f"{callee.name}: argument {pname} dimension {k} has "
@@ -195,45 +196,6 @@ class _Inliner:
                           s.loc, rule="CALL-4", code="ERR-V11")
 
 
-def _same(a: ir.Expr, b: ir.Expr) -> bool:
-    """Equal as expressions: syntactically (IR equality ignores locations), or as the same
-    linear form over the same names (`(n + 4) - 4` and `n`)."""
-    if a == b:
-        return True
-    la, lb = _linear(a), _linear(b)
-    return la is not None and la == lb
-
-
-def _linear(e: ir.Expr) -> dict[Any, int] | None:
-    """`e` as {Sym or 1: coefficient} when it is linear in control names, else None."""
-    match e:
-        case ir.Const(value=v) if isinstance(v, int) and not isinstance(v, bool):
-            return {1: v} if v else {}
-        case ir.Var(name=sym):
-            return {sym: 1}
-        case ir.USub(arg=a):
-            la = _linear(a)
-            return None if la is None else {k: -v for k, v in la.items()}
-        case ir.BinOp(op="+" | "-" as op, lhs=a, rhs=b):
-            la, lb = _linear(a), _linear(b)
-            if la is None or lb is None:
-                return None
-            sign = 1 if op == "+" else -1
-            out = dict(la)
-            for k, v in lb.items():
-                out[k] = out.get(k, 0) + sign * v
-            return {k: v for k, v in out.items() if v}
-        case ir.BinOp(op="*", lhs=a, rhs=b):
-            la, lb = _linear(a), _linear(b)
-            if la is None or lb is None:
-                return None
-            for x, y in ((la, lb), (lb, la)):
-                if set(y) <= {1}:
-                    k = y.get(1, 0)
-                    return {s: c * k for s, c in x.items() if c * k}
-    return None
-
-
 _CMP = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
         ">=": lambda a, b: a >= b, "==": lambda a, b: a == b}
 
@@ -242,7 +204,7 @@ def _implied(pred: ir.Expr, facts: tuple[ir.Expr, ...], env: dict[ir.Sym, Bound]
     """Whether `pred` follows from `facts` and the interval bounds `env` (sound, partial)."""
     if isinstance(pred, ir.Const):
         return bool(pred.value)
-    if any(_same(pred, _fold(f)) for f in facts):
+    if any(same_value(pred, _fold(f)) for f in facts):
         return True
     if not isinstance(pred, ir.BinOp):
         return False
@@ -261,9 +223,9 @@ def _implied(pred: ir.Expr, facts: tuple[ir.Expr, ...], env: dict[ir.Sym, Bound]
         k = pred.lhs.rhs.value  # `e % k == 0` from a fact `e % m == 0` with k dividing m
         for f in facts:
             f = _fold(f)
-            if isinstance(f, ir.BinOp) and f.op == "==" and _same(f.rhs, pred.rhs) and \
+            if isinstance(f, ir.BinOp) and f.op == "==" and same_value(f.rhs, pred.rhs) and \
                     isinstance(f.lhs, ir.BinOp) and f.lhs.op == "%" and \
-                    _same(f.lhs.lhs, pred.lhs.lhs) and isinstance(f.lhs.rhs, ir.Const) and \
+                    same_value(f.lhs.lhs, pred.lhs.lhs) and isinstance(f.lhs.rhs, ir.Const) and \
                     isinstance(f.lhs.rhs.value, int) and k > 0 and f.lhs.rhs.value % k == 0:
                 return True
     return False
