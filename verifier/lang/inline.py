@@ -28,7 +28,7 @@ from verifier.lang import ir
 from verifier.lang.affine import same_value
 from verifier.lang.printer import expr_text
 from verifier.lang.procs import _fold
-from verifier.lang.scheduling_loops import Bound, _size_bounds, _walk, bound
+from verifier.lang.scheduling_loops import Bound, _size_bounds, _walk, bound, fresh_binders
 
 
 def has_proc_calls(p: ir.Proc) -> bool:
@@ -46,22 +46,14 @@ def inline_calls(p: ir.Proc) -> ir.Proc:
     `p` itself when it has none."""
     if not has_proc_calls(p):
         return p
-    top = [max([0] + _sym_ids(p))]
-    inliner = _Inliner(p, top)
+    inliner = _Inliner(p)
     body = inliner.stmts(p.body, _size_bounds(p))
     return dataclasses.replace(p, body=body, preds=p.preds + tuple(inliner.assumed))
 
 
-def _sym_ids(node: Any) -> list[int]:
-    ids: list[int] = []
-    _walk(node, lambda n: ids.append(n.id) if isinstance(n, ir.Sym) else None)
-    return ids
-
-
 class _Inliner:
-    def __init__(self, caller: ir.Proc, top: list[int]) -> None:
+    def __init__(self, caller: ir.Proc) -> None:
         self.caller = caller
-        self.top = top  # the largest Sym id in use: fresh binders are numbered above it
         self.types: dict[ir.Sym, tuple[ir.Type, Any]] = {a.name: (a.typ, a.mem)
                                                          for a in caller.args}
         # callee assertions over the caller's arguments alone, shown to hold (CALL-4): the
@@ -73,10 +65,6 @@ class _Inliner:
     def _note_alloc(self, n: Any) -> None:
         if isinstance(n, ir.Alloc):
             self.types[n.name] = (n.typ, n.mem)
-
-    def fresh(self, sym: ir.Sym) -> ir.Sym:
-        self.top[0] += 1
-        return ir.Sym(sym.name, self.top[0])
 
     def stmts(self, body: tuple[ir.Stmt, ...], env: dict[ir.Sym, Bound]) -> tuple[ir.Stmt, ...]:
         out: list[ir.Stmt] = []
@@ -126,14 +114,7 @@ class _Inliner:
         for pred in callee.preds:
             self.precondition(s, callee, sub.expr(pred), env)
         body = inline_calls(callee).body  # the callee's own calls first
-        binders: dict[ir.Sym, ir.Sym] = {}
-
-        def collect(n: Any) -> None:
-            if isinstance(n, (ir.For, ir.Alloc, ir.WindowStmt)):
-                sym = n.iter if isinstance(n, ir.For) else n.name
-                binders.setdefault(sym, self.fresh(sym))
-        _walk(body, collect)
-        sub.binders.update(binders)
+        sub.binders.update(fresh_binders(body))
         return tuple(sub.node(x) for x in body)
 
     def check_arg(self, s: ir.Call, callee: ir.Proc, param: ir.Arg, w: ir.Window,
