@@ -132,8 +132,7 @@ class _Inliner:
             raise RejectedInput(f"expected `{w.buf.name}` argument of {callee.name} in "
                                 f"{want_mem} but got an argument in {have_mem}", s.loc,
                                 rule="CALL-3", code="ERR-A07", variable=w.buf.name)
-        base = typ.base if isinstance(typ, ir.Tensor) else typ.name
-        pbase = param.typ.base if isinstance(param.typ, ir.Tensor) else param.typ.name
+        base, pbase = ir.element_type(typ), ir.element_type(param.typ)
         if "R" not in (base, pbase) and base != pbase:
             raise RejectedInput(f"{callee.name}: argument {pname} expects {pbase} data, not "
                                 f"{base} ({w.buf.name})", s.loc, rule="CALL-3",

@@ -96,6 +96,16 @@ class BarrierType:
 Type = Control | Scalar | Tensor | BarrierType
 
 
+def element_type(typ: Type) -> str | None:
+    """The scalar type of a data type's elements (`f32[n]` and `f32` -> "f32"); None for
+    control and barrier types."""
+    if isinstance(typ, Tensor):
+        return typ.base
+    if isinstance(typ, Scalar):
+        return typ.name
+    return None
+
+
 # ---------------------------------------------------------------- expressions
 
 

@@ -144,7 +144,7 @@ class Machine(HazardChecks):
         shape = tuple(self.value(d) for d in typ.shape) if isinstance(typ, ir.Tensor) else ()
         tracked = sym in self.tracked and isinstance(mem, Memory) and not mem.sync_exempt \
             and self.keeps(sym)
-        base = typ.base if isinstance(typ, ir.Tensor) else getattr(typ, "name", "f32")
+        base = ir.element_type(typ) or "f32"
         self.bufs[sym] = BufInstance(sym, shape, mem, tracked, base=base)
 
     def keeps(self, sym: ir.Sym) -> bool:
