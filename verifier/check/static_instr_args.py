@@ -23,7 +23,7 @@ from verifier.lang.printer import expr_text
 from verifier.lang.units import cuda_cta_in_cluster
 from verifier.check.sites import Context, Element, Loop, TmaSite, Trailing
 from verifier.semantics.access import limit_args
-from verifier.semantics.transactions import ELEMENT_BYTES
+from verifier.semantics.transactions import ELEMENT_BYTES, tma_bytes
 from verifier.check.walk_view import AnalyzerView
 
 if TYPE_CHECKING:
@@ -268,11 +268,9 @@ def trailing(an: AnalyzerView, s: ir.Call, callee: Instr, ctx: Context,
     if base not in ELEMENT_BYTES:
         raise Unsupported(f"not supported by spork-verify: TMA of {base} elements", s.loc,
                           code="ERR-V11", rule="SEM-8.6")
-    box = info.box_elements(kw)
-    ncta = info.ncta(kw)
-    an.model.tmas.append(TmaSite(an.fresh_id(), s, ctx, issuer_ctx, tag, own, sym, ncta,
-                                 ncta * box * info.element_bits // 8, box * ELEMENT_BYTES[base],
-                                 s.loc))
+    expected, delivered = tma_bytes(info, kw, base)
+    an.model.tmas.append(TmaSite(an.fresh_id(), s, ctx, issuer_ctx, tag, own, sym,
+                                 info.ncta(kw), expected, delivered, s.loc))
     return tag
 
 
