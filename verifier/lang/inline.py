@@ -112,7 +112,7 @@ class _Inliner:
             if param.name in tensors:
                 self.check_arg(s, callee, param, tensors[param.name], sub)
         for pred in callee.preds:
-            self.precondition(s, callee, sub.expr(pred), env)
+            self.precondition(s, callee, sub.node(pred), env)
         body = inline_calls(callee).body  # the callee's own calls first
         sub.binders.update(fresh_binders(body))
         return tuple(sub.node(x) for x in body)
@@ -145,7 +145,7 @@ class _Inliner:
                                 f"{len(extents)}", s.loc, rule="CALL-3", code="ERR-P21",
                                 variable=w.buf.name)
         for k, (iv, dim) in enumerate(zip(extents, shape)):
-            want = _fold(sub.expr(dim))
+            want = _fold(sub.node(dim))
             have = _fold(ir.BinOp("-", iv.hi, iv.lo, iv.loc))
             if same_value(want, have):
                 continue
@@ -219,9 +219,6 @@ class _Substitution:
     controls: dict[ir.Sym, ir.Expr]
     tensors: dict[ir.Sym, ir.Window]
     binders: dict[ir.Sym, ir.Sym]
-
-    def expr(self, e: ir.Expr) -> ir.Expr:
-        return self.node(e)
 
     def node(self, n: Any) -> Any:
         if isinstance(n, tuple):

@@ -37,13 +37,8 @@ from typing import Any
 
 from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
 
-_sym_ids = itertools.count(1)
-
-
-def reset_sym_counter() -> None:
-    """Called at the start of each parse so that Sym ids (and output) are deterministic."""
-    global _sym_ids
-    _sym_ids = itertools.count(1)
+_sym_ids = itertools.count(1)  # never reset: Sym.fresh ids are unique in the process, which
+#                                 renaming copies (cut_loop, call inlining) rely on
 
 
 @dataclass(frozen=True, slots=True)
