@@ -38,7 +38,7 @@ from verifier.semantics.rings import CompletionOrder, ring_info
 from verifier.semantics.rules import AccessKind
 from verifier.semantics.state import Finding, MachineError, Origin
 from verifier.semantics.threads import EVERYONE, Threads
-from verifier.semantics.transactions import ELEMENT_BYTES, TxLedger
+from verifier.semantics.transactions import TxLedger, tma_bytes
 
 
 class Ctx:
@@ -144,7 +144,7 @@ class Machine(HazardChecks):
         shape = tuple(self.value(d) for d in typ.shape) if isinstance(typ, ir.Tensor) else ()
         tracked = sym in self.tracked and isinstance(mem, Memory) and not mem.sync_exempt \
             and self.keeps(sym)
-        base = typ.base if isinstance(typ, ir.Tensor) else getattr(typ, "name", "f32")
+        base = ir.element_type(typ) or "f32"
         self.bufs[sym] = BufInstance(sym, shape, mem, tracked, base=base)
 
     def keeps(self, sym: ir.Sym) -> bool:
@@ -404,10 +404,10 @@ class Machine(HazardChecks):
             threads.task is not None
         info = s.callee.tma
         kw = dict(s.kwargs)
-        ncta, box = info.ncta(kw), info.box_elements(kw)
+        ncta = info.ncta(kw)
         src = next(a for p, a in zip(s.callee.params, s.args) if p.name == info.source)
         assert isinstance(src, ir.Window)
-        delivered = box * ELEMENT_BYTES.get(self.bufs[src.buf].base, 4)
+        expected, delivered = tma_bytes(info, kw, self.bufs[src.buf].base)
         home, _ = barriers.referenced(s.trailing[0], bar, self.value)
         free = [k for k, h in enumerate(home) if h is None]
         block = self.current_block_dim
@@ -420,8 +420,7 @@ class Machine(HazardChecks):
 
             own = element(y)
             phase = bar.count(own)[0]
-            self.ledger.expect((bar.serial, own, phase), s.loc, origin,
-                               ncta * box * info.element_bits // 8)
+            self.ledger.expect((bar.serial, own, phase), s.loc, origin, expected)
             for d in range(ncta) if free else [y]:
                 self.ledger.complete((bar.serial, element(d), phase), s.loc, origin, delivered)
 

@@ -16,7 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from typing import Any
+
 from verifier.diagnostics import SrcLoc
+from verifier.lang.instrs import TmaInfo
 from verifier.semantics.state import Finding, Origin
 
 Key = tuple[int, tuple[int, ...], int]  # (barrier instance serial, element, phase)
@@ -25,6 +28,14 @@ Key = tuple[int, tuple[int, ...], int]  # (barrier instance serial, element, pha
 ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i8": 1, "ui8": 1, "ui16": 2,
                  "i32": 4, "R": 4, "exo_f16": 2, "exo_bf16": 2, "float": 4, "double": 8,
                  "int8_t": 1, "uint8_t": 1, "uint16_t": 2, "int32_t": 4}
+
+
+def tma_bytes(info: TmaInfo, kw: dict[str, Any], base: str) -> tuple[int, int]:
+    """TX-1 for one TMA load of `base` elements: (bytes its issuing CTA expects on its own
+    mbarrier, as the instr counts them; bytes one issuer delivers to one destination). The
+    machine's ledger and the static TMA sites (hence the encoder) both take them from here."""
+    box = info.box_elements(kw)
+    return info.ncta(kw) * box * info.element_bits // 8, box * ELEMENT_BYTES[base]
 
 
 @dataclass
