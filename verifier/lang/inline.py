@@ -41,6 +41,25 @@ def has_proc_calls(p: ir.Proc) -> bool:
     return found[0]
 
 
+def inlined_callees(p: ir.Proc) -> tuple[ir.Proc, ...]:
+    """The procs `inline_calls(p)` inlines directly (CPU scope, no trailing barrier), each
+    once. Their accesses land on the caller's buffers, not bounded by the windows passed, so
+    a proof of `p` rests on each callee's own bounds proof (CALL-2)."""
+    found: dict[int, ir.Proc] = {}
+
+    def visit(body: tuple[ir.Stmt, ...]) -> None:
+        for s in body:
+            if isinstance(s, ir.Call) and isinstance(s.callee, ir.Proc) and not s.trailing:
+                found.setdefault(id(s.callee), s.callee)
+            elif isinstance(s, ir.For):
+                visit(s.body)
+            elif isinstance(s, ir.If):
+                visit(s.body)
+                visit(s.orelse)
+    visit(p.body)
+    return tuple(found.values())
+
+
 def inline_calls(p: ir.Proc) -> ir.Proc:
     """`p` with every call of a proc at CPU scope replaced by the callee's body (CALL-1);
     `p` itself when it has none."""
