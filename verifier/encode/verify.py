@@ -157,20 +157,26 @@ def verify_proc(proc: ir.Proc, opts: Options | None = None,
         return done(Verdict.unsupported, [], [static_finding(e)])
     except Undecided as e:
         return done(Verdict.unknown, [], [Finding(FindingKind.unknown, str(e), None, proc.loc)])
-    statuses = {r.status for r in results}
-    if ObligationStatus.refuted in statuses or any(
-            f.counterexample is not None and f.counterexample.replayed for f in findings):
-        verdict = Verdict.refuted
-    elif ObligationStatus.unknown in statuses:
-        verdict = Verdict.unknown
-    else:
-        verdict = Verdict.proved
+    verdict = proc_verdict({r.status for r in results}, any(
+        f.counterexample is not None and f.counterexample.replayed for f in findings))
     cert = None
     if verdict is Verdict.proved and opts.fixed_sizes is None:
         cert = Certificate(proc.name, ir_hash(proc),
                            tuple((r.id, r.query_hash or r.discharged_by) for r in results),
                            SOLVER_NAME, __version__)
     return done(verdict, results, findings, cert)
+
+
+def proc_verdict(statuses: set[ObligationStatus], replayed: bool) -> Verdict:
+    """The proc's verdict from its obligations' statuses, failing closed: `proved` only when
+    every obligation is proved, never by default (specs/verification.md)."""
+    if ObligationStatus.refuted in statuses or replayed:
+        return Verdict.refuted
+    if statuses <= {ObligationStatus.proved}:
+        return Verdict.proved
+    if ObligationStatus.unsupported in statuses:
+        return Verdict.unsupported
+    return Verdict.unknown
 
 
 Step = tuple[int, bool]  # (refinement level, anchored witnesses at a quantified level)
@@ -417,4 +423,4 @@ def concrete_verdict(proc: ir.Proc, sizes: dict[str, int]) -> tuple[Verdict, Mac
     return (Verdict.refuted, findings[0]) if findings else (Verdict.no_hazard_at_sizes, None)
 
 
-__all__ = ["Options", "verify_proc", "concrete_verdict", "z3"]
+__all__ = ["Options", "verify_proc", "concrete_verdict", "proc_verdict", "z3"]
