@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from verifier.cli_io import UsageError, interruptible_solvers, read_file_bytes
+from verifier.cli_io import (
+    UsageError, interruptible_solvers, read_file_bytes, stop_if_interrupted)
 from verifier.codegen import MARKERS, proc_problems, proof_problems, read_emitted
 from verifier.lang import ir
 from verifier.lang.load_isolated import load_isolated
@@ -76,7 +77,8 @@ def check_cert(cu_file: str, paths: list[str], load_timeout: float, opts: "Optio
     if problems:
         return _mismatch(cu_file, problems)
     with interruptible_solvers(stop_checks_on_interrupt()):
-        result = verify_proc(proc, opts)
+        result = verify_proc(proc, opts, lambda done, known: stop_if_interrupted())
+        stop_if_interrupted()  # checks cancelled by Ctrl-C are not a mismatch: exit 130 (CLI-4)
     problems = proof_problems(emitted.cert, result.certificate, result.verdict.value)
     if problems:
         return _mismatch(cu_file, problems)
