@@ -179,8 +179,23 @@ class Certificate:
 
     @staticmethod
     def from_json(text: str) -> "Certificate":
+        """The certificate `to_json` wrote; ValueError when any field is missing, unknown or
+        of the wrong type (a certificate read from a file may have been edited)."""
         data = json.loads(text)
-        data["obligations"] = tuple(tuple(o) for o in data["obligations"])
-        return Certificate(**data)
+        if not isinstance(data, dict) or not isinstance(data.get("obligations"), list):
+            raise ValueError("a certificate is a JSON object with a list of obligations")
+        obligations = data["obligations"]
+        if not all(isinstance(o, list) and len(o) == 2 and all(isinstance(x, str) for x in o)
+                   for o in obligations):
+            raise ValueError("each obligation of a certificate is [id, query hash]")
+        data["obligations"] = tuple(tuple(o) for o in obligations)
+        try:
+            cert = Certificate(**data)
+        except TypeError as e:  # a field missing or unknown
+            raise ValueError(str(e)) from None
+        if not all(isinstance(v, str) for v in (cert.proc, cert.ir_hash, cert.solver,
+                                                cert.tool_version, cert.chain)):
+            raise ValueError("the fields of a certificate are strings")
+        return cert
 
 
