@@ -151,6 +151,9 @@ class ProcResult:
     chain: ChainResult | None = None  # only with --against (specs/chain.md)
 
 
+NO_CHAIN = "not asked"  # Certificate.chain of a proof without a chain (specs/chain.md)
+
+
 @dataclass(frozen=True)
 class Certificate:
     """Evidence that every obligation of one exact IR was discharged (architecture.md §5)."""
@@ -160,13 +163,13 @@ class Certificate:
     obligations: tuple[tuple[str, str], ...]  # (obligation id, query hash)
     solver: str
     tool_version: str
-    chain: str = "not asked"  # the chain result's summary (ChainResult.summary), CHAIN-9.4
+    chain: str = NO_CHAIN  # the chain result's summary (ChainResult.summary), CHAIN-9.4
 
     def _fields(self) -> dict[str, object]:
         """Without the chain when it was not asked for, so such a certificate reads (and
         hashes) as it did before the chain existed."""
         data = asdict(self)
-        if self.chain == "not asked":
+        if self.chain == NO_CHAIN:
             del data["chain"]
         return data
 
