@@ -54,19 +54,3 @@ def test_a_race_across_a_cut_loop_is_refuted_with_unique_ids(tmp_path: Path) -> 
     (finding,) = [f for f in result.findings if f.counterexample and f.counterexample.replayed]
     assert finding.kind.value == "WAR" and finding.variable == "s"
 
-
-def test_a_proc_is_proved_only_when_every_obligation_is() -> None:
-    """Verdict aggregation: an obligation whose status is not `proved` (unknown, or an
-    unsupported one) never lets the proc be proved."""
-    from verifier.encode.verify import verdict_of
-    from verifier.results import ObligationResult, ObligationStatus, Verdict
-
-    def ob(status: ObligationStatus) -> ObligationResult:
-        return ObligationResult("x", "SEM-4.5", "RAW", status, 0.0)
-
-    proved = ob(ObligationStatus.proved)
-    assert verdict_of([proved, proved], []) is Verdict.proved
-    for other in (ObligationStatus.unknown, ObligationStatus.unsupported):
-        assert verdict_of([proved, ob(other)], []) is Verdict.unknown
-    assert verdict_of([ob(ObligationStatus.unsupported), ob(ObligationStatus.refuted)],
-                      []) is Verdict.refuted

@@ -159,7 +159,8 @@ def verify_proc(proc: ir.Proc, opts: Options | None = None,
         return done(Verdict.unsupported, [], [static_finding(e)])
     except Undecided as e:
         return done(Verdict.unknown, [], [Finding(FindingKind.unknown, str(e), None, proc.loc)])
-    verdict = verdict_of(results, findings)
+    verdict = proc_verdict({r.status for r in results}, any(
+        f.counterexample is not None and f.counterexample.replayed for f in findings))
     if verdict is Verdict.proved:
         verdict = _callees_proved(proc, opts, findings)
     cert = None
@@ -188,16 +189,15 @@ def _callees_proved(proc: ir.Proc, opts: Options, findings: list[Finding]) -> Ve
     return verdict
 
 
-def verdict_of(results: list[ObligationResult], findings: list[Finding]) -> Verdict:
-    """A replayed hazard refutes; `proved` only when every obligation is proved (unsat, or
-    settled by a stated PR-* rule); any other status (unknown, unsupported) leaves the proc
-    unknown, never proved."""
-    statuses = {r.status for r in results}
-    if ObligationStatus.refuted in statuses or any(
-            f.counterexample is not None and f.counterexample.replayed for f in findings):
+def proc_verdict(statuses: set[ObligationStatus], replayed: bool) -> Verdict:
+    """The proc's verdict from its obligations' statuses, failing closed: `proved` only when
+    every obligation is proved, never by default (specs/verification.md)."""
+    if ObligationStatus.refuted in statuses or replayed:
         return Verdict.refuted
     if statuses <= {ObligationStatus.proved}:
         return Verdict.proved
+    if ObligationStatus.unsupported in statuses:
+        return Verdict.unsupported
     return Verdict.unknown
 
 
@@ -445,4 +445,4 @@ def concrete_verdict(proc: ir.Proc, sizes: dict[str, int]) -> tuple[Verdict, Mac
     return (Verdict.refuted, findings[0]) if findings else (Verdict.no_hazard_at_sizes, None)
 
 
-__all__ = ["Options", "verify_proc", "concrete_verdict", "z3"]
+__all__ = ["Options", "verify_proc", "concrete_verdict", "proc_verdict", "z3"]
