@@ -20,13 +20,13 @@ printed with every row, and CPU time is the fairer comparison when the load is h
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from harness import child_json, load_average
 
 ROOT = Path(__file__).resolve().parent.parent
 GEMM = ROOT / "examples" / "gemm_sm80.py"
@@ -83,20 +83,9 @@ print(json.dumps([r.verdict.value, wall, found[0].counterexample.sizes if found 
 """
 
 
-def load() -> str:
-    return " ".join(f"{x:.1f}" for x in os.getloadavg())
-
-
-def child(argv: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT) -> list:
-    out = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd, check=False)
-    if out.returncode != 0:
-        raise RuntimeError(out.stderr.strip().splitlines()[-1:] or ["failed"])
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def ours(n: int) -> tuple[float, float]:
-    wall, cpu, kinds = child([sys.executable, "-c", OURS, str(GEMM), str(n)],
-                             {**os.environ, "PYTHONPATH": str(ROOT)})
+    wall, cpu, kinds = child_json([sys.executable, "-c", OURS, str(GEMM), str(n)],
+                                  {**os.environ, "PYTHONPATH": str(ROOT)})
     assert not kinds, f"gemm_sm80 at {n}^3: the machine reports {kinds}"
     return wall, cpu
 
@@ -107,7 +96,7 @@ def upstream(python: str, n: int, scratch: Path) -> tuple[float, float]:
     script.write_text(text + UPSTREAM_MAIN)
     env = {**os.environ, "CAMSPORK_JIT_DIR": str(scratch / "jit")}
     env.pop("PYTHONPATH", None)
-    wall, cpu = child([python, str(script), "128", str(n)], env, cwd=scratch)
+    wall, cpu = child_json([python, str(script), "128", str(n)], env, cwd=scratch)
     return wall, cpu
 
 
@@ -129,7 +118,7 @@ def sizes_table(args: argparse.Namespace) -> None:
                 up = f"{uw:16.3f} {uc:15.3f} {ow / uw:11.1f} {oc / uc:10.1f}"
             else:
                 up = f"{'not measured (no --upstream-python)':>55}"
-            print(f"{n:>6} {ow:12.2f} {oc:11.2f} {up}  {load()}")
+            print(f"{n:>6} {ow:12.2f} {oc:11.2f} {up}  {load_average()}")
 
 
 def main(argv: list[str]) -> int:
@@ -149,11 +138,11 @@ def main(argv: list[str]) -> int:
     print(f"{'file':38} {'verdict':8} {'verify wall s':>13} {'replayed':>8} "
           f"{'whole CPU s':>11} {'targeted CPU s':>14}  sizes  load")
     for bug in BUGS:
-        verdict, wall, sizes, replayed, whole, targeted = child(
+        verdict, wall, sizes, replayed, whole, targeted = child_json(
             [sys.executable, "-c", REPLAY, str(bug)], {**os.environ, "PYTHONPATH": str(ROOT)})
         runs = f"{whole:11.2f} {targeted:14.2f}" if whole is not None else f"{'-':>11} {'-':>14}"
         print(f"{bug.name:38} {verdict:8} {wall:13.1f} {str(replayed):>8} {runs}  {sizes}  "
-              f"{load()}")
+              f"{load_average()}")
     return 0
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from harness import load_average  # noqa: E402
 from verifier.cli import main as cli_main  # noqa: E402
 
 UPSTREAM_FILE_S = 1500  # upstream's checker at 1024^3 takes minutes per proc
@@ -91,7 +92,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--only", nargs="*", default=(), help="run only the files whose path "
                     "contains one of these strings (upstream's checker takes minutes a proc)")
     args = ap.parse_args(argv)
-    print(f"load average before: {os.getloadavg()}")
+    print(f"load average before: {load_average()}")
     print(f"{'file':58} {'proc':56} {'verdict':12} {'proof s':>8} {'file s':>7}  upstream "
           "sync_check 1024^3")
     jit = Path(tempfile.mkdtemp(prefix="camspork_jit_"))
@@ -118,7 +119,7 @@ def main(argv: list[str]) -> int:
             print(f"{rel:58} {r['proc']:56} {r['verdict']:12} {r.get('time_s', 0):8.2f} "
                   f"{wall:7.1f}  {up_text}{reason}", flush=True)
     shutil.rmtree(jit, ignore_errors=True)
-    print(f"load average after: {os.getloadavg()}")
+    print(f"load average after: {load_average()}")
     return 0
 
 

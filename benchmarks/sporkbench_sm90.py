@@ -32,12 +32,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from harness import child_json, load_average  # noqa: E402
 from verifier.lang.load_isolated import load_isolated  # noqa: E402
 from verifier.lang.load_protocol import LoadReply, Stage, write_reply  # noqa: E402
 
@@ -102,13 +102,11 @@ print(json.dumps([r.verdict.value, wall, cpu, sum(o.rlimit for o in r.obligation
 def ours(procs_file: Path, name: str, repeat: int, fixed: dict[str, int] | None
          ) -> tuple[str, float, float, int, str]:
     """(verdict, median wall s, median CPU s, units, first finding) of `repeat` fresh runs."""
-    runs = []
-    for _ in range(repeat):
-        r = subprocess.run([sys.executable, "-c", CHILD, str(procs_file), name,
-                            json.dumps(fixed)], capture_output=True, text=True, cwd=ROOT)
-        if r.returncode != 0:
-            raise SystemExit(f"{name}: {r.stderr.strip().splitlines()[-1:]}")
-        runs.append(json.loads(r.stdout.strip().splitlines()[-1]))
+    try:
+        runs = [child_json([sys.executable, "-c", CHILD, str(procs_file), name,
+                            json.dumps(fixed)]) for _ in range(repeat)]
+    except RuntimeError as e:
+        raise SystemExit(f"{name}: {e}") from None
     verdict, _, _, units, why = runs[-1]
     return verdict, statistics.median(x[1] for x in runs), \
         statistics.median(x[2] for x in runs), units, why
@@ -123,7 +121,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
-    print(f"load average before: {os.getloadavg()}")
+    print(f"load average before: {load_average()}")
     rows = []
     for path in sorted((args.checkout / "examples" / "Sm90a_gemm").glob("exocc_*.py")):
         with tempfile.TemporaryDirectory() as tmp:  # the files write a .json next to them
@@ -157,7 +155,7 @@ def main(argv: list[str]) -> int:
               "  ".join(cols) + f"  {why}")
     if isinstance(up, str):
         print(f"upstream: {up}")
-    print(f"load average after: {os.getloadavg()}")
+    print(f"load average after: {load_average()}")
     return 0
 
 

@@ -44,6 +44,8 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+from harness import load_average
+
 ROOT = Path(__file__).resolve().parent.parent
 KINDS = ("same", "same-ctext", "same-vacuous", "no-keywords", "stricter", "SUSPECT", "unsupported", "hopper", "blocked",
          "gpu-only", "self-skip", "other")
@@ -213,7 +215,7 @@ def main() -> int:
     totals: Counter[str] = Counter()
     by_kind: dict[str, list[str]] = {k: [] for k in KINDS}
     rechecks: Counter[str] = Counter()  # first word of each re-run's outcome
-    print(f"load average at start: {os.getloadavg()}")
+    print(f"load average at start: {load_average()}")
     if expected is not None:
         print(f"upstream's collection: {len(expected)} tests in tests/cuda")
     with tempfile.TemporaryDirectory() as tmp:
@@ -242,7 +244,7 @@ def main() -> int:
         print("refuted-stricter rows re-run under upstream's own sync_check: " +
               ", ".join(f"{k}={v}" for k, v in sorted(rechecks.items())) +
               " (REVIEW: upstream's passes at those sizes)")
-    print(f"load average at end: {os.getloadavg()}")
+    print(f"load average at end: {load_average()}")
     return 0
 
 

@@ -125,6 +125,30 @@ def test_cli_reports_the_chain_in_json_and_the_certificate(
     assert cert is not None and cert.chain == f"proved against {ref}"
 
 
+
+@pytest.mark.rule("CHAIN-9.4")
+def test_check_cert_re_runs_the_chain_claim(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """--check-cert re-checks a certificate's chain claim; a resealed forged claim fails."""
+    from verifier.codegen.certificate import certificate_header, read_emitted
+    from verifier.results import Certificate
+
+    _, _, ref = PROVED[-1]
+    assert main([str(EXAMPLES / "saxpy.py"), "--against", ref, "--no-progress",
+                 "--emit-cuda", str(tmp_path)]) == 0
+    cu = tmp_path / "saxpy.cu"
+    capsys.readouterr()
+    assert main(["--check-cert", str(cu), str(EXAMPLES / "saxpy.py")]) == 0
+    assert "matches" in capsys.readouterr().out
+    emitted, _ = read_emitted(cu.read_bytes())
+    assert emitted is not None and emitted.cert.chain == f"proved against {ref}"
+    forged = Certificate.from_json(emitted.cert.to_json().replace(
+        f"proved against {ref}", f"proved against {ref} (reassociating += reductions)"))
+    cu.write_text("\n".join(certificate_header(emitted.source, forged, emitted.body)) + "\n"
+                  + emitted.body)  # resealed: the file agrees with itself
+    assert main(["--check-cert", str(cu), str(EXAMPLES / "saxpy.py")]) == 5
+    assert "the chain is" in capsys.readouterr().out
+
 @pytest.mark.rule("CHAIN-9.2")
 def test_cli_refutes_a_race_free_kernel_that_computes_the_wrong_thing(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

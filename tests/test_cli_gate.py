@@ -154,3 +154,18 @@ def test_check_cert_source_from_the_header(capsys: pytest.CaptureFixture[str],
     source.unlink()
     code, _, err = run(capsys, "--check-cert", cu)
     assert code == 2 and "is not a file here" in err and "--check-cert FILE.cu PATH" in err
+
+
+def test_proc_verdict_fails_closed_on_any_status_but_proved() -> None:
+    """Only all-proved obligations make a proc proved; an unsupported or unknown obligation
+    (or one of a status added later) never does (specs/verification.md, line 3)."""
+    from verifier.encode.verify import proc_verdict
+    from verifier.results import ObligationStatus as S, Verdict
+
+    assert proc_verdict({S.proved}, False) is Verdict.proved
+    assert proc_verdict(set(), False) is Verdict.proved  # no obligation: nothing to discharge
+    assert proc_verdict({S.proved, S.unsupported}, False) is Verdict.unsupported
+    assert proc_verdict({S.proved, S.unknown}, False) is Verdict.unknown
+    assert proc_verdict({S.unknown, S.unsupported}, False) is Verdict.unsupported
+    assert proc_verdict({S.proved, S.unknown, S.refuted}, False) is Verdict.refuted
+    assert proc_verdict({S.proved}, True) is Verdict.refuted  # a replayed counterexample

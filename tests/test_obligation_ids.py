@@ -53,3 +53,4 @@ def test_a_race_across_a_cut_loop_is_refuted_with_unique_ids(tmp_path: Path) -> 
     assert result.verdict is Verdict.refuted
     (finding,) = [f for f in result.findings if f.counterexample and f.counterexample.replayed]
     assert finding.kind.value == "WAR" and finding.variable == "s"
+

@@ -21,8 +21,8 @@ try:  # Ctrl-C while the verifier's modules load (the console script imports the
     from verifier import __version__
     from verifier.cli_io import (
         QueryWriter, ReportSink, UsageError, check_emit_dir, check_output_file,
-        ignore_further_interrupts,
-        interrupt_requested, interruptible_solvers, stop_if_interrupted)
+        ignore_further_interrupts, interrupt_requested, interruptible_solvers,
+        stop_if_interrupted)
     from verifier.diagnostics import InternalError, RejectedInput, SporkError, Unsupported
     from verifier.encode.recheck import RECHECK_SOLVERS, RecheckSession, RecheckUnavailable
     from verifier.lang.ir import Proc

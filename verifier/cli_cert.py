@@ -10,14 +10,18 @@ named, 2 when FILE.cu or the source cannot be read. Decides no verdict of its ow
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from verifier.cli_io import UsageError, interruptible_solvers, read_file_bytes
+from verifier.cli_chain import named_references, with_chain
+from verifier.cli_io import (
+    UsageError, interruptible_solvers, read_file_bytes, stop_if_interrupted)
 from verifier.codegen import MARKERS, proc_problems, proof_problems, read_emitted
 from verifier.lang import ir
 from verifier.lang.load_isolated import load_isolated
+from verifier.results import NO_CHAIN, ProcResult
 
 if TYPE_CHECKING:
     from verifier.encode import Options
@@ -49,6 +53,25 @@ def _find_proc(name: str, paths: list[str], load_timeout: float
     return None, None
 
 
+# the reference in a chain summary (results.ChainResult.summary): `STATUS against REF...` or
+# `tested equivalent to REF at sizes ...`
+_CHAIN_REFERENCE = re.compile(r"^(?:\w+ against|tested equivalent to) (?P<ref>\S+:\w+)(?: |$)")
+
+
+def _with_recorded_chain(result: ProcResult, proc: ir.Proc, claim: str) -> ProcResult:
+    """`result` with the chain re-run against the reference the certificate's chain claim
+    names: relative to the source's folder when its `# spork-verify: against` line names it,
+    else to the working folder (as the run that emitted it). Rules: CHAIN-9.4"""
+    found = _CHAIN_REFERENCE.match(claim)
+    if found is None or result.certificate is None:
+        return result  # proof_problems names the unreproduced claim
+    reference = found["ref"]
+    named = named_references(proc.loc.file)
+    base = Path(proc.loc.file).parent if reference in (named.get(proc.name), named.get(None)) \
+        else None
+    return with_chain(result, proc, reference, base, None)
+
+
 def check_cert(cu_file: str, paths: list[str], load_timeout: float, opts: "Options") -> int:
     """Rules: LANG-8.1"""
     from verifier.encode import verify_proc
@@ -76,7 +99,11 @@ def check_cert(cu_file: str, paths: list[str], load_timeout: float, opts: "Optio
     if problems:
         return _mismatch(cu_file, problems)
     with interruptible_solvers(stop_checks_on_interrupt()):
-        result = verify_proc(proc, opts)
+        result = verify_proc(proc, opts, lambda done, known: stop_if_interrupted())
+        stop_if_interrupted()  # checks cancelled by Ctrl-C are not a mismatch: exit 130 (CLI-4)
+        if emitted.cert.chain != NO_CHAIN:  # a chain claim is re-checked too, never trusted
+            result = _with_recorded_chain(result, proc, emitted.cert.chain)
+            stop_if_interrupted()
     problems = proof_problems(emitted.cert, result.certificate, result.verdict.value)
     if problems:
         return _mismatch(cu_file, problems)

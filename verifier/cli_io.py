@@ -51,8 +51,7 @@ def check_output_file(name: str, inputs: list[str]) -> None:
 
 
 def check_emit_dir(name: str, option: str = "--emit-cuda", what: str = ".cu") -> None:
-    """`--emit-cuda DIR` (or `--smt2 DIR`, `--cex-svg DIR`) must be a folder, or creatable
-    as one (CLI-2)."""
+    """`--emit-cuda DIR` (or `--smt2 DIR`) must be a folder, or creatable as one (CLI-2)."""
     path = Path(name)
     if path.exists() and not path.is_dir():
         raise UsageError(f"{option} {name}: exists and is not a folder; name a folder for "
@@ -130,16 +129,6 @@ def read_file_bytes(option: str, name: str) -> bytes:
         raise UsageError(f"{option} {name}: larger than {MAX_OPTION_FILE >> 20} MiB; not a "
                          "file this option reads")
     return data
-
-
-def read_text_file(option: str, name: str) -> str:
-    """The UTF-8 text of a file named by an option, or a UsageError."""
-    data = read_file_bytes(option, name)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise UsageError(f"{option} {name}: not UTF-8 text (byte 0x{data[e.start]:02x} at offset "
-                         f"{e.start}); expected a .cu file written by --emit-cuda") from None
 
 
 Render = Callable[[list[ProcResult]], str]

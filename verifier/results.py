@@ -151,6 +151,9 @@ class ProcResult:
     chain: ChainResult | None = None  # only with --against (specs/chain.md)
 
 
+NO_CHAIN = "not asked"  # Certificate.chain of a proof without a chain (specs/chain.md)
+
+
 @dataclass(frozen=True)
 class Certificate:
     """Evidence that every obligation of one exact IR was discharged (architecture.md §5)."""
@@ -160,13 +163,13 @@ class Certificate:
     obligations: tuple[tuple[str, str], ...]  # (obligation id, query hash)
     solver: str
     tool_version: str
-    chain: str = "not asked"  # the chain result's summary (ChainResult.summary), CHAIN-9.4
+    chain: str = NO_CHAIN  # the chain result's summary (ChainResult.summary), CHAIN-9.4
 
     def _fields(self) -> dict[str, object]:
         """Without the chain when it was not asked for, so such a certificate reads (and
         hashes) as it did before the chain existed."""
         data = asdict(self)
-        if self.chain == "not asked":
+        if self.chain == NO_CHAIN:
             del data["chain"]
         return data
 
@@ -179,8 +182,23 @@ class Certificate:
 
     @staticmethod
     def from_json(text: str) -> "Certificate":
+        """The certificate `to_json` wrote; ValueError when any field is missing, unknown or
+        of the wrong type (a certificate read from a file may have been edited)."""
         data = json.loads(text)
-        data["obligations"] = tuple(tuple(o) for o in data["obligations"])
-        return Certificate(**data)
+        if not isinstance(data, dict) or not isinstance(data.get("obligations"), list):
+            raise ValueError("a certificate is a JSON object with a list of obligations")
+        obligations = data["obligations"]
+        if not all(isinstance(o, list) and len(o) == 2 and all(isinstance(x, str) for x in o)
+                   for o in obligations):
+            raise ValueError("each obligation of a certificate is [id, query hash]")
+        data["obligations"] = tuple(tuple(o) for o in obligations)
+        try:
+            cert = Certificate(**data)
+        except TypeError as e:  # a field missing or unknown
+            raise ValueError(str(e)) from None
+        if not all(isinstance(v, str) for v in (cert.proc, cert.ir_hash, cert.solver,
+                                                cert.tool_version, cert.chain)):
+            raise ValueError("the fields of a certificate are strings")
+        return cert
 
 

@@ -45,6 +45,23 @@ def test_read_certificate_absent_or_damaged() -> None:
     assert read_certificate(tampered) is None  # digest line no longer matches
 
 
+
+@pytest.mark.rule("LANG-8.1")
+@pytest.mark.parametrize("edit", [
+    {"obligations": [["id", 7]]}, {"obligations": "x"}, {"solver": None}, {"chain": {}},
+    {"extra": "field"}])
+def test_certificate_from_json_refuses_wrong_fields(edit: dict) -> None:
+    """One parser for every certificate read back; a field of the wrong type is not read."""
+    import json
+
+    from verifier.results import Certificate
+
+    _, cert = example("saxpy")
+    data = {**json.loads(cert.to_json()), **edit}
+    with pytest.raises(ValueError):
+        Certificate.from_json(json.dumps(data))
+    assert Certificate.from_json(cert.to_json()) == cert
+
 @pytest.mark.rule("LANG-8.1")
 def test_refuses_certificate_of_another_proc() -> None:
     proc, _ = example("smem_exchange")

@@ -71,7 +71,7 @@ class Analyzer:
         self.next_id = 0
         for a in proc.args:
             if not isinstance(a.typ, ir.Control):
-                self.elem_types[a.name] = getattr(a.typ, "base", getattr(a.typ, "name", ""))
+                self.elem_types[a.name] = ir.element_type(a.typ) or ""
                 self.mems[a.name] = a.mem
                 self.alloc_loops[a.name] = ()
                 if isinstance(a.typ, ir.Tensor):
@@ -335,7 +335,7 @@ class Analyzer:
         if mem.family == "gmem" and not shape:
             self.later.append(RejectedInput("Cannot allocate scalar CudaGmemLinear", s.loc,
                                             code="ERR-A16", rule="LANG-6.1"))
-        elem = s.typ.base if isinstance(s.typ, ir.Tensor) else getattr(s.typ, "name", "")
+        elem = ir.element_type(s.typ) or ""
         if mem.name == "CudaRmemPacked32" and elem not in ("f32", "i32", "f16", "bf16"):
             raise RejectedInput(f"CudaRmemPacked32 doesn't support {elem}", s.loc,
                                 code="ERR-A16", rule="LANG-6.4")

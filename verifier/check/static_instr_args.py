@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 from verifier import collectives
 from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
 from verifier.lang import ir
+from verifier.lang.affine import constant_difference
 from verifier.lang.instrs import Instr, InstrParam
 from verifier.lang.memories import Memory
 from verifier.lang.printer import expr_text
 from verifier.lang.units import cuda_cta_in_cluster
 from verifier.check.sites import Context, Element, Loop, TmaSite, Trailing
 from verifier.semantics.access import limit_args
-from verifier.semantics.transactions import ELEMENT_BYTES, complete_tx_bytes, expect_tx_bytes
+from verifier.semantics.transactions import ELEMENT_BYTES, tma_bytes
 from verifier.check.walk_view import AnalyzerView
 
 if TYPE_CHECKING:
@@ -54,52 +55,14 @@ def _sym(e: ir.Expr, names: dict[ir.Sym, sympy.Symbol]) -> sympy.Expr:
             raise ValueError(expr_text(e))
 
 
-Affine = dict[object, int]  # term -> coefficient; None -> the constant
-
-
-def _affine(e: ir.Expr) -> Affine | None:
-    """`e` as an integer linear combination of terms: variables and, taken whole, quotients
-    and remainders (equal sub-expressions are equal values); None for a product of two
-    non-constant terms or a constant other than an int."""
-    match e:
-        case ir.Const(value=v) if type(v) is int:
-            return {None: v}
-        case ir.Var(name=n):
-            return {n: 1}
-        case ir.USub(arg=a):
-            x = _affine(a)
-            return None if x is None else {k: -c for k, c in x.items()}
-        case ir.BinOp(op="/" | "%", rhs=ir.Const()):
-            return {e: 1}
-        case ir.BinOp(op=op, lhs=lhs, rhs=rhs) if op in ("+", "-", "*"):
-            x, y = _affine(lhs), _affine(rhs)
-            if x is None or y is None:
-                return None
-            if op == "*":
-                if set(x) <= {None}:
-                    x, y = y, x
-                if not set(y) <= {None}:
-                    return None  # a product of non-constant terms
-                return {k: c * y.get(None, 0) for k, c in x.items()}
-            sign = 1 if op == "+" else -1
-            out = dict(x)
-            for k, c in y.items():
-                out[k] = out.get(k, 0) + sign * c
-            return out
-        case _:
-            return None
-
-
 def extent_value(lo: ir.Expr, hi: ir.Expr) -> int | None:
     """hi - lo as an int when it simplifies to a constant for every value of its variables.
     Linear combinations are subtracted directly (the common case: `4 * (t % 8) : 4 * (t % 8)
     + 4`); what that leaves non-constant goes to sympy, which also sees through floor division
     and modulo (imported only then: loading it is a third of the command line's start-up)."""
-    a, b = _affine(lo), _affine(hi)
-    if a is not None and b is not None:
-        diff = {k: b.get(k, 0) - a.get(k, 0) for k in set(a) | set(b)}
-        if all(c == 0 for k, c in diff.items() if k is not None):
-            return diff.get(None, 0)
+    linear = constant_difference(lo, hi)
+    if linear is not None:
+        return linear
     import sympy
 
     names: dict[ir.Sym, sympy.Symbol] = {}
@@ -305,9 +268,9 @@ def trailing(an: AnalyzerView, s: ir.Call, callee: Instr, ctx: Context,
     if base not in ELEMENT_BYTES:
         raise Unsupported(f"not supported by spork-verify: TMA of {base} elements", s.loc,
                           code="ERR-V11", rule="SEM-8.6")
+    expected, delivered = tma_bytes(info, kw, base)
     an.model.tmas.append(TmaSite(an.fresh_id(), s, ctx, issuer_ctx, tag, own, sym,
-                                 info.ncta(kw), expect_tx_bytes(info, kw),
-                                 complete_tx_bytes(info, kw, base), s.loc))
+                                 info.ncta(kw), expected, delivered, s.loc))
     return tag
 
 

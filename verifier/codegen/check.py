@@ -7,7 +7,7 @@ mismatch, staged so the first failing stage is reported: (1) the file contradict
 (seal, certificate digest, CUDA digest, header rendering: any edit of any byte); (2) the proc
 is not the certified one (name, IR hash); (3) the CUDA text is not what codegen emits for it;
 (4) the fresh proof does not reproduce the certificate (verdict, solver, obligations, query
-hashes). Rules: LANG-8.1 (specs/codegen.md, specs/cli.md CLI-9).
+hashes, the chain claim). Rules: LANG-8.1 (specs/codegen.md, specs/cli.md CLI-9).
 """
 
 from __future__ import annotations
@@ -69,6 +69,9 @@ def proof_problems(recorded: Certificate, fresh: Certificate | None, verdict: st
                             f"{new[ob_id]}, the certificate says {old[ob_id]}")
     if len(recorded.obligations) != len(old):
         problems.append("the certificate names an obligation twice")
+    if fresh.chain != recorded.chain:
+        problems.append(f"the certificate says the chain is {recorded.chain!r}, the re-run "
+                        f"gives {fresh.chain!r}")
     return problems
 
 

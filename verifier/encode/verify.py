@@ -7,6 +7,7 @@ machine does not reproduce makes the obligation `unknown`, never `refuted` or `p
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from math import prod
@@ -18,6 +19,7 @@ import z3
 from verifier import __version__
 from verifier.diagnostics import RejectedInput, SporkError, Unsupported
 from verifier.lang import ir
+from verifier.lang.inline import inlined_callees
 from verifier.lang.printer import ir_hash
 from verifier.results import (
     Certificate, Counterexample, Finding, FindingKind, ObligationResult, ObligationStatus,
@@ -157,20 +159,46 @@ def verify_proc(proc: ir.Proc, opts: Options | None = None,
         return done(Verdict.unsupported, [], [static_finding(e)])
     except Undecided as e:
         return done(Verdict.unknown, [], [Finding(FindingKind.unknown, str(e), None, proc.loc)])
-    statuses = {r.status for r in results}
-    if ObligationStatus.refuted in statuses or any(
-            f.counterexample is not None and f.counterexample.replayed for f in findings):
-        verdict = Verdict.refuted
-    elif ObligationStatus.unknown in statuses:
-        verdict = Verdict.unknown
-    else:
-        verdict = Verdict.proved
+    verdict = proc_verdict({r.status for r in results}, any(
+        f.counterexample is not None and f.counterexample.replayed for f in findings))
+    if verdict is Verdict.proved:
+        verdict = _callees_proved(proc, opts, findings)
     cert = None
     if verdict is Verdict.proved and opts.fixed_sizes is None:
         cert = Certificate(proc.name, ir_hash(proc),
                            tuple((r.id, r.query_hash or r.discharged_by) for r in results),
                            SOLVER_NAME, __version__)
     return done(verdict, results, findings, cert)
+
+
+def _callees_proved(proc: ir.Proc, opts: Options, findings: list[Finding]) -> Verdict:
+    """CALL-2: an inlined callee's accesses are checked against the caller's buffers, not
+    against the windows it was passed; its own proof (for all sizes its asserts admit, which
+    CALL-4 shows hold at the call) bounds them by its parameter shapes, i.e. the windows
+    (CALL-3). Without that proof the caller is unknown, never proved."""
+    verdict = Verdict.proved
+    for callee in inlined_callees(proc):
+        sub = verify_proc(callee, dataclasses.replace(opts, fixed_sizes=None))
+        if sub.verdict is not Verdict.proved:
+            verdict = Verdict.unknown
+            findings.append(Finding(
+                FindingKind.unknown, f"{proc.name} calls {callee.name}, which is "
+                f"{sub.verdict.value}: the accesses of an inlined proc are bounded by the "
+                "windows it is passed only through its own proof (CALL-2)", None, callee.loc,
+                (), None, "CALL-2"))
+    return verdict
+
+
+def proc_verdict(statuses: set[ObligationStatus], replayed: bool) -> Verdict:
+    """The proc's verdict from its obligations' statuses, failing closed: `proved` only when
+    every obligation is proved, never by default (specs/verification.md)."""
+    if ObligationStatus.refuted in statuses or replayed:
+        return Verdict.refuted
+    if statuses <= {ObligationStatus.proved}:
+        return Verdict.proved
+    if ObligationStatus.unsupported in statuses:
+        return Verdict.unsupported
+    return Verdict.unknown
 
 
 Step = tuple[int, bool]  # (refinement level, anchored witnesses at a quantified level)
@@ -417,4 +445,4 @@ def concrete_verdict(proc: ir.Proc, sizes: dict[str, int]) -> tuple[Verdict, Mac
     return (Verdict.refuted, findings[0]) if findings else (Verdict.no_hazard_at_sizes, None)
 
 
-__all__ = ["Options", "verify_proc", "concrete_verdict", "z3"]
+__all__ = ["Options", "verify_proc", "concrete_verdict", "proc_verdict", "z3"]

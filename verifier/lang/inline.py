@@ -25,9 +25,10 @@ from typing import Any
 
 from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
 from verifier.lang import ir
+from verifier.lang.affine import same_value
 from verifier.lang.printer import expr_text
 from verifier.lang.procs import _fold
-from verifier.lang.scheduling_loops import Bound, _size_bounds, _walk, bound
+from verifier.lang.scheduling_loops import Bound, _size_bounds, _walk, bound, fresh_binders
 
 
 def has_proc_calls(p: ir.Proc) -> bool:
@@ -40,27 +41,38 @@ def has_proc_calls(p: ir.Proc) -> bool:
     return found[0]
 
 
+def inlined_callees(p: ir.Proc) -> tuple[ir.Proc, ...]:
+    """The procs `inline_calls(p)` inlines directly (CPU scope, no trailing barrier), each
+    once. Their accesses land on the caller's buffers, not bounded by the windows passed, so
+    a proof of `p` rests on each callee's own bounds proof (CALL-2)."""
+    found: dict[int, ir.Proc] = {}
+
+    def visit(body: tuple[ir.Stmt, ...]) -> None:
+        for s in body:
+            if isinstance(s, ir.Call) and isinstance(s.callee, ir.Proc) and not s.trailing:
+                found.setdefault(id(s.callee), s.callee)
+            elif isinstance(s, ir.For):
+                visit(s.body)
+            elif isinstance(s, ir.If):
+                visit(s.body)
+                visit(s.orelse)
+    visit(p.body)
+    return tuple(found.values())
+
+
 def inline_calls(p: ir.Proc) -> ir.Proc:
     """`p` with every call of a proc at CPU scope replaced by the callee's body (CALL-1);
     `p` itself when it has none."""
     if not has_proc_calls(p):
         return p
-    top = [max([0] + _sym_ids(p))]
-    inliner = _Inliner(p, top)
+    inliner = _Inliner(p)
     body = inliner.stmts(p.body, _size_bounds(p))
     return dataclasses.replace(p, body=body, preds=p.preds + tuple(inliner.assumed))
 
 
-def _sym_ids(node: Any) -> list[int]:
-    ids: list[int] = []
-    _walk(node, lambda n: ids.append(n.id) if isinstance(n, ir.Sym) else None)
-    return ids
-
-
 class _Inliner:
-    def __init__(self, caller: ir.Proc, top: list[int]) -> None:
+    def __init__(self, caller: ir.Proc) -> None:
         self.caller = caller
-        self.top = top  # the largest Sym id in use: fresh binders are numbered above it
         self.types: dict[ir.Sym, tuple[ir.Type, Any]] = {a.name: (a.typ, a.mem)
                                                          for a in caller.args}
         # callee assertions over the caller's arguments alone, shown to hold (CALL-4): the
@@ -72,10 +84,6 @@ class _Inliner:
     def _note_alloc(self, n: Any) -> None:
         if isinstance(n, ir.Alloc):
             self.types[n.name] = (n.typ, n.mem)
-
-    def fresh(self, sym: ir.Sym) -> ir.Sym:
-        self.top[0] += 1
-        return ir.Sym(sym.name, self.top[0])
 
     def stmts(self, body: tuple[ir.Stmt, ...], env: dict[ir.Sym, Bound]) -> tuple[ir.Stmt, ...]:
         out: list[ir.Stmt] = []
@@ -123,16 +131,9 @@ class _Inliner:
             if param.name in tensors:
                 self.check_arg(s, callee, param, tensors[param.name], sub)
         for pred in callee.preds:
-            self.precondition(s, callee, sub.expr(pred), env)
+            self.precondition(s, callee, sub.node(pred), env)
         body = inline_calls(callee).body  # the callee's own calls first
-        binders: dict[ir.Sym, ir.Sym] = {}
-
-        def collect(n: Any) -> None:
-            if isinstance(n, (ir.For, ir.Alloc, ir.WindowStmt)):
-                sym = n.iter if isinstance(n, ir.For) else n.name
-                binders.setdefault(sym, self.fresh(sym))
-        _walk(body, collect)
-        sub.binders.update(binders)
+        sub.binders.update(fresh_binders(body))
         return tuple(sub.node(x) for x in body)
 
     def check_arg(self, s: ir.Call, callee: ir.Proc, param: ir.Arg, w: ir.Window,
@@ -150,8 +151,7 @@ class _Inliner:
             raise RejectedInput(f"expected `{w.buf.name}` argument of {callee.name} in "
                                 f"{want_mem} but got an argument in {have_mem}", s.loc,
                                 rule="CALL-3", code="ERR-A07", variable=w.buf.name)
-        base = typ.base if isinstance(typ, ir.Tensor) else typ.name
-        pbase = param.typ.base if isinstance(param.typ, ir.Tensor) else param.typ.name
+        base, pbase = ir.element_type(typ), ir.element_type(param.typ)
         if "R" not in (base, pbase) and base != pbase:
             raise RejectedInput(f"{callee.name}: argument {pname} expects {pbase} data, not "
                                 f"{base} ({w.buf.name})", s.loc, rule="CALL-3",
@@ -164,9 +164,9 @@ class _Inliner:
                                 f"{len(extents)}", s.loc, rule="CALL-3", code="ERR-P21",
                                 variable=w.buf.name)
         for k, (iv, dim) in enumerate(zip(extents, shape)):
-            want = _fold(sub.expr(dim))
+            want = _fold(sub.node(dim))
             have = _fold(ir.BinOp("-", iv.hi, iv.lo, iv.loc))
-            if _same(want, have):
+            if same_value(want, have):
                 continue
             if isinstance(want, ir.Const) and isinstance(have, ir.Const):
                 raise RejectedInput(f"{callee.name}: argument {pname} dimension {k} has "
@@ -195,45 +195,6 @@ class _Inliner:
                           s.loc, rule="CALL-4", code="ERR-V11")
 
 
-def _same(a: ir.Expr, b: ir.Expr) -> bool:
-    """Equal as expressions: syntactically (IR equality ignores locations), or as the same
-    linear form over the same names (`(n + 4) - 4` and `n`)."""
-    if a == b:
-        return True
-    la, lb = _linear(a), _linear(b)
-    return la is not None and la == lb
-
-
-def _linear(e: ir.Expr) -> dict[Any, int] | None:
-    """`e` as {Sym or 1: coefficient} when it is linear in control names, else None."""
-    match e:
-        case ir.Const(value=v) if isinstance(v, int) and not isinstance(v, bool):
-            return {1: v} if v else {}
-        case ir.Var(name=sym):
-            return {sym: 1}
-        case ir.USub(arg=a):
-            la = _linear(a)
-            return None if la is None else {k: -v for k, v in la.items()}
-        case ir.BinOp(op="+" | "-" as op, lhs=a, rhs=b):
-            la, lb = _linear(a), _linear(b)
-            if la is None or lb is None:
-                return None
-            sign = 1 if op == "+" else -1
-            out = dict(la)
-            for k, v in lb.items():
-                out[k] = out.get(k, 0) + sign * v
-            return {k: v for k, v in out.items() if v}
-        case ir.BinOp(op="*", lhs=a, rhs=b):
-            la, lb = _linear(a), _linear(b)
-            if la is None or lb is None:
-                return None
-            for x, y in ((la, lb), (lb, la)):
-                if set(y) <= {1}:
-                    k = y.get(1, 0)
-                    return {s: c * k for s, c in x.items() if c * k}
-    return None
-
-
 _CMP = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
         ">=": lambda a, b: a >= b, "==": lambda a, b: a == b}
 
@@ -242,7 +203,7 @@ def _implied(pred: ir.Expr, facts: tuple[ir.Expr, ...], env: dict[ir.Sym, Bound]
     """Whether `pred` follows from `facts` and the interval bounds `env` (sound, partial)."""
     if isinstance(pred, ir.Const):
         return bool(pred.value)
-    if any(_same(pred, _fold(f)) for f in facts):
+    if any(same_value(pred, _fold(f)) for f in facts):
         return True
     if not isinstance(pred, ir.BinOp):
         return False
@@ -261,9 +222,9 @@ def _implied(pred: ir.Expr, facts: tuple[ir.Expr, ...], env: dict[ir.Sym, Bound]
         k = pred.lhs.rhs.value  # `e % k == 0` from a fact `e % m == 0` with k dividing m
         for f in facts:
             f = _fold(f)
-            if isinstance(f, ir.BinOp) and f.op == "==" and _same(f.rhs, pred.rhs) and \
+            if isinstance(f, ir.BinOp) and f.op == "==" and same_value(f.rhs, pred.rhs) and \
                     isinstance(f.lhs, ir.BinOp) and f.lhs.op == "%" and \
-                    _same(f.lhs.lhs, pred.lhs.lhs) and isinstance(f.lhs.rhs, ir.Const) and \
+                    same_value(f.lhs.lhs, pred.lhs.lhs) and isinstance(f.lhs.rhs, ir.Const) and \
                     isinstance(f.lhs.rhs.value, int) and k > 0 and f.lhs.rhs.value % k == 0:
                 return True
     return False
@@ -277,9 +238,6 @@ class _Substitution:
     controls: dict[ir.Sym, ir.Expr]
     tensors: dict[ir.Sym, ir.Window]
     binders: dict[ir.Sym, ir.Sym]
-
-    def expr(self, e: ir.Expr) -> ir.Expr:
-        return self.node(e)
 
     def node(self, n: Any) -> Any:
         if isinstance(n, tuple):

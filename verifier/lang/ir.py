@@ -37,13 +37,8 @@ from typing import Any
 
 from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
 
-_sym_ids = itertools.count(1)
-
-
-def reset_sym_counter() -> None:
-    """Called at the start of each parse so that Sym ids (and output) are deterministic."""
-    global _sym_ids
-    _sym_ids = itertools.count(1)
+_sym_ids = itertools.count(1)  # never reset: Sym.fresh ids are unique in the process, which
+#                                 renaming copies (cut_loop, call inlining) rely on
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +89,16 @@ class BarrierType:
 
 
 Type = Control | Scalar | Tensor | BarrierType
+
+
+def element_type(typ: Type) -> str | None:
+    """The scalar type of a data type's elements (`f32[n]` and `f32` -> "f32"); None for
+    control and barrier types."""
+    if isinstance(typ, Tensor):
+        return typ.base
+    if isinstance(typ, Scalar):
+        return typ.name
+    return None
 
 
 # ---------------------------------------------------------------- expressions

@@ -297,8 +297,7 @@ class ProcParser:
                      for a in window.idx)
         shape = tuple(self.sub(a.hi, a.lo, a.loc) for a in window.idx if isinstance(a, ir.Interval))
         base_typ = base.typ
-        typ = ir.Tensor(base_typ.base if isinstance(base_typ, (ir.Tensor, ir.Scalar)) else "f32",
-                        shape, True)
+        typ = ir.Tensor(ir.element_type(base_typ) or "f32", shape, True)
         tmap = (sym, special) if special is not None else base.tensor_map
         self.bind(name, _Binding(sym, "window", typ, base.mem, window.buf, dims,
                                  tensor_map=tmap))

@@ -67,16 +67,23 @@ def bound(e: ir.Expr, env: dict[ir.Sym, Bound]) -> Bound:
     return (None, None)
 
 
-def _renamed(loop: ir.For) -> ir.For:
-    """A copy of `loop` with every binder in it fresh (upstream's Alpha_Rename)."""
+def fresh_binders(node: Any) -> dict[ir.Sym, ir.Sym]:
+    """Each binder in `node` (loop iterator, allocation, window statement) to a fresh symbol
+    of the same name: what alpha-renaming a copy of `node` substitutes."""
     binders: dict[ir.Sym, ir.Sym] = {}
 
-    def collect(node: Any) -> Any:
-        if isinstance(node, (ir.For, ir.Alloc, ir.WindowStmt)):
-            sym = node.iter if isinstance(node, ir.For) else node.name
+    def collect(n: Any) -> None:
+        if isinstance(n, (ir.For, ir.Alloc, ir.WindowStmt)):
+            sym = n.iter if isinstance(n, ir.For) else n.name
             binders.setdefault(sym, ir.Sym.fresh(sym.name))
 
-    _walk(loop, collect)
+    _walk(node, collect)
+    return binders
+
+
+def _renamed(loop: ir.For) -> ir.For:
+    """A copy of `loop` with every binder in it fresh (upstream's Alpha_Rename)."""
+    binders = fresh_binders(loop)
     return _replace_nodes(loop, lambda n: binders.get(n, n) if isinstance(n, ir.Sym) else n)
 
 

@@ -17,12 +17,11 @@ from urllib.parse import quote
 from verifier import __version__
 from verifier.diagnostics import SrcLoc
 from verifier.report.catalog import catalog
-from verifier.report.text import verdict_words
+from verifier.report.text import NOT_A_PROOF, verdict_words
 from verifier.results import ChainStatus, Finding, FindingKind, ProcResult, Verdict
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/" \
     "sarif-schema-2.1.0.json"
-_NOT_A_PROOF = " (the concrete abstract machine at these sizes only, not a proof)"
 RACE_KINDS = (FindingKind.RAW, FindingKind.WAR, FindingKind.WAW)
 _LEVEL = {Verdict.refuted.value: "error", Verdict.rejected.value: "error",
           Verdict.no_hazard_at_sizes.value: "note"}  # others: warning
@@ -113,7 +112,7 @@ def _result(r: ProcResult, f: Finding | None) -> dict[str, Any]:
     if f is None:
         out["message"] = {"text": f"proc {r.proc}: {verdict_words(r).lower()}"
                                   f"{' (internal error)' if r.internal_error else ''}"
-                                  f"{_NOT_A_PROOF if r.sizes else ''}"}
+                                  f"{' (' + NOT_A_PROOF + ')' if r.sizes else ''}"}
     else:
         out["message"] = {"text": _message(r, f)}
         props.update(kind=f.kind.value, variable=f.variable, rule=f.rule)

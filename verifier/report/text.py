@@ -22,10 +22,13 @@ def verdict_words(r: ProcResult) -> str:
     return mark
 
 
+NOT_A_PROOF = "the concrete abstract machine at these sizes only, not a proof"
+
+
 def _summary(r: ProcResult) -> str:
     """What the run did: obligations and their counts, or the concrete machine's one run."""
     if r.sizes:
-        return "concrete abstract machine at these sizes only, not a proof for all sizes"
+        return f"{NOT_A_PROOF} for all sizes"
     counts = {s: sum(1 for o in r.obligations if o.status is s) for s in ObligationStatus}
     summary = ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
     text = f"{len(r.obligations)} obligations{': ' + summary if summary else ''}"

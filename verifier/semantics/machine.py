@@ -38,7 +38,7 @@ from verifier.semantics.rings import CompletionOrder, ring_info
 from verifier.semantics.rules import AccessKind
 from verifier.semantics.state import Finding, MachineError, Origin
 from verifier.semantics.threads import EVERYONE, Threads
-from verifier.semantics.transactions import TxLedger, complete_tx_bytes, expect_tx_bytes
+from verifier.semantics.transactions import TxLedger, tma_bytes
 
 
 class Ctx:
@@ -144,7 +144,7 @@ class Machine(HazardChecks):
         shape = tuple(self.value(d) for d in typ.shape) if isinstance(typ, ir.Tensor) else ()
         tracked = sym in self.tracked and isinstance(mem, Memory) and not mem.sync_exempt \
             and self.keeps(sym)
-        base = typ.base if isinstance(typ, ir.Tensor) else getattr(typ, "name", "f32")
+        base = ir.element_type(typ) or "f32"
         self.bufs[sym] = BufInstance(sym, shape, mem, tracked, base=base)
 
     def keeps(self, sym: ir.Sym) -> bool:
@@ -407,8 +407,7 @@ class Machine(HazardChecks):
         ncta = info.ncta(kw)
         src = next(a for p, a in zip(s.callee.params, s.args) if p.name == info.source)
         assert isinstance(src, ir.Window)
-        expected = expect_tx_bytes(info, kw)
-        delivered = complete_tx_bytes(info, kw, self.bufs[src.buf].base)
+        expected, delivered = tma_bytes(info, kw, self.bufs[src.buf].base)
         home, _ = barriers.referenced(s.trailing[0], bar, self.value)
         free = [k for k, h in enumerate(home) if h is None]
         block = self.current_block_dim

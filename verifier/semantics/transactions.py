@@ -15,13 +15,12 @@ regardless of when the hardware would deliver them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+
+from typing import Any
 
 from verifier.diagnostics import SrcLoc
+from verifier.lang.instrs import TmaInfo
 from verifier.semantics.state import Finding, Origin
-
-if TYPE_CHECKING:
-    from verifier.lang.instrs import TmaInfo
 
 Key = tuple[int, tuple[int, ...], int]  # (barrier instance serial, element, phase)
 
@@ -31,17 +30,13 @@ ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i8": 1, "ui8": 1, "ui
                  "int8_t": 1, "uint8_t": 1, "uint16_t": 2, "int32_t": 4}
 
 
+def tma_bytes(info: TmaInfo, kw: dict[str, Any], base: str) -> tuple[int, int]:
+    """TX-1 for one TMA load of `base` elements: (bytes its issuing CTA expects on its own
+    mbarrier, as the instr counts them; bytes one issuer delivers to one destination). The
+    machine's ledger and the static TMA sites (hence the encoder) both take them from here."""
+    box = info.box_elements(kw)
+    return info.ncta(kw) * box * info.element_bits // 8, box * ELEMENT_BYTES[base]
 
-def expect_tx_bytes(info: "TmaInfo", kw: Mapping[str, Any]) -> int:
-    """Bytes an issuing CTA expects on its own mbarrier element: ncta × box at the instr's
-    own element width (what its expect-tx computes, whatever the tensor's type)."""
-    return info.ncta(kw) * info.box_elements(kw) * info.element_bits // 8
-
-
-def complete_tx_bytes(info: "TmaInfo", kw: Mapping[str, Any], base: str) -> int:
-    """Bytes one issuer's copy completes on one destination's element: box at the tensor's
-    element size (the static analysis rejects a type outside ELEMENT_BYTES, ERR-V11)."""
-    return info.box_elements(kw) * ELEMENT_BYTES.get(base, 4)
 
 @dataclass
 class Entry:
