@@ -7,7 +7,9 @@ disagreement between two solvers on one query: the proof is not trusted, the pro
 `unknown` with an internal error (exit 4, ERR-V13) naming the obligation. `unknown` (a timeout,
 a query cvc5 cannot read) decides nothing and is only reported. cvc5 runs in a child process
 (`recheck_child`), so a crash, a hang past the timeout or Ctrl-C inside it costs only that
-process. Non-goals: re-deciding refuted obligations (their models are replayed on the machine).
+process. Non-goals: re-deciding refuted obligations (their models are replayed on the machine)
+and obligations settled without a solver (`discharged_by` a PR-* rule of specs/verification.md:
+there is no query text to re-decide; their soundness argument is the stated rule).
 """
 
 from __future__ import annotations
