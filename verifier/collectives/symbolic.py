@@ -15,6 +15,7 @@ import z3
 from verifier.collectives.arith import Arith, check_divisor
 
 _TIMEOUT_MS = 60_000
+_CORE_RLIMIT = 1_000_000  # the SMT core's own try before the default solver (find_model)
 
 
 class Z3Arith(Arith):
@@ -102,12 +103,22 @@ def find_model(arith: Z3Arith, build: Callable[[Z3Arith, dict[str, z3.ArithRef]]
     """Check `build(arith, vars)` for satisfiability over integer variables `names`.
 
     Returns a model (name -> int) if SAT, None if UNSAT, and the string "unknown" (with the
-    reason appended) if Z3 cannot decide — never read as either answer. Rules: COLL-6.2
+    reason appended) if Z3 cannot decide — never read as either answer. The SMT core alone
+    (`SimpleSolver`, no preprocessing tactics) tries first with a unit budget of its own: its
+    unsat is the same answer for less work; anything else is asked of the default solver as
+    before, so models (and the messages built from them) are unchanged (specs/verification.md
+    D5). Rules: COLL-6.2
     """
     variables = {name: arith.var(name) for name in names}
+    formula = build(arith, variables)
+    core = z3.SimpleSolver(ctx=arith.ctx)
+    core.set(timeout=_TIMEOUT_MS, random_seed=0, rlimit=_CORE_RLIMIT)
+    core.add(formula)
+    if run_check(core) == z3.unsat:
+        return None
     solver = z3.Solver(ctx=arith.ctx)
     solver.set(timeout=_TIMEOUT_MS, random_seed=0)
-    solver.add(build(arith, variables))
+    solver.add(formula)
     result = run_check(solver)
     if result == z3.unsat:
         return None
