@@ -11,8 +11,6 @@ is never cached.
 
 from __future__ import annotations
 
-import ctypes
-import functools
 import hashlib
 import time
 from collections.abc import Callable, Mapping
@@ -21,7 +19,7 @@ from enum import Enum
 
 import z3
 
-from verifier.collectives.symbolic import interrupt_all, run_check
+from verifier.collectives.symbolic import fresh_context, interrupt_all, run_check
 from verifier.encode.abstraction import linear_abstraction
 from verifier.encode.smtlib import canonical_text, renumber_binders, text_hash
 
@@ -185,30 +183,11 @@ def _rlimit_count(s: z3.Solver) -> int:
     return int(stats.get_key_value("rlimit count")) if "rlimit count" in stats.keys() else 0
 
 
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
-
-
-@functools.cache
-def _keep_freed_blocks() -> None:
-    """A fresh context per query (D2) allocates a block of several MB that glibc serves with
-    mmap and unmaps when the context is freed, so each query paid ~4,000 page faults (6 ms,
-    more than most checks). Raised mmap and trim thresholds keep such blocks in the heap for
-    the next context. Only where memory comes from changes, never a result; a C library
-    without `mallopt` is left as it is."""
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return
-    mallopt(_M_MMAP_THRESHOLD, 32 << 20)
-    mallopt(_M_TRIM_THRESHOLD, 64 << 20)
-
-
 def solve(q: Query, wall_s: float = WALL_NET_S) -> Answer:
     """Decide `q` from its text alone (pure but for the wall-clock safety net). The parsed
     assertions are simplified first (in the fresh context, so still a function of the text):
     an equivalent formula, on which the quantified chain queries cost a fifth less."""
-    _keep_freed_blocks()
-    ctx = z3.Context()
+    ctx = fresh_context()
     assertions = [z3.simplify(a) for a in z3.parse_smt2_string(q.text, ctx=ctx)]
     run = _Run(ctx, wall_s, q.seed)
     direct = not _quantified(q.text)
