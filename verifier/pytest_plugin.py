@@ -61,9 +61,10 @@ class KernelFile(pytest.File):
     """A kernel file: one item per proc (or one item for a file that does not load)."""
 
     def collect(self) -> Any:
-        from verifier.lang.load_isolated import load_isolated
+        from verifier.lang.load_scheduled import load_file
 
-        loaded = load_isolated(self.path, self._args([]).load_timeout)
+        args = self._args([])
+        loaded = load_file(str(self.path), args.load_timeout, args.exo_gpu_python)
         if loaded.error is not None or not loaded.procs:
             yield ProcItem.from_parent(self, name="<file>", proc=None)
             return
