@@ -91,7 +91,6 @@ def _exo_version():
 def _file_procs(module, path):
     """The distinct non-instr procs bound at module level, as spork-verify's loader collects
     its own (LOAD-5), less upstream's library procs the file imported by name."""
-    import exo
     from exo.API import Procedure
 
     library = {id(v) for name, m in list(sys.modules.items())
@@ -99,7 +98,6 @@ def _file_procs(module, path):
                for v in list(vars(m).values()) if isinstance(v, Procedure)}
     distinct = {id(v): v for v in vars(module).values()
                 if isinstance(v, Procedure) and not v.is_instr() and id(v) not in library}
-    del exo
 
     def order(p):
         info = p._loopir_proc.srcinfo
@@ -173,15 +171,15 @@ def main(argv):
     real_exit = os._exit
     begin = time.monotonic()
     write_frame(reply_fd, {"stage": "started"})
-    try:
+    try:  # Exo-GPU, not just exo-lang: its CUDA platform (SCHED-5)
+        import exo.platforms.cuda  # noqa: F401 - its absence is the parent's usage error
+
         library = _library_dirs()
-        import exo  # noqa: F401 - its absence is the parent's usage error (SCHED-5)
     except BaseException as e:  # noqa: BLE001 - no upstream Exo-GPU in this interpreter
         write_frame(reply_fd, {"stage": "done", "error": {
             "kind": "no-exo", "message": f"{type(e).__name__}: {e}"}})
         real_exit(0)
     reply = {"stage": "done", "exo_version": _exo_version(),
-             "exo_dir": os.path.dirname(os.path.abspath(exo.__file__)),
              "python_version": sys.version.split()[0]}
 
     def _exit(code):
