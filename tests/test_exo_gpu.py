@@ -172,6 +172,14 @@ def test_the_environment_variable_names_the_interpreter() -> None:
     assert done.returncode == 2 and "no such file" in done.stderr
 
 
+@pytest.mark.rule("SCHED-6")
+def test_check_cert_reloads_the_file_behind_a_printed_text() -> None:
+    from verifier.cli_cert import source_file
+
+    assert source_file("k/kernel.py@exo-gpu/gemm.py") == "k/kernel.py"
+    assert source_file("k/kernel.py") == "k/kernel.py"
+
+
 UPSTREAM = os.environ.get(ENV_VAR)
 
 

@@ -20,7 +20,7 @@ from verifier.cli_io import (
     UsageError, interruptible_solvers, read_file_bytes, stop_if_interrupted)
 from verifier.codegen import MARKERS, proc_problems, proof_problems, read_emitted
 from verifier.lang import ir
-from verifier.lang.load_scheduled import load_file
+from verifier.lang.load_scheduled import PRINTED_MARK, load_file
 from verifier.results import NO_CHAIN, ProcResult
 
 if TYPE_CHECKING:
@@ -36,6 +36,12 @@ def _mismatch(cu_file: str, problems: list[str]) -> int:
     print(f"{cu_file}: certificate check FAILED ({len(problems)} mismatch(es)); re-emit it with "
           "spork-verify --emit-cuda DIR SOURCE")
     return CERT_MISMATCH
+
+
+def source_file(named: str) -> str:
+    """The user's file behind a location: a proc Exo-GPU printed carries `FILE@exo-gpu/PROC.py`
+    (SCHED-3), and it is FILE that is loaded again (with --exo-gpu-python)."""
+    return named.rpartition(PRINTED_MARK)[0] or named
 
 
 def _find_proc(name: str, paths: list[str], load_timeout: float, exo_gpu_python: str | None
@@ -85,8 +91,9 @@ def check_cert(cu_file: str, paths: list[str], load_timeout: float, opts: "Optio
     emitted, problems = read_emitted(data)
     if emitted is None or problems:
         return _mismatch(cu_file, problems)
-    sources = paths or [emitted.source]
-    if not paths and not Path(emitted.source).is_file():
+    source = source_file(emitted.source)
+    sources = paths or [source]
+    if not paths and not Path(source).is_file():
         raise UsageError(f"--check-cert {cu_file}: its source {emitted.source} (named in the "
                          "header) is not a file here; give the source: --check-cert FILE.cu PATH")
     proc, failed = _find_proc(emitted.cert.proc, sources, load_timeout, exo_gpu_python)

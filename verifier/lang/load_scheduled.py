@@ -29,6 +29,7 @@ from verifier.results import ScheduledBy
 ENV_VAR = "SPORK_VERIFY_EXO_GPU_PYTHON"
 CHILD = Path(__file__).with_name("exo_gpu_child.py")
 MAGIC = b"SPORKEG1"  # exo_gpu_child's frames
+PRINTED_MARK = "@exo-gpu/"  # FILE@exo-gpu/PROC.py: the text upstream printed for PROC (SCHED-3)
 
 
 class ExoGpuUnavailable(Exception):
@@ -66,9 +67,9 @@ def load_file(path: str, timeout_s: float = DEFAULT_TIMEOUT_S,
 
 def printed_file(path: str, name: str, taken: set[str]) -> str:
     """The name the locations in a printed proc carry: `FILE@exo-gpu/NAME.py` (unique)."""
-    file, k = f"{path}@exo-gpu/{name}.py", 2
+    file, k = f"{path}{PRINTED_MARK}{name}.py", 2
     while file in taken:
-        file, k = f"{path}@exo-gpu/{name}-{k}.py", k + 1
+        file, k = f"{path}{PRINTED_MARK}{name}-{k}.py", k + 1
     taken.add(file)
     return file
 
@@ -129,5 +130,7 @@ def _no_reply(path: str, python: str, message: dict[str, Any], run: ChildRun,
         Stage.exiting, exit_code=message.get("exit_code"),
         exit_loc=SrcLoc(*message["where"]) if message.get("where") else None) \
         if stage == "exiting" else LoadReply(Stage.started)
-    return no_reply_error(path, reply, run.returncode, run.timed_out, timeout_s,
-                          run.crash_loc, run.output)
+    error = no_reply_error(path, reply, run.returncode, run.timed_out, timeout_s,
+                           run.crash_loc, run.output)
+    error.message = f"while upstream Exo-GPU ({python}) ran the file: {error.message}"
+    return error
