@@ -3,8 +3,9 @@
 Usage: python3 benchmarks/exo_gpu_schedule.py UPSTREAM_PYTHON [--sm90a-gemm] [--runs N]
 
 Rows: `examples/exo_gpu/scale_scheduled.py` (our own small script) and, with --sm90a-gemm
-(UPSTREAM_PYTHON's exo installed from a checkout of akeley98/camspork_jit), upstream's scheduled Sm90a GEMM (tests/cuda/test_Sm90a_gemm.py's config_B on a 1x2 cluster,
-built by upstream's gemm_Sm90a_test/schedule_Sm90a_gemm.py: ~60 rewrites) from a script that
+(UPSTREAM_PYTHON's exo installed from a checkout of akeley98/camspork_jit), upstream's
+scheduled Sm90a GEMM (tests/cuda/test_Sm90a_gemm.py's config_B on a 1x2 cluster, built by
+upstream's gemm_Sm90a_test/schedule_Sm90a_gemm.py: ~60 rewrites) from a script that
 only calls that schedule. Each run loads the file as the CLI does (`load_file`: our loader,
 which stops at the first rewrite, then upstream's run and the parse of what it prints) and
 proves every proc; medians of N runs, CPU seconds of this process next to wall time, and the

@@ -194,3 +194,14 @@ def test_a_script_scheduled_by_upstream_is_verified_end_to_end() -> None:
     origin = result["scheduled_by"]
     assert origin["tool"] == "exo-gpu" and origin["text_file"].endswith("@exo-gpu/scale.py")
     assert len(origin["text_sha256"]) == 64 and origin["exo_version"]
+
+
+@pytest.mark.rule("SCHED-2")
+@pytest.mark.skipif(not UPSTREAM, reason=f"needs ${ENV_VAR}: a Python with upstream Exo-GPU "
+                    "installed")
+def test_procs_a_call_returns_come_from_upstream_as_in_the_conformance_harness() -> None:
+    from verifier.lang.load_scheduled import load_by_exo_gpu
+
+    loaded = load_by_exo_gpu(str(SCRIPT), str(UPSTREAM), 120.0, "[scale, scale]")
+    assert loaded.error is None and [p.name for p in loaded.procs] == ["scale"]
+    assert verify_proc(loaded.procs[0]).verdict is Verdict.proved

@@ -16,6 +16,8 @@ session, under the time limit, with its output captured; `os._exit` is wrapped s
 learns where it was called; faulthandler reports a crash or a hang.
 """
 
+from __future__ import annotations
+
 import __future__
 import faulthandler
 import hashlib
@@ -28,12 +30,13 @@ import sys
 import sysconfig
 import time
 import types
+from typing import Any, NoReturn
 
 MAGIC = b"SPORKEG1"
 _HEADER = struct.Struct(">8sQ32s")  # as load_protocol's frames
 
 
-def write_frame(fd, message):
+def write_frame(fd: int, message: dict[str, Any]) -> None:
     payload = json.dumps(message).encode("utf-8")
     data = _HEADER.pack(MAGIC, len(payload), hashlib.sha256(payload).digest()) + payload
     os.ftruncate(fd, 0)
@@ -42,7 +45,7 @@ def write_frame(fd, message):
         written += os.pwrite(fd, data[written:], written)
 
 
-def _library_dirs():
+def _library_dirs() -> tuple[str, ...]:
     import exo
 
     dirs = {os.path.dirname(os.path.abspath(exo.__file__)), os.path.dirname(os.path.abspath(
@@ -52,14 +55,14 @@ def _library_dirs():
     return tuple(sorted(os.path.realpath(d) for d in dirs))
 
 
-def _is_user_file(filename, library):
+def _is_user_file(filename: str, library: tuple[str, ...]) -> bool:
     if filename.startswith("<"):
         return False
     resolved = os.path.realpath(filename)
     return not any(resolved == d or resolved.startswith(d + os.sep) for d in library)
 
 
-def _where(tb_or_frame, library, default):
+def _where(tb_or_frame: Any, library: tuple[str, ...], default: Any) -> Any:
     """The innermost frame of the user's code (LOAD-3) as [file, line, col]."""
     found = default
     if isinstance(tb_or_frame, types.TracebackType):
@@ -77,7 +80,7 @@ def _where(tb_or_frame, library, default):
     return found
 
 
-def _exo_version():
+def _exo_version() -> str:
     try:
         from importlib import metadata
 
@@ -88,7 +91,7 @@ def _exo_version():
         return str(getattr(exo, "__version__", "unknown"))
 
 
-def _file_procs(module, path):
+def _file_procs(module: types.ModuleType, path: str) -> list[Any]:
     """The distinct non-instr procs bound at module level, as spork-verify's loader collects
     its own (LOAD-5), less upstream's library procs the file imported by name."""
     from exo.API import Procedure
@@ -99,13 +102,13 @@ def _file_procs(module, path):
     distinct = {id(v): v for v in vars(module).values()
                 if isinstance(v, Procedure) and not v.is_instr() and id(v) not in library}
 
-    def order(p):
+    def order(p: Any) -> tuple[bool, str, int]:
         info = p._loopir_proc.srcinfo
         return (info.filename != path, str(info.filename), info.lineno)
     return sorted(distinct.values(), key=order)
 
 
-def _printed(roots):
+def _printed(roots: list[Any]) -> list[dict[str, Any]]:
     """Each root proc and every non-instr proc it calls, callees first, as upstream prints
     them; upstream's own walk over the call graph (its C backend's declaration order)."""
     from exo.backend.LoopIR_compiler import find_all_subprocs
@@ -122,7 +125,7 @@ def _printed(roots):
     return out
 
 
-def _run(request):
+def _run(request: dict[str, Any]) -> list[dict[str, Any]]:
     path, source = request["path"], request["source"]
     module = types.ModuleType("spork_user_exo_gpu")
     module.__file__ = path
@@ -145,7 +148,7 @@ def _run(request):
     return _printed(roots)
 
 
-def _failure(e, library, path):
+def _failure(e: BaseException, library: tuple[str, ...], path: str) -> dict[str, Any]:
     if isinstance(e, SystemExit):
         message = f"the file called sys.exit({e.code!r}) while Exo-GPU ran it"
     else:
@@ -154,7 +157,7 @@ def _failure(e, library, path):
             "where": _where(e.__traceback__, library, [path, 1, 1])}
 
 
-def main(argv):
+def main(argv: list[str]) -> None:
     reply_fd, crash_fd = int(argv[0]), int(argv[1])
     for fd in (reply_fd, crash_fd):
         os.set_inheritable(fd, False)
@@ -179,10 +182,10 @@ def main(argv):
         write_frame(reply_fd, {"stage": "done", "error": {
             "kind": "no-exo", "message": f"{type(e).__name__}: {e}"}})
         real_exit(0)
-    reply = {"stage": "done", "exo_version": _exo_version(),
+    reply: dict[str, Any] = {"stage": "done", "exo_version": _exo_version(),
              "python_version": sys.version.split()[0]}
 
-    def _exit(code):
+    def _exit(code: int) -> NoReturn:
         write_frame(reply_fd, {"stage": "exiting", "exit_code": code,
                                "where": _where(sys._getframe(1), library, None)})
         real_exit(code)
