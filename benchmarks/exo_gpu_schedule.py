@@ -15,6 +15,7 @@ machine's load (a shared, noisy machine).
 from __future__ import annotations
 
 import argparse
+import linecache
 import resource
 import statistics
 import sys
@@ -27,7 +28,9 @@ from harness import ROOT, load_average
 sys.path.insert(0, str(ROOT))
 
 from verifier.encode import Options, verify_proc  # noqa: E402
+from verifier.lang.load_protocol import PrintedProc  # noqa: E402
 from verifier.lang.load_scheduled import load_file  # noqa: E402
+from verifier.lang.printed import parse_printed  # noqa: E402
 
 GEMM_SCRIPT = """\
 from exo.platforms.gemm_Sm90a_test.schedule_Sm90a_gemm import schedule_Sm90a_gemm
@@ -36,6 +39,9 @@ from exo.platforms.gemm_Sm90a_test.Sm90a_gemm_pre_config import Sm90aGemmConfig
 config_B = Sm90aGemmConfig(smem_M=256, smem_N=192, tma_to_gmem=False, enable_split_k=False)
 gemm = schedule_Sm90a_gemm(config_B, 1, 2)
 """
+
+
+GEMM = "upstream scheduled Sm90a GEMM m1n2_B"
 
 
 def _children_cpu() -> float:
@@ -59,6 +65,22 @@ def measure(path: Path, python: str) -> dict[str, object]:
                                  for p, r in zip(loaded.procs, results))}
 
 
+def measure_k1(path: Path, python: str) -> dict[str, object]:
+    """The GEMM's printed text with `assert K_split == 1` added (the size sporkbench and
+    upstream's run test use), parsed and proved as the CLI would."""
+    loaded = load_file(str(path), 300.0, python)
+    (origin,) = loaded.scheduled_by
+    last_assert = "    assert cluster_K % 4 == 0\n"
+    text = "".join(linecache.getlines(origin.text_file)).replace(
+        last_assert, last_assert + "    assert K_split == 1\n", 1)
+    (p,) = parse_printed((PrintedProc("gemm", text, origin.text_file, True),))
+    start, cpu = time.monotonic(), time.process_time()
+    result = verify_proc(p, Options(timeout_s=120))
+    return {"prove_s": time.monotonic() - start, "prove_cpu": time.process_time() - cpu,
+            "rlimit": sum(o.rlimit for o in result.obligations),
+            "verdict": f"gemm {result.verdict.value} ({len(result.obligations)} obligations)"}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("python", help="a Python with upstream Exo-GPU installed")
@@ -73,11 +95,14 @@ def main() -> int:
         if args.sm90a_gemm:
             gemm = Path(tmp) / "sm90a_sch_gemm_m1n2_B.py"
             gemm.write_text(GEMM_SCRIPT)
-            files["upstream scheduled Sm90a GEMM m1n2_B"] = gemm
+            files[GEMM] = gemm
         print(f"{'file':38} {'load s':>7} {'(cpu)':>6} {'upstr s':>7} {'prove s':>7} "
               f"{'(cpu)':>6} {'rlimit':>10}  verdict")
-        for name, path in files.items():
-            runs = [measure(path, args.python) for _ in range(args.runs)]
+        rows = [(name, path, measure) for name, path in files.items()]
+        if args.sm90a_gemm:
+            rows.append(("  same, printed text + K_split == 1", files[GEMM], measure_k1))
+        for name, path, how in rows:
+            runs = [how(path, args.python) for _ in range(args.runs)]
 
             def med(key: str) -> float:
                 return statistics.median(float(r.get(key, 0.0) or 0.0) for r in runs)

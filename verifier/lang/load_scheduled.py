@@ -22,7 +22,8 @@ from typing import Any
 from verifier.diagnostics import RejectedInput, SporkError, SrcLoc, Unsupported
 from verifier.lang.load import read_source
 from verifier.lang.load_isolated import (
-    DEFAULT_TIMEOUT_S, ChildRun, LoadedFile, load_isolated, no_reply_error, run_child)
+    DEFAULT_TIMEOUT_S, ChildRun, LoadedFile, load_isolated, no_reply_error, remember_source,
+    run_child)
 from verifier.lang.load_protocol import LoadReply, PrintedProc, Stage, read_frame
 from verifier.results import ScheduledBy
 
@@ -106,6 +107,8 @@ def load_by_exo_gpu(path: str, python: str, timeout_s: float = DEFAULT_TIMEOUT_S
     taken: set[str] = set()
     texts = tuple(PrintedProc(p["name"], p["text"], printed_file(path, p["name"], taken),
                               p["root"]) for p in message["procs"])
+    for t in texts:  # the report quotes lines of the text verified
+        remember_source(t.file, t.text)
     parsed = load_isolated(path, timeout_s, texts)
     roots = [t for t in texts if t.root]
     provenance = tuple(ScheduledBy(
