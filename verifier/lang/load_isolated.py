@@ -27,9 +27,9 @@ import verifier
 from verifier.diagnostics import InternalError, RejectedInput, SporkError, SrcLoc
 from verifier.lang import ir
 from verifier.lang.load import is_user_file, read_source
-from verifier.results import ScheduledBy
 from verifier.lang.load_protocol import (
     LoadReply, LoadRequest, PrintedProc, Stage, read_reply)
+from verifier.results import ScheduledBy
 
 DEFAULT_TIMEOUT_S = 120.0
 OUTPUT_LIMIT = 64 * 1024  # bytes of the file's output kept; the rest is counted, not stored
@@ -106,7 +106,7 @@ def _signal_name(number: int) -> str:
 
 
 def no_reply_error(path: str, reply: LoadReply | None, returncode: int, timed_out: bool,
-                    timeout_s: float, crash_loc: SrcLoc | None, output: str) -> SporkError:
+                   timeout_s: float, crash_loc: SrcLoc | None, output: str) -> SporkError:
     where = crash_loc or SrcLoc(path, 1, 1)
     if timed_out:
         return RejectedInput(f"loading the file did not finish within {timeout_s:g} s (an "
