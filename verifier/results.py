@@ -136,6 +136,20 @@ class ChainResult:
 
 
 @dataclass(frozen=True)
+class ScheduledBy:
+    """Where a proc came from when upstream Exo-GPU's own rewrites built it (SCHED-6). The
+    rewrites are not trusted: the text upstream printed, named by its hash, is the program
+    verified; the locations of findings are lines of that text (`text_file`)."""
+
+    tool: str  # "exo-gpu"
+    python: str  # the interpreter given with --exo-gpu-python
+    python_version: str
+    exo_version: str  # upstream's package version in that interpreter
+    text_sha256: str
+    text_file: str  # `FILE@exo-gpu/PROC.py`, the name locations in the text carry
+
+
+@dataclass(frozen=True)
 class ProcResult:
     file: str
     proc: str
@@ -149,6 +163,7 @@ class ProcResult:
     load_output: str = ""  # what the file printed while it was loaded (specs/loading.md)
     sizes: tuple[tuple[str, int], ...] = ()  # the sizes of a concrete run (`--sizes`)
     chain: ChainResult | None = None  # only with --against (specs/chain.md)
+    scheduled_by: ScheduledBy | None = None  # built by upstream's rewrites (SCHED-6)
 
 
 NO_CHAIN = "not asked"  # Certificate.chain of a proof without a chain (specs/chain.md)

@@ -9,7 +9,7 @@ from typing import Any
 from verifier.diagnostics import SrcLoc
 from verifier.results import (ChainResult, ChainStatus, Counterexample, Finding, FindingKind,
                               ObligationResult, ObligationStatus, ProcResult, Recheck, Related,
-                              Verdict)
+                              ScheduledBy, Verdict)
 
 
 def _loc(d: dict[str, Any]) -> SrcLoc:
@@ -54,5 +54,7 @@ def results_from_json(text: str) -> list[ProcResult]:
                               obligations, tuple(_finding(f) for f in r["findings"]),
                               load_output=r.get("load_output", ""),
                               sizes=tuple(r.get("sizes", {}).items()),
-                              chain=_chain(r["chain"]) if "chain" in r else None))
+                              chain=_chain(r["chain"]) if "chain" in r else None,
+                              scheduled_by=ScheduledBy(**r["scheduled_by"])
+                              if "scheduled_by" in r else None))
     return out
