@@ -18,7 +18,7 @@ from verifier.diagnostics import Unsupported
 from verifier.lang import ir
 from verifier.semantics.exprs import CONTROL_RANGES, PY_OPS, Ops, eval_expr
 from verifier.check.sites import AccessSite, Context
-from verifier.encode.terms import conj, disj
+from verifier.encode.terms import address, conj, disj
 
 Term = z3.ArithRef
 MAX_GROUPS = 64  # instances of a collective listed by `Encoder.representative`
@@ -183,8 +183,8 @@ class Encoder:
     def member(self, ctx: Context, n: z3.ArithRef, iters: Mapping[ir.Sym, z3.ArithRef]
                ) -> z3.BoolRef:
         """n executes the instance of `ctx` with thread-loop values `iters` (COLL-7.3)."""
-        key = (id(ctx.tiling), n.get_id(),
-               tuple(iters[s].get_id() for s in ctx.thread_iters))
+        key = (id(ctx.tiling), address(n),
+               tuple(address(iters[s]) for s in ctx.thread_iters))
         hit = self._member_cache.get(key)
         if hit is None:
             hit = self._member(ctx, n, iters)
@@ -212,7 +212,7 @@ class Encoder:
         groups = collectives.thread_groups(ctx.tiling, ctx.device.cfg)
         if len(groups.groups) > MAX_GROUPS:
             return None
-        key = (id(ctx.tiling), tuple(iters[s].get_id() for s in groups.keys))
+        key = (id(ctx.tiling), tuple(address(iters[s]) for s in groups.keys))
         hit = self._rep_cache.get(key)
         if hit is None:
             hit = z3.IntVal(-1, self.zctx)

@@ -19,15 +19,16 @@ def _ids(ctx: z3.Context) -> tuple[int, int]:
     """Addresses of the constants true and false in `ctx` (cached on the context object)."""
     ids = getattr(ctx, "_spork_bool_ids", None)
     if ids is None:
-        ids = (_address(z3.BoolVal(True, ctx)), _address(z3.BoolVal(False, ctx)))
+        ids = (address(z3.BoolVal(True, ctx)), address(z3.BoolVal(False, ctx)))
         ctx._spork_bool_ids = ids  # type: ignore[attr-defined]
     return ids
 
 
-def _address(a: z3.ExprRef) -> int:
+def address(a: z3.ExprRef) -> int:
     """The term's node address: z3 hash-conses terms, so within one context two terms are
     the same node iff they are structurally equal (what `eq`/`get_id` compare, at a
-    fifteenth of the cost of `get_id`'s checked C call)."""
+    fifteenth of the cost of `get_id`'s checked C call). A cache key only while the term is
+    alive (the caches keep theirs), never an order."""
     return a.ast.value  # type: ignore[no-any-return]
 
 
@@ -40,7 +41,7 @@ def _join(args: Iterable[z3.BoolRef | bool], ctx: z3.Context, is_and: bool) -> z
             if a is (not is_and):
                 return z3.BoolVal(not is_and, ctx)
             continue
-        ident = _address(a)
+        ident = address(a)
         if ident == unit:
             continue
         if ident == zero:
