@@ -18,6 +18,8 @@ from verifier.collectives.arith import Arith, check_divisor
 
 _TIMEOUT_MS = 60_000
 _CORE_RLIMIT = 1_000_000  # the SMT core's own try before the default solver (find_model)
+_MAX_ANSWERS = 4096  # find_model's answers kept by formula text (cleared when full)
+_ANSWERS: dict[tuple[tuple[str, ...], str], dict[str, int] | None] = {}
 
 
 class Z3Arith(Arith):
@@ -131,7 +133,10 @@ def find_model(arith: Z3Arith, build: Callable[[Z3Arith, dict[str, z3.ArithRef]]
     """Check `build(arith, vars)` for satisfiability over integer variables `names`.
 
     Returns a model (name -> int) if SAT, None if UNSAT, and the string "unknown" (with the
-    reason appended) if Z3 cannot decide — never read as either answer. The SMT core alone
+    reason appended) if Z3 cannot decide — never read as either answer. An answer is kept
+    for the formula's text (`_ANSWERS`): the tilings of one kernel often give the same
+    formula (19 distinct of the 59 checks of a 2x2-cluster GEMM), and a formula's answer in a
+    fresh context is a function of its text. The SMT core alone
     (`SimpleSolver`, no preprocessing tactics) tries first with a unit budget of its own: its
     unsat is the same answer for less work; anything else is asked of the default solver as
     before, so models (and the messages built from them) are unchanged (specs/verification.md
@@ -139,6 +144,20 @@ def find_model(arith: Z3Arith, build: Callable[[Z3Arith, dict[str, z3.ArithRef]]
     """
     variables = {name: arith.var(name) for name in names}
     formula = build(arith, variables)
+    key = (tuple(names), formula.sexpr())
+    if key not in _ANSWERS:
+        answer = _decide(arith, formula, variables)
+        if isinstance(answer, str):  # an unknown may depend on the wall clock: not kept
+            return answer
+        if len(_ANSWERS) >= _MAX_ANSWERS:
+            _ANSWERS.clear()
+        _ANSWERS[key] = answer
+    kept = _ANSWERS[key]
+    return None if kept is None else dict(kept)
+
+
+def _decide(arith: Z3Arith, formula: z3.BoolRef, variables: dict[str, z3.ArithRef]
+            ) -> dict[str, int] | None | str:
     core = z3.SimpleSolver(ctx=arith.ctx)
     core.set(timeout=_TIMEOUT_MS, random_seed=0, rlimit=_CORE_RLIMIT)
     core.add(formula)
