@@ -9,7 +9,7 @@ from typing import Any
 from verifier.diagnostics import SrcLoc
 from verifier.results import (ChainResult, ChainStatus, Counterexample, Finding, FindingKind,
                               ObligationResult, ObligationStatus, ProcResult, Recheck, Related,
-                              Verdict)
+                              ReleaseResult, Verdict)
 
 
 def _loc(d: dict[str, Any]) -> SrcLoc:
@@ -54,5 +54,11 @@ def results_from_json(text: str) -> list[ProcResult]:
                               obligations, tuple(_finding(f) for f in r["findings"]),
                               load_output=r.get("load_output", ""),
                               sizes=tuple(r.get("sizes", {}).items()),
-                              chain=_chain(r["chain"]) if "chain" in r else None))
+                              chain=_chain(r["chain"]) if "chain" in r else None,
+                              releases=tuple(_release(x) for x in r.get("releases", ()))))
     return out
+
+
+def _release(d: dict[str, Any]) -> ReleaseResult:
+    return ReleaseResult(d["id"], d["variable"], _loc(d["location"]), d["proved"], d["reason"],
+                         tuple(_obligation(o) for o in d["obligations"]))

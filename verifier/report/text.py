@@ -102,6 +102,17 @@ def chain_lines(c: ChainResult, verbose: bool) -> list[str]:
     return lines
 
 
+def release_lines(r: ProcResult) -> list[str]:
+    """Early releases (specs/codegen.md CG-R1..R3), under -v: codegen's, not the verdict's."""
+    lines = []
+    for x in r.releases:
+        state = "proved" if x.proved else f"not proved: {x.reason}"
+        lines.append(f"  early release {x.id} (codegen, not the verdict): {state}")
+        lines += [f"    [{o.status.value:>8}] {o.rule:<8} {o.id}  ({_cost(o)})"
+                  for o in x.obligations]
+    return lines
+
+
 def _load_output_lines(r: ProcResult, verbose: bool) -> list[str]:
     """What the file printed while loading: shown under -v, else a one-line note."""
     lines = r.load_output.splitlines()
@@ -133,6 +144,7 @@ def to_text(results: list[ProcResult], verbose: bool = False, cex_table: bool = 
                     f"{' (' + o.recheck.reason + ')' if o.recheck.reason else ''}]" \
                     if o.recheck else ""
                 out.append(f"  [{o.status.value:>8}] {o.rule:<8} {o.id}  ({_cost(o)}){again}")
+            out.extend(release_lines(r))
         for f in r.findings:
             out.extend(finding_lines(f))
             if verbose or cex_table:
