@@ -5,6 +5,8 @@ it; otherwise the layout keeps the storage to the end of the scope. The verdict 
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
 import re
 import shutil
@@ -15,6 +17,7 @@ import pytest
 from codegen_support import HERE, hand_certified
 from test_codegen_nvcc import compile_together
 
+from verifier.cli import main
 from verifier.codegen import emit_cuda
 from verifier.codegen.certificate import read_certificate
 from verifier.codegen.check import proof_problems
@@ -149,6 +152,27 @@ def test_over_the_limit_names_the_release_not_proved() -> None:
     with pytest.raises(Unsupported, match=r"early release of b_s before line \d+:\d+ \(CG-R1\) "
                        r"is not proved: WAR:b_s"):
         emit_cuda(proc, failed)
+
+
+@pytest.mark.rule("LANG-8.1")
+def test_cli_lists_writes_rechecks_and_certifies_the_releases(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    recheck = ["--recheck", "cvc5"] if importlib.util.find_spec("cvc5") else []
+    code = main([str(KERNELS), "--proc", "hopper_release", "--format", "json", "--no-cache",
+                 "--smt2", str(tmp_path / "smt"), "--emit-cuda", str(tmp_path / "cu"), *recheck])
+    (r,) = json.loads(capsys.readouterr().out)["results"]
+    assert code == 0 and r["verdict"] == "proved"
+    assert [(x["id"], x["proved"]) for x in r["releases"]] == \
+        [("B_s@63:13->82:13", True), ("A_s@62:13->82:13", True)]
+    assert not any(o["id"].startswith("release:") for o in r["obligations"])
+    ids = [o["id"] for x in r["releases"] for o in x["obligations"]]
+    written = {f.name for f in (tmp_path / "smt" / "hopper_release").iterdir()}
+    assert {re.sub(r"[^A-Za-z0-9._-]", "_", i) + ".smt2" for i in ids} <= written
+    if recheck:
+        assert all(o["recheck"]["answer"] == "unsat" for x in r["releases"]
+                   for o in x["obligations"])
+    assert main(["--check-cert", str(tmp_path / "cu" / "hopper_release.cu")]) == 0
+    assert "matches" in capsys.readouterr().out
 
 
 @pytest.mark.nvcc
