@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from codegen_support import HERE, hand_certified
+from codegen_support import HERE, certified, hand_certified
 from test_codegen_nvcc import compile_together
 
 from verifier.cli import main
@@ -175,11 +175,25 @@ def test_cli_lists_writes_rechecks_and_certifies_the_releases(
     assert "matches" in capsys.readouterr().out
 
 
+@cache
+def split_k_gemm() -> str:
+    """The 2x2-cluster split-K GEMM whose ring and staging tile do not fit together at the
+    end of the scope (test_codegen_sm90a_gemm.py's TOO_BIG), with its real certificate."""
+    return emit_cuda(*certified(GEMMS, "gemm_m128n256_reduce_2x2"))
+
+
+@pytest.mark.rule("LANG-8.3")
+def test_proved_releases_bring_the_split_k_gemm_under_the_limit() -> None:
+    text = split_k_gemm()
+    assert offsets(text)["c_s"] == 0  # the staging tile takes the ring's storage
+    assert "exo_smemBytes = 197680;" in text  # 192 KiB ring + mbarriers + alignment slack
+
+
 @pytest.mark.nvcc
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not found")
 def test_overlapping_layouts_compile_for_sm_90a(tmp_path: Path) -> None:
-    compile_together(tmp_path, {n: emitted(n) for n in ("release_fenced", "hopper_release")},
-                     "sm_90a")
+    texts = {n: emitted(n) for n in ("release_fenced", "hopper_release")}
+    compile_together(tmp_path, {**texts, "split_k": split_k_gemm()}, "sm_90a")
 
 
 SPORKBENCH = Path(os.environ.get("SPORKBENCH", HERE.parents[2] / "sporkbench"))
