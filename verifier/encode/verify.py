@@ -48,6 +48,7 @@ class Options:
     rlimit: int = DEFAULT_RLIMIT  # deterministic budget of one query (Z3 resource units)
     prune: bool = True  # settle pairs without a solver where PR-2..PR-4 apply
     keep_queries: bool = False  # keep each obligation's SMT-LIB2 text (--smt2, --recheck)
+    releases: bool = True  # prove early releases (CG-R1) after a proof, for codegen's layout
 
 
 def static_finding(e: SporkError) -> Finding:
@@ -159,7 +160,8 @@ def verify_proc(proc: ir.Proc, opts: Options | None = None,
             verdict = proc_verdict({r.status for r in results}, any(
                 f.counterexample is not None and f.counterexample.replayed for f in findings))
             releases = early_releases(run, opts.prune) \
-                if verdict is Verdict.proved and opts.fixed_sizes is None else ()
+                if verdict is Verdict.proved and opts.fixed_sizes is None and opts.releases \
+                else ()
     except Unsupported as e:
         return done(Verdict.unsupported, [], [static_finding(e)])
     except Undecided as e:
