@@ -106,6 +106,21 @@ def test_unfenced_release_falls_back_without_touching_the_verdict() -> None:
 
 
 @pytest.mark.rule("SEM-4.7")
+@pytest.mark.parametrize("name, sizes", [
+    ("release_fenced", {"nb": 3}), ("release_unfenced", {"nb": 3}),
+    ("hopper_release", {"T": 2}), ("hopper_release_wgmma_in_flight", {"T": 2})])
+def test_machine_release_checks_agree_with_the_proof(name: str, sizes: dict[str, int]) -> None:
+    """Differential: the machine's release checks at one size find a hazard at exactly the
+    releases the proof did not prove, of the obligation's kind, variable and statement."""
+    p, r = proof(name)
+    holds, found = run_machine(p, sizes, collect_all=True, releases=True)
+    assert holds
+    failed = {(x.variable, x.loc.line) for x in r.releases if not x.proved}
+    assert {(f.variable, f.loc.line) for f in found} == failed
+    assert all(f.kind == "WAR" and "free(" in f.message for f in found)
+
+
+@pytest.mark.rule("SEM-4.7")
 @pytest.mark.rule("SEM-8.6")
 def test_tma_and_wgmma_tiles_released_for_the_epilogue_tile() -> None:
     _, r = proof("hopper_release")
