@@ -13,6 +13,7 @@ import shutil
 from functools import cache
 from pathlib import Path
 
+import jsonschema
 import pytest
 from codegen_support import HERE, certified, hand_certified
 from test_codegen_nvcc import compile_together
@@ -26,10 +27,13 @@ from verifier.encode import verify_proc
 from verifier.lang import ir
 from verifier.lang.lifetimes import early_releases
 from verifier.lang.load import load_procs
-from verifier.results import Certificate, ObligationStatus, ProcResult, Verdict
+from verifier.report.json_in import results_from_json
+from verifier.results import (Certificate, ObligationStatus, ProcResult, ReleaseResult,
+                              Verdict)
 from verifier.semantics import run_machine
 
 KERNELS = HERE / "codegen_release.py"
+SCHEMA = HERE.parents[1] / "docs" / "json-schema.json"
 GEMMS = HERE / "codegen_sm90a_gemm.py"
 
 
@@ -159,12 +163,13 @@ def test_over_the_limit_names_the_release_not_proved() -> None:
     proc, cert = hand_certified(GEMMS, "gemm_m128n256_reduce_2x2")
     (a, b) = [x.id for x in early_releases(proc.body)]
     with pytest.raises(Unsupported, match=r"328752 bytes .* the early release of a_s before "
-                       r"line \d+:\d+ \(CG-R1\) is not in the certificate") as err:
+                       r"\S+codegen_sm90a_gemm.py:98:33 \(CG-R1\) is not in the certificate"
+                       ) as err:
         emit_cuda(proc, cert)
     assert err.value.code == "ERR-L06"
     failed = Certificate(cert.proc, cert.ir_hash, (), cert.solver, cert.tool_version,
                          releases=((a, "proved"), (b, "not proved: WAR:b_s@1:1->2:2: ...")))
-    with pytest.raises(Unsupported, match=r"early release of b_s before line \d+:\d+ \(CG-R1\) "
+    with pytest.raises(Unsupported, match=r"early release of b_s before \S+:98:33 \(CG-R1\) "
                        r"is not proved: WAR:b_s"):
         emit_cuda(proc, failed)
 
@@ -175,7 +180,17 @@ def test_cli_lists_writes_rechecks_and_certifies_the_releases(
     recheck = ["--recheck", "cvc5"] if importlib.util.find_spec("cvc5") else []
     code = main([str(KERNELS), "--proc", "hopper_release", "--format", "json", "--no-cache",
                  "--smt2", str(tmp_path / "smt"), "--emit-cuda", str(tmp_path / "cu"), *recheck])
-    (r,) = json.loads(capsys.readouterr().out)["results"]
+    text = capsys.readouterr().out
+    doc = json.loads(text)
+    jsonschema.Draft7Validator(json.loads(SCHEMA.read_text())).validate(doc)
+
+    def key(xs: tuple[ReleaseResult, ...]) -> list[tuple[object, ...]]:
+        return [(x.id, x.variable, x.loc, x.proved, x.reason,
+                 [(o.id, o.status, o.query_hash, o.rlimit) for o in x.obligations]) for x in xs]
+
+    # the contract round-trips, and says what the in-process proof says
+    assert key(results_from_json(text)[0].releases) == key(proof("hopper_release")[1].releases)
+    (r,) = doc["results"]
     assert code == 0 and r["verdict"] == "proved"
     assert [(x["id"], x["proved"]) for x in r["releases"]] == \
         [("B_s@63:13->82:13", True), ("A_s@62:13->82:13", True)]
@@ -202,6 +217,28 @@ def test_proved_releases_bring_the_split_k_gemm_under_the_limit() -> None:
     text = split_k_gemm()
     assert offsets(text)["c_s"] == 0  # the staging tile takes the ring's storage
     assert "exo_smemBytes = 197680;" in text  # 192 KiB ring + mbarriers + alignment slack
+
+
+@pytest.mark.rule("LANG-8.3")
+@pytest.mark.rule("SEM-4.7")
+def test_split_k_gemm_without_the_staging_fence_stays_over_the_limit() -> None:
+    """Seeded: the ring's TMA writes are not ordered for every thread of the cluster when c_s
+    is allocated. The proc is still proved (its end-of-scope frees are fenced); its releases
+    are not, with the machine's replayed WAW, and codegen keeps ERR-L06, naming both."""
+    p = load_procs(GEMMS)
+    (proc,) = [q for q in p if q.name == "gemm_m128n256_reduce_2x2_nofence"]
+    r = verify_proc(proc)
+    _own(r)
+    assert [(x.variable, x.proved) for x in r.releases] == [("b_s", False), ("a_s", False)]
+    for x in r.releases:
+        assert re.match(rf"WAW:{x.variable}@\d+:41->98:33: WAW HAZARD @ free\({x.variable}\[",
+                        x.reason)
+        assert x.reason.endswith("(replayed on the concrete machine)")
+    assert r.certificate is not None
+    with pytest.raises(Unsupported, match=r"328752 bytes .*early release of a_s before \S+:98:33 "
+                       r"\(CG-R1\) is not proved: WAW:a_s.*early release of b_s") as err:
+        emit_cuda(proc, r.certificate)
+    assert err.value.code == "ERR-L06"
 
 
 @pytest.mark.nvcc

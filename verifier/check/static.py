@@ -387,9 +387,9 @@ class Analyzer:
                           tuple((ir.Const(0, a.loc), d) for d in shape))
         qual = rules.QualEntry(QualTL.cuda2, frozenset({QualTL.cuda2}))
         return AccessSite(
-            self.fresh_id() if site_id is None else site_id, a.name, mem, shape, element, AccessKind.write, qual, False, False,
-            frozenset(), ctx, loc, True, self.alloc_loops[a.name], is_free=True,
-            single_thread=False)
+            self.fresh_id() if site_id is None else site_id, a.name, mem, shape, element,
+            AccessKind.write, qual, False, False, frozenset(), ctx, loc, True,
+            self.alloc_loops[a.name], is_free=True, single_thread=False)
 
     def permission(self, sym: ir.Sym, kind: AccessKind, instr_tl: InstrTL, ctx: Context,
                    loc: SrcLoc, callee: str | None = None) -> Memory:

@@ -419,8 +419,8 @@ def _too_large(plan: DevicePlan, releases: dict[str, str], by_alloc: dict[int, E
                ) -> Unsupported:
     """ERR-L06 naming each early release of this kernel that was not proved, and why."""
     mine = [r for r in by_alloc.values() if any(r.alloc is t for t in _allocs(plan.body))]
-    failed = [f"the early release of {r.alloc.name.name} before line {r.before.loc.line}:"
-              f"{r.before.loc.col} (CG-R1) is {releases.get(r.id, 'not in the certificate')}"
+    failed = [f"the early release of {r.alloc.name.name} before {r.before.loc} (CG-R1) is "
+              f"{releases.get(r.id, 'not in the certificate')}"
               for r in mine if releases.get(r.id) != RELEASE_PROVED]
     why = "; ".join(failed) if failed else "every early release of this kernel (CG-R1) is " \
         "already used" if mine else "no allocation has an early release point (CG-R1)"
