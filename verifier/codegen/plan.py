@@ -418,7 +418,8 @@ def _layout(plan: DevicePlan, stmts: tuple[ir.Stmt, ...], live: list[tuple[int, 
 def _too_large(plan: DevicePlan, releases: dict[str, str], by_alloc: dict[int, EarlyRelease]
                ) -> Unsupported:
     """ERR-L06 naming each early release of this kernel that was not proved, and why."""
-    mine = [r for r in by_alloc.values() if any(r.alloc is t for t in _allocs(plan.body))]
+    inside = {id(t) for t in ir.statements(plan.body)}
+    mine = [r for r in by_alloc.values() if id(r.alloc) in inside]
     failed = [f"the early release of {r.alloc.name.name} before {r.before.loc} (CG-R1) is "
               f"{releases.get(r.id, 'not in the certificate')}"
               for r in mine if releases.get(r.id) != RELEASE_PROVED]
@@ -429,16 +430,6 @@ def _too_large(plan: DevicePlan, releases: dict[str, str], by_alloc: dict[int, E
                        f"verified, SEM-4.7, unless an early release is proved: {why}; allocate "
                        "later buffers in a scope of their own to reuse the space)",
                        plan.stmt.loc, code="ERR-L06", rule="LANG-8.3")
-
-
-def _allocs(stmts: tuple[ir.Stmt, ...]) -> list[ir.Stmt]:
-    out: list[ir.Stmt] = []
-    for s in stmts:
-        if isinstance(s, ir.Alloc):
-            out.append(s)
-        for attr in ("body", "orelse"):
-            out += _allocs(getattr(s, attr, ()))
-    return out
 
 
 def plan_device_function(s: ir.DeviceFunction, index: int,

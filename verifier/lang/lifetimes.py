@@ -77,7 +77,7 @@ def named_syms(node: object, out: set[ir.Sym]) -> set[ir.Sym]:
 
 def _aliases(body: tuple[ir.Stmt, ...]) -> dict[ir.Sym, set[ir.Sym]]:
     """For every variable, itself and the window statements taken (transitively) from it."""
-    windows = [s for s in _walk(body) if isinstance(s, ir.WindowStmt)]
+    windows = [s for s in ir.statements(body) if isinstance(s, ir.WindowStmt)]
     names: dict[ir.Sym, set[ir.Sym]] = {}
     for s in windows:
         names[s.name] = named_syms(s.rhs, set())
@@ -94,13 +94,6 @@ def _aliases(body: tuple[ir.Stmt, ...]) -> dict[ir.Sym, set[ir.Sym]]:
         for x in syms:
             out.setdefault(x, {x}).add(w)
     return out
-
-
-def _walk(stmts: tuple[ir.Stmt, ...]) -> Iterator[ir.Stmt]:
-    for s in stmts:
-        yield s
-        for attr in ("body", "orelse"):
-            yield from _walk(getattr(s, attr, ()))
 
 
 def _blocks(stmts: tuple[ir.Stmt, ...]) -> Iterator[tuple[ir.Stmt, ...]]:
@@ -121,7 +114,7 @@ def early_releases(body: tuple[ir.Stmt, ...]) -> list[EarlyRelease]:
     seen: dict[str, int] = {}
     for block in _blocks(body):
         uses = [named_syms(s, set()) for s in block]
-        holds = [any(_is_smem(t) for t in _walk((s,))) for s in block]
+        holds = [any(_is_smem(t) for t in ir.statements((s,))) for s in block]
         for k, s in enumerate(block):
             if not _is_smem(s):
                 continue
