@@ -35,6 +35,9 @@ class Solving(Protocol):
     def solve(self, ob: Obligation) -> tuple[Outcome | None, tuple[int, bool], int, set[int]]:
         ...
 
+    def prefetch(self, obligations: list[Obligation]) -> None:
+        ...
+
 
 def early_releases(run: Solving, prune: bool) -> tuple[ReleaseResult, ...]:
     """Every candidate's result, in the model's order (CG-R1)."""
@@ -46,6 +49,7 @@ def early_releases(run: Solving, prune: bool) -> tuple[ReleaseResult, ...]:
     except SporkError as e:  # a part outside the encoding: no release, verdict untouched
         return tuple(ReleaseResult(r.id, r.site.buf.name, r.site.loc, False,
                                    f"not encoded: {e.message}") for r in model.releases)
+    run.prefetch(obligations)  # with workers (--jobs), every first query starts at once
     groups: dict[str, list[Obligation]] = {r.id: [] for r in model.releases}
     for ob in obligations:
         groups[ob.release].append(ob)
