@@ -203,6 +203,12 @@ def test_cli_lists_writes_rechecks_and_certifies_the_releases(
                    for o in x["obligations"])
     assert main(["--check-cert", str(tmp_path / "cu" / "hopper_release.cu")]) == 0
     assert "matches" in capsys.readouterr().out
+    assert main([str(KERNELS), "--proc", "release_unfenced", "-v"]) == 0  # text, -v
+    out = capsys.readouterr().out
+    assert "release_unfenced: PROVED (22 obligations: 22 proved; early releases for codegen: " \
+        "0/1 proved;" in out
+    assert "  early release x@36:13->42:13 (codegen, not the verdict): not proved: WAR:x@41:31" \
+        in out
 
 
 @cache

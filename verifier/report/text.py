@@ -39,6 +39,9 @@ def _summary(r: ProcResult) -> str:
         undecided = sum(1 for c in rechecked if c.answer == "unknown")
         if undecided:
             text += f", {undecided} undecided"
+    if r.releases:  # codegen's (CG-R1), after the verdict's counts
+        proved = sum(x.proved for x in r.releases)
+        text += f"; early releases for codegen: {proved}/{len(r.releases)} proved"
     return text
 
 
