@@ -6,8 +6,9 @@ its cluster column into a ring of 128-byte-swizzled slots (4-dimensional tensor 
 extent-1 box dimensions), completing on `raw` with transaction bytes; two consumer warpgroups
 run wgmma from each slot and release it through `war` to every CTA that wrote into it; the
 epilogue stores the register accumulators to GMEM (`rmem`) or stages them in SMEM and writes
-them by TMA store (`tma`) or TMA reduction (`reduce`, split-K). Certified by hand (the verifier
-does not prove Sm90 programs yet). Load with `load_procs`, not `import`.
+them by TMA store (`tma`) or TMA reduction (`reduce`, split-K). The lowering tests certify them
+by hand; test_codegen_early_release.py proves the 128 x 256 split-K ones (with and without the
+fence before the staging tile). Load with `load_procs`, not `import`.
 """
 
 from verifier.lang import *
