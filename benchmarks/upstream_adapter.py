@@ -9,7 +9,10 @@ accepted proc counts as matching upstream's acceptance (golden C is out of scope
 Fixtures that run kernels on a GPU skip with the reason `GPU-only`. `p.sync_check(...)` runs
 spork-verify's concrete machine (API-3). Upstream's test-helper packages under `exo.platforms`
 (e.g. `exo.platforms.gemm_Sm90a_test`) are read from the checkout in
-$SPORK_UPSTREAM_CHECKOUT when a test file imports them.
+$SPORK_UPSTREAM_CHECKOUT when a test file imports them. A test whose proc construction calls a
+rewrite spork-verify does not reproduce (API-2) gets its procs from upstream Exo-GPU when
+$SPORK_CONFORMANCE_EXO_GPU_PYTHON names a Python with it: that construction runs there and the
+procs upstream prints are verified (specs/upstream_api.md SCHED-2), as `--exo-gpu-python` does.
 
 Every test appends one JSON line to $SPORK_CONFORMANCE_LOG: its outcome, the long report of a
 failure, and the verdict of each proc the fixtures verified; a file that fails at collection
@@ -18,6 +21,7 @@ appends one line with `"when": "collect"` and the error.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.abc
 import importlib.util
 import json
@@ -30,6 +34,7 @@ from typing import Any, Callable
 import pytest
 
 from verifier.diagnostics import SporkError
+from verifier.lang.load_scheduled import needs_exo_gpu
 from verifier.lang.upstream_modules import upstream_aliases
 
 GPU_ONLY = "GPU-only"
@@ -112,7 +117,9 @@ def _verify(p: Any) -> None:
     text = "\n".join(f"{f.kind.value}: {f.message}" for f in result.findings)
     cex = result.findings[0].counterexample if result.findings else None
     _calls.append({"proc": p.name, "verdict": result.verdict.value, "message": text,
-                   "build": _building[0], "sizes": dict(cex.sizes) if cex else {}})
+                   "build": _building[0], "sizes": dict(cex.sizes) if cex else {},
+                   **({"scheduled_by": dataclasses.asdict(_scheduled[id(p)])}
+                      if id(p) in _scheduled else {})})
     if result.verdict in (Verdict.rejected, Verdict.refuted):
         raise SporkVerifyRejection(f"{p.name}: {result.verdict.value}\n{text}")
     if result.verdict not in (Verdict.proved, Verdict.vacuous):  # vacuous: nothing to prove
@@ -188,9 +195,32 @@ def _build(mkproc: Callable[..., Any], kwargs: dict[str, Any]) -> list[Any]:
     try:
         procs = mkproc(**kwargs)
     except SporkError as e:
-        _record_error(getattr(e, "proc", None) or mkproc.__name__, e)
-        raise
+        if not needs_exo_gpu(e) or not os.environ.get(EXO_GPU_ENV):
+            _record_error(getattr(e, "proc", None) or mkproc.__name__, e)
+            raise
+        return _built_by_exo_gpu(mkproc, _building[0]["kwargs"])
     return list(procs) if isinstance(procs, (list, tuple)) else [procs]
+
+
+EXO_GPU_ENV = "SPORK_CONFORMANCE_EXO_GPU_PYTHON"
+_scheduled: dict[int, Any] = {}  # id(proc) -> ScheduledBy, for procs upstream's rewrites built
+
+
+def _built_by_exo_gpu(mkproc: Callable[..., Any], kwargs_text: dict[str, str]) -> list[Any]:
+    """The procs `mkproc(**kwargs)` returns when the test module runs under upstream Exo-GPU
+    (SCHED-2): the test file is run in $SPORK_CONFORMANCE_EXO_GPU_PYTHON, the call evaluated
+    in its namespace, and the procs upstream prints are parsed by spork-verify's front end,
+    exactly as `spork-verify --exo-gpu-python` does for a file's module-level procs."""
+    from verifier.lang.load_scheduled import load_by_exo_gpu
+
+    call = f"{mkproc.__name__}({', '.join(f'{k}={v}' for k, v in kwargs_text.items())})"
+    loaded = load_by_exo_gpu(mkproc.__code__.co_filename, os.environ[EXO_GPU_ENV],
+                             _proc_limit() or 120.0, call)
+    if loaded.error is not None:
+        _record_error(loaded.error.proc or mkproc.__name__, loaded.error)
+        raise loaded.error
+    _scheduled.update(zip(map(id, loaded.procs), loaded.scheduled_by))
+    return list(loaded.procs)
 
 
 class CTextOutOfScope(Exception):

@@ -8,7 +8,9 @@ for upstream's conftest (the files are copied to a scratch folder so upstream's 
 picked up). With --upstream-python (a Python with upstream's exo and pytest installed), the
 list of tests comes from upstream's own collection (benchmarks/upstream_collect.py), so a file
 spork-verify cannot collect is still counted test by test and device tests are known by their
-fixtures. Every test is classified:
+fixtures, and a test whose procs are built by upstream rewrites spork-verify does not reproduce
+(API-2) gets them from upstream: the adapter runs the test's proc construction in that Python
+and verifies the procs upstream prints (specs/upstream_api.md SCHED-2). Every test is classified:
   same        outcome as upstream (accepted, or rejected and the test's key-word asserts pass)
   same-ctext  accepted as upstream; the test then reads upstream's generated C text (out of
               scope, not compared)
@@ -66,6 +68,8 @@ def _reason(calls: list[dict], verdicts: set[str]) -> str:
     """Why we are stricter: the first rejection or refutation, saying which it is."""
     call = next(c for c in calls if c["verdict"] in verdicts)
     text = _first_line(call["message"])
+    if "scheduled_by" in call:  # SCHED-2: built by upstream's rewrites, its printed text
+        text += " (in the proc upstream Exo-GPU's own rewrites built, as upstream printed it)"
     if call["verdict"] == "refuted":
         return f"refuted, a hazard upstream's static compile does not check: {text}"
     return f"rejected: {text}"
@@ -120,13 +124,15 @@ def upstream_tests(checkout: Path, python: str) -> dict[str, list[str]]:
 
 
 def run_file(test: Path, scratch: Path, timeout: float, file_timeout: float,
-             proc_limit: float = 0.0) -> list[dict]:
+             proc_limit: float = 0.0, upstream_python: str | None = None) -> list[dict]:
     copy = scratch / test.name
     shutil.copy(test, copy)
     log = scratch / f"{test.stem}.jsonl"
     env = dict(os.environ, SPORK_CONFORMANCE_LOG=str(log), SPORK_CONFORMANCE_TIMEOUT=str(timeout),
                SPORK_CONFORMANCE_PROC_LIMIT=str(proc_limit),
                SPORK_UPSTREAM_CHECKOUT=str(test.parents[2]),
+               **({"SPORK_CONFORMANCE_EXO_GPU_PYTHON": upstream_python} if upstream_python
+                  else {}),
                PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "benchmarks")]))
     cmd = [sys.executable, "-m", "pytest", str(copy), "-q", "-p", "upstream_adapter",
            "--noconftest", "-p", "no:cacheprovider", "--rootdir", str(scratch)]
@@ -223,7 +229,7 @@ def main() -> int:
             counts: Counter[str] = Counter()
             print(f"\n== {test.name}")
             records = run_file(test, Path(tmp), args.timeout, args.file_timeout,
-                               args.proc_limit)
+                               args.proc_limit, args.upstream_python)
             by_name = {r["nodeid"].split("::", 1)[-1]: r for r in records}
             for name, kind, why in file_rows(test, records, expected):
                 if kind == "stricter" and why.startswith("refuted") and args.upstream_python:

@@ -15,6 +15,7 @@ try:  # Ctrl-C while the verifier's modules load (the console script imports the
     import contextlib
     import dataclasses
     import math
+    import os
     import traceback
     from pathlib import Path
 
@@ -26,7 +27,8 @@ try:  # Ctrl-C while the verifier's modules load (the console script imports the
     from verifier.diagnostics import InternalError, RejectedInput, SporkError, Unsupported
     from verifier.encode.recheck import RECHECK_SOLVERS, RecheckSession, RecheckUnavailable
     from verifier.lang.ir import Proc
-    from verifier.lang.load_isolated import DEFAULT_TIMEOUT_S, load_isolated
+    from verifier.lang.load_isolated import DEFAULT_TIMEOUT_S
+    from verifier.lang.load_scheduled import ENV_VAR, ExoGpuUnavailable, check_python, load_file
     from verifier.report import FORMATS
     from verifier.report.progress import Progress, colour_verdicts, use_colour
     from verifier.cli_chain import named_references, with_chain
@@ -117,6 +119,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--load-timeout", type=positive_seconds, default=DEFAULT_TIMEOUT_S,
                    metavar="SECONDS", help="time limit for running each file to build its procs "
                    f"(default {DEFAULT_TIMEOUT_S:g})")
+    p.add_argument("--exo-gpu-python", metavar="PYTHON", default=os.environ.get(ENV_VAR) or None,
+                   help="a Python with upstream Exo-GPU installed: a file whose script calls "
+                   "rewrites spork-verify does not reproduce is run there and the procs "
+                   "Exo-GPU prints are verified (specs/upstream_api.md SCHED-*; default "
+                   f"${ENV_VAR})")
     p.add_argument("--against", metavar="REF.py:PROC",
                    help="also prove each proc's sequential reading equal to this exo-lang proc "
                    "(the chain of equivalence, specs/chain.md); a kernel file may name its "
@@ -174,10 +181,11 @@ def verify_file(path: str, args: argparse.Namespace, progress: Progress | None =
     if args.recheck and recheck is None:  # a caller that did not open a session (pytest plugin)
         with RecheckSession(args.recheck, options(args).timeout_s) as session:
             return verify_file(path, args, progress, session, queries)
-    loaded = load_isolated(path, args.load_timeout)
+    loaded = load_file(path, args.load_timeout, args.exo_gpu_python)
     if loaded.error is not None:
         failed = _error_result(path, loaded.error.proc or "<file>", loaded.error)
         return [dataclasses.replace(failed, load_output=loaded.output)], 0
+    origin = dict(zip(map(id, loaded.procs), loaded.scheduled_by))  # SCHED-6
     procs = list(loaded.procs)
     references = named_references(path)
     if args.proc:
@@ -198,6 +206,8 @@ def verify_file(path: str, args: argparse.Namespace, progress: Progress | None =
         if reference and args.sizes is None:
             base = None if args.against else Path(path).parent
             results[-1] = with_chain(results[-1], p, reference, base, args.timeout)
+        if id(p) in origin:
+            results[-1] = dataclasses.replace(results[-1], scheduled_by=origin[id(p)])
         if args.emit_cuda and results[-1].verdict is Verdict.proved and \
                 results[-1].certificate is not None:
             not_lowered += not _emit(p, results[-1], args.emit_cuda)
@@ -311,11 +321,15 @@ def _main(argv: list[str] | None) -> int:
         if args.check_cert:
             from verifier.cli_cert import check_cert
 
-            return check_cert(args.check_cert, args.paths, args.load_timeout, options(args))
+            return check_cert(args.check_cert, args.paths, args.load_timeout, options(args),
+                              args.exo_gpu_python)
         if args.cex_svg and not write_pictures(None, args.cex_svg):
             return 2
         return _verify_all(args)
     except UsageError as e:
+        print(f"spork-verify: error: {e}", file=sys.stderr)
+        return 2
+    except ExoGpuUnavailable as e:  # SCHED-5: the interpreter named cannot run Exo-GPU
         print(f"spork-verify: error: {e}", file=sys.stderr)
         return 2
     except RejectedInput as e:
@@ -335,6 +349,8 @@ def _check_destinations(args: argparse.Namespace) -> None:
                                                      else []))
     if args.emit_cuda:
         check_emit_dir(args.emit_cuda)
+    if args.exo_gpu_python:
+        check_python(args.exo_gpu_python)  # SCHED-5: before any proof, exit 2
     if args.smt2:
         check_emit_dir(args.smt2, "--smt2", ".smt2")
     if args.sizes is not None and (args.smt2 or args.recheck):

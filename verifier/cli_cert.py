@@ -20,7 +20,7 @@ from verifier.cli_io import (
     UsageError, interruptible_solvers, read_file_bytes, stop_if_interrupted)
 from verifier.codegen import MARKERS, proc_problems, proof_problems, read_emitted
 from verifier.lang import ir
-from verifier.lang.load_isolated import load_isolated
+from verifier.lang.load_scheduled import PRINTED_MARK, load_file
 from verifier.results import NO_CHAIN, ProcResult
 
 if TYPE_CHECKING:
@@ -38,12 +38,18 @@ def _mismatch(cu_file: str, problems: list[str]) -> int:
     return CERT_MISMATCH
 
 
-def _find_proc(name: str, paths: list[str], load_timeout: float
+def source_file(named: str) -> str:
+    """The user's file behind a location: a proc Exo-GPU printed carries `FILE@exo-gpu/PROC.py`
+    (SCHED-3), and it is FILE that is loaded again (with --exo-gpu-python)."""
+    return named.rpartition(PRINTED_MARK)[0] or named
+
+
+def _find_proc(name: str, paths: list[str], load_timeout: float, exo_gpu_python: str | None
                ) -> tuple[ir.Proc | None, int | None]:
     """The proc called `name` in the first of `paths` that has one; exit 2 on a file that
     does not load."""
     for path in paths:
-        loaded = load_isolated(path, load_timeout)
+        loaded = load_file(path, load_timeout, exo_gpu_python)
         if loaded.error is not None:
             print(loaded.error.render(), file=sys.stderr)
             return None, 2
@@ -72,7 +78,8 @@ def _with_recorded_chain(result: ProcResult, proc: ir.Proc, claim: str) -> ProcR
     return with_chain(result, proc, reference, base, None)
 
 
-def check_cert(cu_file: str, paths: list[str], load_timeout: float, opts: "Options") -> int:
+def check_cert(cu_file: str, paths: list[str], load_timeout: float, opts: "Options",
+               exo_gpu_python: str | None = None) -> int:
     """Rules: LANG-8.1"""
     from verifier.encode import verify_proc
     from verifier.encode.solver import stop_checks_on_interrupt
@@ -84,11 +91,12 @@ def check_cert(cu_file: str, paths: list[str], load_timeout: float, opts: "Optio
     emitted, problems = read_emitted(data)
     if emitted is None or problems:
         return _mismatch(cu_file, problems)
-    sources = paths or [emitted.source]
-    if not paths and not Path(emitted.source).is_file():
+    source = source_file(emitted.source)
+    sources = paths or [source]
+    if not paths and not Path(source).is_file():
         raise UsageError(f"--check-cert {cu_file}: its source {emitted.source} (named in the "
                          "header) is not a file here; give the source: --check-cert FILE.cu PATH")
-    proc, failed = _find_proc(emitted.cert.proc, sources, load_timeout)
+    proc, failed = _find_proc(emitted.cert.proc, sources, load_timeout, exo_gpu_python)
     if failed is not None:
         return failed
     if proc is None:  # the wrong source named: not an edit of the file

@@ -61,9 +61,13 @@ class KernelFile(pytest.File):
     """A kernel file: one item per proc (or one item for a file that does not load)."""
 
     def collect(self) -> Any:
-        from verifier.lang.load_isolated import load_isolated
+        from verifier.lang.load_scheduled import ExoGpuUnavailable, load_file
 
-        loaded = load_isolated(self.path, self._args([]).load_timeout)
+        args = self._args([])
+        try:
+            loaded = load_file(str(self.path), args.load_timeout, args.exo_gpu_python)
+        except ExoGpuUnavailable as e:  # SCHED-5: a usage error, not a kernel's verdict
+            raise pytest.UsageError(str(e)) from None
         if loaded.error is not None or not loaded.procs:
             yield ProcItem.from_parent(self, name="<file>", proc=None)
             return

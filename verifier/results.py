@@ -150,6 +150,20 @@ class ChainResult:
 
 
 @dataclass(frozen=True)
+class ScheduledBy:
+    """Where a proc came from when upstream Exo-GPU's own rewrites built it (SCHED-6). The
+    rewrites are not trusted: the text upstream printed, named by its hash, is the program
+    verified; the locations of findings are lines of that text (`text_file`)."""
+
+    tool: str  # "exo-gpu"
+    python: str  # the interpreter given with --exo-gpu-python
+    python_version: str
+    exo_version: str  # upstream's package version in that interpreter
+    text_sha256: str
+    text_file: str  # `FILE@exo-gpu/PROC.py`, the name locations in the text carry
+
+
+@dataclass(frozen=True)
 class ProcResult:
     file: str
     proc: str
@@ -164,6 +178,7 @@ class ProcResult:
     sizes: tuple[tuple[str, int], ...] = ()  # the sizes of a concrete run (`--sizes`)
     chain: ChainResult | None = None  # only with --against (specs/chain.md)
     releases: tuple[ReleaseResult, ...] = ()  # early releases, proved procs only (CG-R1)
+    scheduled_by: ScheduledBy | None = None  # built by upstream's rewrites (SCHED-6)
 
 
 NO_CHAIN = "not asked"  # Certificate.chain of a proof without a chain (specs/chain.md)
@@ -193,9 +208,6 @@ class Certificate:
         if not self.releases:
             del data["releases"]
         return data
-
-    def proved_releases(self) -> frozenset[str]:
-        return frozenset(rid for rid, outcome in self.releases if outcome == RELEASE_PROVED)
 
     def digest(self) -> str:
         text = json.dumps(self._fields(), sort_keys=True)

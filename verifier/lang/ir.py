@@ -362,6 +362,13 @@ class Arg:
     loc: SrcLoc = field(compare=False)
 
 
+# How a script whose rewrites spork-verify does not reproduce (API-2) gets verified: by
+# upstream's own rewrites (SCHED-1). Every API-2 message ends with it.
+EXO_GPU_HINT = ("to verify the proc Exo-GPU's own rewrites build, give --exo-gpu-python PYTHON "
+                "(or set SPORK_VERIFY_EXO_GPU_PYTHON) naming a Python in which upstream Exo-GPU "
+                "is installed; or verify the proc as written before scheduling")
+
+
 class UnsupportedMethod(Unsupported, AttributeError):
     """An upstream `Procedure` method spork-verify lacks; an AttributeError too, so that
     `getattr(p, name, default)` keeps working."""
@@ -419,7 +426,8 @@ class Proc:
         name = name.strip()
         if not name.isidentifier() or (nth.strip() and not nth.strip().isdigit()):
             raise UnsupportedMethod(f"not supported by spork-verify: find_loop({pattern!r}) "
-                                    "(only a loop's name, or `name #k`)", rule="API-2",
+                                    f"(only a loop's name, or `name #k`); {EXO_GPU_HINT}",
+                                    rule="API-2",
                                     code="ERR-V11")
         found: list[For] = []
         stack = list(reversed(self.body))
@@ -455,7 +463,8 @@ class Proc:
                 (isinstance(want, ast.Assign) and len(want.targets) != 1):
             raise UnsupportedMethod(f"not supported by spork-verify: Procedure.find("
                                     f"{pattern!r}) (only `x = e`, `x += e` or a loop "
-                                    "pattern)", rule="API-2", code="ERR-V11")
+                                    f"pattern); {EXO_GPU_HINT}", rule="API-2",
+                                    code="ERR-V11")
         assert want is not None
         target = want.targets[0] if isinstance(want, ast.Assign) else want.target
         found = [s for s in statements(self.body) if isinstance(s, kinds[type(want)]) and
@@ -473,7 +482,8 @@ class Proc:
         if name.startswith("_"):
             raise AttributeError(name)
         raise UnsupportedMethod(f"not supported by spork-verify: Procedure.{name} (upstream's "
-                                "cursor and scheduling API)", rule="API-2", code="ERR-V11")
+                                f"cursor and scheduling API); {EXO_GPU_HINT}", rule="API-2",
+                                code="ERR-V11")
 
     def sync_check(self, **sizes: int) -> None:
         """Run the concrete abstract machine at `sizes`; raise with its first finding."""

@@ -22,6 +22,7 @@ from typing import Callable, NoReturn
 from verifier.diagnostics import InternalError, RejectedInput, SporkError, SrcLoc
 from verifier.lang import load
 from verifier.lang.load_protocol import LoadFailure, LoadReply, LoadRequest, Stage, write_reply
+from verifier.lang.printed import parse_printed
 
 
 Exit = Callable[[int], NoReturn]
@@ -50,8 +51,10 @@ def _load(request: LoadRequest, reply_fd: int, real_exit: Exit) -> LoadReply:
     _wrap_os_exit(reply_fd, real_exit)
     begin = time.monotonic()
     try:
-        module = load.run_file(request.path, request.source)
-        procs = tuple(load.module_procs(module))
+        if request.printed:  # texts Exo-GPU printed (SCHED-3): parsed, the file is not run
+            procs = tuple(parse_printed(request.printed))
+        else:
+            procs = tuple(load.module_procs(load.run_file(request.path, request.source)))
         failure = None
     except SporkError as e:
         procs, failure = (), LoadFailure.of(e)

@@ -21,13 +21,15 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Callable
 
 import verifier
 from verifier.diagnostics import InternalError, RejectedInput, SporkError, SrcLoc
 from verifier.lang import ir
 from verifier.lang.load import is_user_file, read_source
-from verifier.lang.load_protocol import LoadReply, LoadRequest, Stage, read_reply
+from verifier.lang.load_protocol import (
+    LoadReply, LoadRequest, PrintedProc, Stage, read_reply)
+from verifier.results import ScheduledBy
 
 DEFAULT_TIMEOUT_S = 120.0
 OUTPUT_LIMIT = 64 * 1024  # bytes of the file's output kept; the rest is counted, not stored
@@ -44,6 +46,7 @@ class LoadedFile:
     error: SporkError | None = None
     output: str = ""  # stdout and stderr of the file while it loaded, interleaved
     timings: dict[str, float] = field(default_factory=dict)  # total_s, startup_s, run_s
+    scheduled_by: tuple[ScheduledBy, ...] = ()  # per proc, when Exo-GPU built them (SCHED-6)
 
 
 class _OutputReader(threading.Thread):
@@ -102,8 +105,8 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def _no_reply_error(path: str, reply: LoadReply | None, returncode: int, timed_out: bool,
-                    timeout_s: float, crash_loc: SrcLoc | None, output: str) -> SporkError:
+def no_reply_error(path: str, reply: LoadReply | None, returncode: int, timed_out: bool,
+                   timeout_s: float, crash_loc: SrcLoc | None, output: str) -> SporkError:
     where = crash_loc or SrcLoc(path, 1, 1)
     if timed_out:
         return RejectedInput(f"loading the file did not finish within {timeout_s:g} s (an "
@@ -124,31 +127,36 @@ def _no_reply_error(path: str, reply: LoadReply | None, returncode: int, timed_o
                          "running the file", where, code="ERR-P00", rule="LOAD-2")
 
 
-def load_isolated(path: str | Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> LoadedFile:
-    """Run the file in a child interpreter and return its procs (or why loading failed)."""
-    path = str(path)
-    start = time.monotonic()
-    try:
-        source = read_source(path)
-    except SporkError as e:  # the report must not read it again (/dev/zero, /dev/urandom)
-        linecache.cache[path] = (0, None, [], path)
-        return LoadedFile(path, error=e)
-    # the report quotes the text that was verified, also for a pipe or a file edited meanwhile
-    linecache.cache[path] = (len(source), None, source.splitlines(True), path)
+@dataclass(frozen=True)
+class ChildRun:
+    """How one isolated child ended: its status, its output, the bytes of its reply file."""
+
+    returncode: int
+    timed_out: bool
+    output: str
+    reply: bytes
+    crash_loc: SrcLoc | None
+
+
+Command = Callable[[int, int], list[str]]  # (reply fd, crash fd) -> the child's argv
+
+
+def run_child(command: Command, request: bytes, timeout_s: float, start: float) -> ChildRun:
+    """Run a child with `request` on its stdin in its own session, under the time limit
+    (LOAD-7), its stdout and stderr drained apart (LOAD-8), its reply written to a file of its
+    own (LOAD-9); the whole process group is killed when it ends (LOAD-6)."""
     with tempfile.TemporaryFile() as reply_file, tempfile.TemporaryFile() as crash_file:
         fds = (reply_file.fileno(), crash_file.fileno())
         child = subprocess.Popen(
-            [sys.executable, "-P", "-u", "-c", _BOOT,
-             str(Path(verifier.__file__).resolve().parent.parent), *map(str, fds)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            pass_fds=fds, start_new_session=True)
+            command(*fds), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, pass_fds=fds, start_new_session=True)
         reader = _OutputReader(child.stdout)  # type: ignore[arg-type]
         reader.start()
         timed_out = False
         try:
             try:
                 assert child.stdin is not None
-                child.stdin.write(pickle.dumps(LoadRequest(path, source, start)))
+                child.stdin.write(request)
                 child.stdin.close()
             except BrokenPipeError:
                 pass  # the child died at start; its status says why
@@ -164,19 +172,48 @@ def load_isolated(path: str | Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> Loa
         reader.join(timeout=1.0)  # a process that left our group may still hold the pipe
         if not reader.is_alive():
             child.stdout.close()  # type: ignore[union-attr]
-        output = reader.text()
-        try:
-            reply = read_reply(fds[0])
-        except Exception as e:  # IR holding a value of a class only the child could import
-            return LoadedFile(path, (), InternalError(
-                f"the procs of {path} cannot be read back from the loading process: "
-                f"{type(e).__name__}: {e}", SrcLoc(path, 0, 0)), output)
-        crash_loc = _crash_location(crash_file)
+        size = os.fstat(fds[0]).st_size
+        reply = os.pread(fds[0], size, 0) if size else b""
+        return ChildRun(child.returncode, timed_out, reader.text(), reply,
+                        _crash_location(crash_file))
+
+
+def remember_source(path: str, source: str) -> None:
+    """The report quotes the text that was verified, also for a pipe, a file edited meanwhile,
+    or a text Exo-GPU printed (SCHED-3)."""
+    linecache.cache[path] = (len(source), None, source.splitlines(True), path)
+
+
+def _verifier_child(reply_fd: int, crash_fd: int) -> list[str]:
+    return [sys.executable, "-P", "-u", "-c", _BOOT,
+            str(Path(verifier.__file__).resolve().parent.parent), str(reply_fd), str(crash_fd)]
+
+
+def load_isolated(path: str | Path, timeout_s: float = DEFAULT_TIMEOUT_S,
+                  printed: tuple[PrintedProc, ...] = ()) -> LoadedFile:
+    """Run the file in a child interpreter and return its procs (or why loading failed).
+    With `printed` (SCHED-3), the child parses those proc texts instead of running the file."""
+    path = str(path)
+    start = time.monotonic()
+    try:
+        source = read_source(path)
+    except SporkError as e:  # the report must not read it again (/dev/zero, /dev/urandom)
+        linecache.cache[path] = (0, None, [], path)
+        return LoadedFile(path, error=e)
+    remember_source(path, source)
+    run = run_child(_verifier_child, pickle.dumps(LoadRequest(path, source, start, printed)),
+                    timeout_s, start)
+    try:
+        reply = read_reply(run.reply)
+    except Exception as e:  # IR holding a value of a class only the child could import
+        return LoadedFile(path, (), InternalError(
+            f"the procs of {path} cannot be read back from the loading process: "
+            f"{type(e).__name__}: {e}", SrcLoc(path, 0, 0)), run.output)
     total_s = time.monotonic() - start
     if reply is not None and reply.stage is Stage.done:
         timings = {"total_s": total_s, "startup_s": reply.startup_s, "run_s": reply.run_s}
         error = reply.failure.error() if reply.failure else None
-        return LoadedFile(path, reply.procs, error, output, timings)
-    error = _no_reply_error(path, reply, child.returncode, timed_out, timeout_s, crash_loc,
-                            output)
-    return LoadedFile(path, (), error, output, {"total_s": total_s})
+        return LoadedFile(path, reply.procs, error, run.output, timings)
+    error = no_reply_error(path, reply, run.returncode, run.timed_out, timeout_s,
+                            run.crash_loc, run.output)
+    return LoadedFile(path, (), error, run.output, {"total_s": total_s})

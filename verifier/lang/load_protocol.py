@@ -33,10 +33,22 @@ _ERROR_KINDS: dict[str, type[SporkError]] = {
 
 
 @dataclass(frozen=True)
+class PrintedProc:
+    """A proc as upstream Exo-GPU printed it after its own rewrites (SCHED-3): parsed by our
+    front end in the loading child, never run as the user's file."""
+
+    name: str
+    text: str
+    file: str  # the name its locations carry: `FILE@exo-gpu/NAME.py`
+    root: bool  # one of the file's procs (else only a callee of one, CALL-1)
+
+
+@dataclass(frozen=True)
 class LoadRequest:
     path: str
     source: str
     started_at: float  # time.monotonic() in the parent when the child was spawned
+    printed: tuple[PrintedProc, ...] = ()  # parse these texts instead of running the file
 
 
 @dataclass(frozen=True)
@@ -134,11 +146,14 @@ class _ReplyUnpickler(pickle.Unpickler):
         return getattr(importlib.import_module(mod_name), attr)
 
 
+def encode_frame(magic: bytes, payload: bytes) -> bytes:
+    return _HEADER.pack(magic, len(payload), hashlib.sha256(payload).digest()) + payload
+
+
 def encode_reply(reply: LoadReply) -> bytes:
     buf = io.BytesIO()
     _ReplyPickler(buf).dump(reply)
-    payload = buf.getvalue()
-    return _HEADER.pack(MAGIC, len(payload), hashlib.sha256(payload).digest()) + payload
+    return encode_frame(MAGIC, buf.getvalue())
 
 
 def write_reply(fd: int, reply: LoadReply) -> None:
@@ -149,15 +164,26 @@ def write_reply(fd: int, reply: LoadReply) -> None:
         written += os.pwrite(fd, data[written:], written)
 
 
-def read_reply(fd: int) -> LoadReply | None:
-    """The child's last reply, or None when it wrote none (or not a whole one)."""
-    size = os.fstat(fd).st_size
-    data = os.pread(fd, size, 0) if size else b""
+def read_frame(data: bytes, magic: bytes) -> bytes | None:
+    """The payload of the frame `data` holds, or None when it is not a whole frame of `magic`
+    (LOAD-9: a partial or foreign write is detected, never decoded)."""
     if len(data) < _HEADER.size:
         return None
-    magic, length, digest = _HEADER.unpack_from(data)
+    found, length, digest = _HEADER.unpack_from(data)
     payload = data[_HEADER.size:_HEADER.size + length]
-    if magic != MAGIC or len(payload) != length or hashlib.sha256(payload).digest() != digest:
+    if found != magic or len(payload) != length or hashlib.sha256(payload).digest() != digest:
+        return None
+    return payload
+
+
+def read_reply(source: int | bytes) -> LoadReply | None:
+    """The child's last reply (from its reply file's descriptor or contents), or None when it
+    wrote none (or not a whole one)."""
+    if isinstance(source, int):
+        size = os.fstat(source).st_size
+        source = os.pread(source, size, 0) if size else b""
+    payload = read_frame(source, MAGIC)
+    if payload is None:
         return None
     reply = _ReplyUnpickler(io.BytesIO(payload)).load()
     return reply if isinstance(reply, LoadReply) else None

@@ -24,9 +24,15 @@ def proc(fn: Callable[..., Any]) -> ir.Proc:
                             "kernel as `@proc def name(...):`", code="ERR-P00", rule="LANG-2.1")
         err.proc = getattr(fn, "__name__", None) or "<proc>"
         raise err
+    caller = sys._getframe(1)  # where `@proc` is applied: the defining scope (LANG-2.2)
+    return parse_function(fn, dict(caller.f_locals) if caller.f_code.co_name != "<module>"
+                          else None)
+
+
+def parse_function(fn: Callable[..., Any], defining: dict[str, Any] | None = None) -> ir.Proc:
+    """The proc `fn`'s source defines, its free names read in `defining` (the locals of the
+    function applying `@proc`), the closure and the globals (LANG-2.2)."""
     try:
-        caller = sys._getframe(1)  # where `@proc` is applied: the defining scope (LANG-2.2)
-        defining = dict(caller.f_locals) if caller.f_code.co_name != "<module>" else None
         parsed = ProcParser(fn, defining).parse()
         check_nesting(parsed)
         return parsed

@@ -19,13 +19,15 @@ from typing import Any
 from verifier.diagnostics import Unsupported
 from verifier.lang import ir
 from verifier.lang.instrs import Instr
+from verifier.lang.ir import EXO_GPU_HINT
 from verifier.lang.scheduling import _replace_nodes
 
 
 def _unsupported(why: str) -> Unsupported:
     return Unsupported(f"not supported by spork-verify: replace({why}); only a nest of "
                        "seq(0, n) loops around one copy `dst[...] = src[...]`, replaced by a "
-                       "copy instr, is reproduced", rule="API-2", code="ERR-V11")
+                       f"copy instr, is reproduced; {EXO_GPU_HINT}", rule="API-2",
+                       code="ERR-V11")
 
 
 class _Probe:

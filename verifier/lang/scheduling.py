@@ -11,10 +11,13 @@ real rewrite of the program that spork-verify does not reproduce: calling one ra
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import sys
 from typing import Any, Callable
 
-from verifier.diagnostics import RejectedInput, Unsupported
+from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
 from verifier.lang import ir
+from verifier.lang.ir import EXO_GPU_HINT
 
 
 def rename(p: ir.Proc, name: str) -> ir.Proc:
@@ -128,12 +131,20 @@ REWRITES = (
 )
 
 
+def call_site(depth: int = 2) -> SrcLoc:
+    """Where the script called the operation: the caller of the function `depth` frames up
+    (SCHED-1: the error is located at the rewrite's call, not `<unknown>`)."""
+    frame = sys._getframe(depth)
+    positions = inspect.getframeinfo(frame).positions
+    col = positions.col_offset if positions and positions.col_offset is not None else 0
+    return SrcLoc(frame.f_code.co_filename, frame.f_lineno, col + 1)
+
+
 def _rewrite(name: str) -> Callable[..., ir.Proc]:
     def op(*args: Any, **kwargs: Any) -> ir.Proc:
         raise Unsupported(f"not supported by spork-verify: the scheduling operation {name} "
-                          "(a rewrite of the program that spork-verify does not reproduce; "
-                          "verify the proc as written before scheduling, or write the "
-                          "scheduled proc out)", rule="API-2", code="ERR-V11")
+                          f"(a rewrite of the program that spork-verify does not reproduce); "
+                          f"{EXO_GPU_HINT}", call_site(), rule="API-2", code="ERR-V11")
     op.__name__ = op.__qualname__ = name
     return op
 

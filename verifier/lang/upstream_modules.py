@@ -9,9 +9,13 @@ load, each exposing the `verifier.lang` namespace, and restores whatever was the
 from __future__ import annotations
 
 import contextlib
+import importlib.abc
 import sys
 import types
 from typing import Any, Iterator
+
+from verifier.diagnostics import Unsupported
+from verifier.lang.ir import EXO_GPU_HINT
 
 # Every module name upstream kernels and tests import from (exo-lang, camspork_jit branch).
 UPSTREAM_MODULES = (
@@ -35,6 +39,23 @@ def _missing(module: str, what: str | None = None) -> Any:
         raise ImportError(f"{thing} is not part of spork-verify's stdlib (the names "
                           f"spork-verify supports are listed by `from verifier.lang import *`)")
     return __getattr__
+
+
+class UnsupportedModule(Unsupported, ModuleNotFoundError):
+    """An `exo.*` module spork-verify does not serve (upstream's own helper packages, e.g. a
+    test's scheduling script): `unsupported` naming it (API-2), and still an ImportError for a
+    file that catches one."""
+
+
+class _Unserved(importlib.abc.MetaPathFinder):
+    """Last on `sys.meta_path` while loading: an `exo.*` name nothing else found (API-2)."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if _is_exo(name):
+            raise UnsupportedModule(f"not supported by spork-verify: the module {name} (upstream "
+                                    f"Exo-GPU's, not part of spork-verify's stdlib); "
+                                    f"{EXO_GPU_HINT}", rule="API-2", code="ERR-V11")
+        return None
 
 
 def _build() -> dict[str, types.ModuleType]:
@@ -73,9 +94,13 @@ def upstream_aliases() -> Iterator[None]:
     for name in saved:
         del sys.modules[name]
     sys.modules.update(_build())
+    unserved = _Unserved()
+    sys.meta_path.append(unserved)
     try:
         yield
     finally:
+        with contextlib.suppress(ValueError):
+            sys.meta_path.remove(unserved)
         for name in [k for k in sys.modules if _is_exo(k)]:
             del sys.modules[name]
         sys.modules.update(saved)

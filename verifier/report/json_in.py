@@ -9,7 +9,7 @@ from typing import Any
 from verifier.diagnostics import SrcLoc
 from verifier.results import (ChainResult, ChainStatus, Counterexample, Finding, FindingKind,
                               ObligationResult, ObligationStatus, ProcResult, Recheck, Related,
-                              ReleaseResult, Verdict)
+                              ReleaseResult, ScheduledBy, Verdict)
 
 
 def _loc(d: dict[str, Any]) -> SrcLoc:
@@ -55,7 +55,9 @@ def results_from_json(text: str) -> list[ProcResult]:
                               load_output=r.get("load_output", ""),
                               sizes=tuple(r.get("sizes", {}).items()),
                               chain=_chain(r["chain"]) if "chain" in r else None,
-                              releases=tuple(_release(x) for x in r.get("releases", ()))))
+                              releases=tuple(_release(x) for x in r.get("releases", ())),
+                              scheduled_by=ScheduledBy(**r["scheduled_by"])
+                              if "scheduled_by" in r else None))
     return out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from typing import Any
 
 from verifier import __version__
@@ -61,6 +62,7 @@ def result_dict(r: ProcResult) -> dict[str, Any]:
         "certificate": r.certificate.digest() if r.certificate else None,
         "load_output": r.load_output,
         **({"chain": _chain(r.chain)} if r.chain is not None else {}),
+        **({"scheduled_by": asdict(r.scheduled_by)} if r.scheduled_by is not None else {}),
     }
     if r.sizes:
         out["sizes"] = dict(r.sizes)

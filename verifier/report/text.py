@@ -7,7 +7,7 @@ import linecache
 
 from verifier.report.cex_view import table_lines
 from verifier.results import (ChainResult, Finding, FindingKind, ObligationResult, ObligationStatus,
-                              ProcResult, Verdict)
+                              ProcResult, ScheduledBy, Verdict)
 
 _MARK = {Verdict.proved: "PROVED", Verdict.refuted: "REFUTED", Verdict.rejected: "REJECTED",
          Verdict.unknown: "UNKNOWN", Verdict.unsupported: "UNSUPPORTED",
@@ -116,6 +116,13 @@ def release_lines(r: ProcResult) -> list[str]:
     return lines
 
 
+def scheduled_line(s: ScheduledBy) -> str:
+    """Where a proc built by upstream's own rewrites came from (SCHED-6)."""
+    return (f"  scheduled by upstream Exo-GPU {s.exo_version} ({s.python}, Python "
+            f"{s.python_version}); verified its printed text {s.text_file} "
+            f"(sha256 {s.text_sha256[:16]}...)")
+
+
 def _load_output_lines(r: ProcResult, verbose: bool) -> list[str]:
     """What the file printed while loading: shown under -v, else a one-line note."""
     lines = r.load_output.splitlines()
@@ -139,6 +146,8 @@ def to_text(results: list[ProcResult], verbose: bool = False, cex_table: bool = 
             shown.add(r.file)
             out.extend(_load_output_lines(r, verbose))
         out.append(f"{r.file}: {r.proc}: {verdict_words(r)} ({_summary(r)}; {r.time_s:.2f}s)")
+        if r.scheduled_by is not None:
+            out.append(scheduled_line(r.scheduled_by))
         if r.chain is not None:
             out.extend(chain_lines(r.chain, verbose))
         if verbose:
