@@ -238,7 +238,10 @@ def _prove(p: Proc, args: argparse.Namespace, progress: Progress | None,
     stop_if_interrupted()
     if keep:  # the texts were for the files and the second solver; the report has the hashes
         result = dataclasses.replace(result, obligations=tuple(
-            dataclasses.replace(o, query="") for o in result.obligations))
+            dataclasses.replace(o, query="") for o in result.obligations), releases=tuple(
+            dataclasses.replace(x, obligations=tuple(dataclasses.replace(o, query="")
+                                                     for o in x.obligations))
+            for x in result.releases))
     return result
 
 

@@ -114,7 +114,7 @@ def emit_cuda(proc: ir.Proc, cert: Certificate) -> str:
     SEM-8.5, COLL-4.3, COLL-4.6, COLL-5.8"""
     check_certificate(proc, cert)
     try:
-        host = HostEmitter(proc, Namer(proc))
+        host = HostEmitter(proc, Namer(proc), dict(cert.releases))
         function = host.function()
     except SporkError as err:
         if err.loc.line == 0:

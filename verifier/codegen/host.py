@@ -19,6 +19,7 @@ from verifier.codegen.tensormap import host_lines, new_tensor_map
 from verifier.codegen.tma import used_tensor_maps
 from verifier.diagnostics import InternalError, UnhandledNode, Unsupported
 from verifier.lang import ir
+from verifier.lang.lifetimes import early_releases
 from verifier.lang.memories import Memory
 
 
@@ -33,8 +34,11 @@ def window_struct(rank: int, base: str) -> str:
 class HostEmitter:
     """Walks CPU scope; collects device-function text in `top`. Rules: LANG-8.1..8.6"""
 
-    def __init__(self, proc: ir.Proc, namer: Namer) -> None:
+    def __init__(self, proc: ir.Proc, namer: Namer,
+                 releases: dict[str, str] | None = None) -> None:
         self.proc = proc
+        self.releases = releases or {}  # the certificate's early releases (CG-R1)
+        self.candidates = tuple(early_releases(proc.body))
         self.namer = namer
         self.ctrl_types: dict[ir.Sym, str] = {}
         self.top: list[str] = []
@@ -149,7 +153,8 @@ class HostEmitter:
             case ir.For():
                 raise InternalError("cuda_tasks/cuda_threads loop at CPU scope", s.loc)
             case ir.DeviceFunction():
-                plan = plan_device_function(s, self.devices, tuple(env.tmaps.values()))
+                plan = plan_device_function(s, self.devices, tuple(env.tmaps.values()),
+                                            self.releases, self.candidates)
                 self.devices += 1
                 self.rings += plan.rings.values()
                 top, launch = emit_device_function(plan, self.proc.name, self.namer, env,

@@ -36,6 +36,7 @@ from verifier.encode.solver import (
     Status, evaluate, prepare,
 )
 from verifier.encode.visibility import ANCHORED_FALLBACK
+from verifier.encode.releases import early_releases, release_evidence, release_outcome
 
 
 @dataclass
@@ -47,6 +48,7 @@ class Options:
     rlimit: int = DEFAULT_RLIMIT  # deterministic budget of one query (Z3 resource units)
     prune: bool = True  # settle pairs without a solver where PR-2..PR-4 apply
     keep_queries: bool = False  # keep each obligation's SMT-LIB2 text (--smt2, --recheck)
+    releases: bool = True  # prove early releases (CG-R1) after a proof, for codegen's layout
 
 
 def static_finding(e: SporkError) -> Finding:
@@ -155,20 +157,24 @@ def verify_proc(proc: ir.Proc, opts: Options | None = None,
         with Discharger(opts.jobs, cache, opts.timeout_s) as discharger:
             run = _Run(proc, builder, discharger, opts)
             results, findings = run.all(obligations, progress)
+            verdict = proc_verdict({r.status for r in results}, any(
+                f.counterexample is not None and f.counterexample.replayed for f in findings))
+            releases = early_releases(run, opts.prune) \
+                if verdict is Verdict.proved and opts.fixed_sizes is None and opts.releases \
+                else ()
     except Unsupported as e:
         return done(Verdict.unsupported, [], [static_finding(e)])
     except Undecided as e:
         return done(Verdict.unknown, [], [Finding(FindingKind.unknown, str(e), None, proc.loc)])
-    verdict = proc_verdict({r.status for r in results}, any(
-        f.counterexample is not None and f.counterexample.replayed for f in findings))
     if verdict is Verdict.proved:
         verdict = _callees_proved(proc, opts, findings)
     cert = None
     if verdict is Verdict.proved and opts.fixed_sizes is None:
         cert = Certificate(proc.name, ir_hash(proc),
-                           tuple((r.id, r.query_hash or r.discharged_by) for r in results),
-                           SOLVER_NAME, __version__)
-    return done(verdict, results, findings, cert)
+                           tuple((r.id, r.query_hash or r.discharged_by) for r in results) +
+                           release_evidence(releases), SOLVER_NAME, __version__,
+                           releases=tuple((r.id, release_outcome(r)) for r in releases))
+    return dataclasses.replace(done(verdict, results, findings, cert), releases=releases)
 
 
 def _callees_proved(proc: ir.Proc, opts: Options, findings: list[Finding]) -> Verdict:
@@ -215,6 +221,7 @@ class _Run:
         self.built: dict[tuple[str, Step], tuple[Built, Query]] = {}
         self.replays: dict[tuple, list[MachineFinding]] = {}
         self.confirmed: set[tuple] = set()
+        self.premises_seen: set[int] = set()  # premises already among the obligations
 
     def query(self, ob: Obligation, step: Step) -> tuple[Built, Query]:
         key = (ob.id, step)
@@ -267,7 +274,7 @@ class _Run:
         often confirms the candidates of several obligations: `_seen`, `reuse_sizes`)."""
         done: dict[int, tuple[ObligationResult, Finding | None]] = {}
         deferred: list[tuple[int, Obligation, Outcome, Step, int, float]] = []
-        premises_seen: set[int] = set()
+        premises_seen = self.premises_seen
         pending = list(obligations)
         self.prefetch(pending)
         index = 0

@@ -39,6 +39,9 @@ def _summary(r: ProcResult) -> str:
         undecided = sum(1 for c in rechecked if c.answer == "unknown")
         if undecided:
             text += f", {undecided} undecided"
+    if r.releases:  # codegen's (CG-R1), after the verdict's counts
+        proved = sum(x.proved for x in r.releases)
+        text += f"; early releases for codegen: {proved}/{len(r.releases)} proved"
     return text
 
 
@@ -102,6 +105,17 @@ def chain_lines(c: ChainResult, verbose: bool) -> list[str]:
     return lines
 
 
+def release_lines(r: ProcResult) -> list[str]:
+    """Early releases (specs/codegen.md CG-R1..R3), under -v: codegen's, not the verdict's."""
+    lines = []
+    for x in r.releases:
+        state = "proved" if x.proved else f"not proved: {x.reason}"
+        lines.append(f"  early release {x.id} (codegen, not the verdict): {state}")
+        lines += [f"    [{o.status.value:>8}] {o.rule:<8} {o.id}  ({_cost(o)})"
+                  for o in x.obligations]
+    return lines
+
+
 def scheduled_line(s: ScheduledBy) -> str:
     """Where a proc built by upstream's own rewrites came from (SCHED-6)."""
     return (f"  scheduled by upstream Exo-GPU {s.exo_version} ({s.python}, Python "
@@ -142,6 +156,7 @@ def to_text(results: list[ProcResult], verbose: bool = False, cex_table: bool = 
                     f"{' (' + o.recheck.reason + ')' if o.recheck.reason else ''}]" \
                     if o.recheck else ""
                 out.append(f"  [{o.status.value:>8}] {o.rule:<8} {o.id}  ({_cost(o)}){again}")
+            out.extend(release_lines(r))
         for f in r.findings:
             out.extend(finding_lines(f))
             if verbose or cex_table:
