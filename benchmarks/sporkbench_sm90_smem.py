@@ -37,12 +37,12 @@ CHILD = """
 import dataclasses, json, os, re, sys, time
 from verifier.codegen import emit_cuda
 from verifier.diagnostics import SporkError
-from verifier.encode import verify_proc
+from verifier.encode import Options, verify_proc
 from verifier.lang.load_protocol import read_reply
 reply = read_reply(os.open(sys.argv[1], os.O_RDONLY))
 proc = next(p for p in reply.procs if p.name == sys.argv[2])
 wall, cpu = time.perf_counter(), time.process_time()
-r = verify_proc(proc)
+r = verify_proc(proc, Options(releases=True))
 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
 release_s = sum(o.time_s for x in r.releases for o in x.obligations)
 

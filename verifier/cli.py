@@ -171,6 +171,7 @@ def options(args: argparse.Namespace) -> "Options":
 
     given = {"timeout_s": args.timeout, "rlimit": args.rlimit}
     return Options(jobs=args.jobs, cache_dir=None if args.no_cache else default_dir(),
+                   releases=bool(args.emit_cuda or args.check_cert),  # CG-R2
                    **{k: v for k, v in given.items() if v is not None})
 
 

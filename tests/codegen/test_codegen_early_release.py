@@ -23,7 +23,7 @@ from verifier.codegen import emit_cuda
 from verifier.codegen.certificate import read_certificate
 from verifier.codegen.check import proof_problems
 from verifier.diagnostics import Unsupported
-from verifier.encode import verify_proc
+from verifier.encode import Options, verify_proc
 from verifier.lang import ir
 from verifier.lang.lifetimes import early_releases
 from verifier.lang.load import load_procs
@@ -31,6 +31,8 @@ from verifier.report.json_in import results_from_json
 from verifier.results import (Certificate, ObligationStatus, ProcResult, ReleaseResult,
                               Verdict)
 from verifier.semantics import run_machine
+
+RELEASES = Options(releases=True)  # codegen's early releases (CG-R2: off unless asked)
 
 KERNELS = HERE / "codegen_release.py"
 SCHEMA = HERE.parents[1] / "docs" / "json-schema.json"
@@ -48,7 +50,7 @@ def _procs() -> dict[str, ir.Proc]:
 @cache
 def proof(name: str) -> tuple[ir.Proc, ProcResult]:
     p = _procs()[name]
-    return p, verify_proc(p)
+    return p, verify_proc(p, RELEASES)
 
 
 def offsets(text: str) -> dict[str, int]:
@@ -206,7 +208,10 @@ def test_cli_lists_writes_rechecks_and_certifies_the_releases(
                    for o in x["obligations"])
     assert main(["--check-cert", str(tmp_path / "cu" / "hopper_release.cu")]) == 0
     assert "matches" in capsys.readouterr().out
-    assert main([str(KERNELS), "--proc", "release_unfenced", "-v"]) == 0  # text, -v
+    assert main([str(KERNELS), "--proc", "release_unfenced", "-v"]) == 0  # no CUDA asked for:
+    assert "early release" not in capsys.readouterr().out  # no releases solved (CG-R2)
+    assert main([str(KERNELS), "--proc", "release_unfenced", "-v",  # text, -v
+                 "--emit-cuda", str(tmp_path / "cu2")]) == 0
     out = capsys.readouterr().out
     assert "release_unfenced: PROVED (22 obligations: 22 proved; early releases for codegen: " \
         "0/1 proved;" in out
@@ -236,7 +241,7 @@ def test_split_k_gemm_without_the_staging_fence_stays_over_the_limit() -> None:
     are not, with the machine's replayed WAW, and codegen keeps ERR-L06, naming both."""
     p = load_procs(GEMMS)
     (proc,) = [q for q in p if q.name == "gemm_m128n256_reduce_2x2_nofence"]
-    r = verify_proc(proc)
+    r = verify_proc(proc, RELEASES)
     _own(r)
     assert [(x.variable, x.proved) for x in r.releases] == [("b_s", False), ("a_s", False)]
     for x in r.releases:
@@ -273,7 +278,7 @@ def test_sporkbench_split_k_gemm_fits_and_compiles(tmp_path: Path) -> None:
         (p,) = [q for q in load_procs(SPLIT_K) if q.name.endswith("_m1n1_m128n256_splitK")]
     finally:
         ir.SYNC_CHECK_HOOK[0] = saved
-    r = verify_proc(p)
+    r = verify_proc(p, RELEASES)
     _own(r)
     assert all(x.proved for x in r.releases) and {x.variable for x in r.releases} == \
         {"A_smem", "B_smem"}

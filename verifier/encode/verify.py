@@ -48,7 +48,9 @@ class Options:
     rlimit: int = DEFAULT_RLIMIT  # deterministic budget of one query (Z3 resource units)
     prune: bool = True  # settle pairs without a solver where PR-2..PR-4 apply
     keep_queries: bool = False  # keep each obligation's SMT-LIB2 text (--smt2, --recheck)
-    releases: bool = True  # prove early releases (CG-R1) after a proof, for codegen's layout
+    # prove early releases (CG-R1) after a proof: only codegen's layout needs them, so the CLI
+    # asks for them with --emit-cuda / --check-cert and a plain proof does not pay for them
+    releases: bool = False
 
 
 def static_finding(e: SporkError) -> Finding:
