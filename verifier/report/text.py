@@ -7,7 +7,7 @@ import linecache
 
 from verifier.report.cex_view import table_lines
 from verifier.results import (ChainResult, Finding, FindingKind, ObligationResult, ObligationStatus,
-                              ProcResult, ScheduledBy, Verdict)
+                              ProcResult, ScheduledBy, Verdict, assumed_words)
 
 _MARK = {Verdict.proved: "PROVED", Verdict.refuted: "REFUTED", Verdict.rejected: "REJECTED",
          Verdict.unknown: "UNKNOWN", Verdict.unsupported: "UNSUPPORTED",
@@ -19,6 +19,9 @@ def verdict_words(r: ProcResult) -> str:
     mark = _MARK.get(r.verdict, r.verdict.value.upper())
     if r.sizes:
         mark += " at " + ", ".join(f"{k}={v}" for k, v in r.sizes)
+    elif r.assumptions:  # CLI-11: not every size, only those with the assumed values
+        mark += (" for all sizes" if r.verdict is Verdict.proved else "") + \
+            f" with {assumed_words(r.assumptions)}"
     return mark
 
 
