@@ -8,6 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
+import jsonschema
 import pytest
 from codegen_support import HERE, SM90A_GEMMS, sporkbench_proc
 from test_codegen_nvcc import compile_together
@@ -15,8 +16,10 @@ from test_codegen_tamper import _reseal
 
 from verifier.cli import main
 from verifier.cli_cert import CERT_MISMATCH
+from verifier.report.json_in import results_from_json
 
 KERNELS = HERE / "assume_kernels.py"
+SCHEMA = HERE.parents[1] / "docs" / "json-schema.json"
 NAME = "split_k_copy"
 CHECK = "if (K != 1) {  // --assume K=1 (CG-A1)"
 
@@ -44,6 +47,9 @@ def test_refuted_for_all_sizes_proved_with_the_assumption(
     (result,) = json.loads(out)["results"]
     assert code == 0 and result["verdict"] == "proved" and result["assumptions"] == {"K": 1}
     assert result["certificate"] is not None
+    jsonschema.validate(json.loads(out), json.loads(SCHEMA.read_text()))
+    (back,) = results_from_json(out)
+    assert back.assumptions == (("K", 1),)
 
 
 def test_a_refutation_under_assumptions_is_replayed_at_sizes_satisfying_them(
@@ -165,3 +171,14 @@ def test_sporkbench_rmem_c_gemm_with_k_split_1(tmp_path: Path) -> None:
     assert "if (K_split != 1) {" in text
     if shutil.which("nvcc") is not None:
         compile_together(tmp_path, {"rmem_c": text}, "sm_90a")
+
+
+@pytest.mark.rule("CHAIN-9.3")
+def test_a_files_chain_line_is_unsupported_under_assumptions(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The chain is proved for all sizes, not the assumed ones: said, never skipped."""
+    kernel = tmp_path / "kernel.py"
+    kernel.write_text("# spork-verify: against ref.py:ref\n" + KERNELS.read_text())
+    code, out, _ = run(capsys, kernel, "--assume", "K=1")
+    assert code == 3 and "PROVED for all sizes with K = 1" in out, out
+    assert "not checked under --assume" in out, out
