@@ -14,9 +14,11 @@ _MARK = {Verdict.proved: "PROVED", Verdict.refuted: "REFUTED", Verdict.rejected:
          Verdict.vacuous: "VACUOUS", Verdict.no_hazard_at_sizes: "NO HAZARD"}
 
 
-def verdict_words(r: ProcResult) -> str:
-    """`PROVED`, `NO HAZARD at n=1024` (a concrete run says at which sizes), ..."""
+def verdict_words(r: ProcResult, lower: bool = False) -> str:
+    """`PROVED`, `NO HAZARD at n=1024` (a concrete run says at which sizes), ...; `lower`
+    lowers the verdict only, never a size's name."""
     mark = _MARK.get(r.verdict, r.verdict.value.upper())
+    mark = mark.lower() if lower else mark
     if r.sizes:
         mark += " at " + ", ".join(f"{k}={v}" for k, v in r.sizes)
     elif r.assumptions:  # CLI-11: not every size, only those with the assumed values
