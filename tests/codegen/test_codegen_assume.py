@@ -124,6 +124,7 @@ def test_check_cert_re_applies_the_recorded_assumptions(
      "arguments: K, n)"),
     (["--assume", "K=-1"], "def split_k_copy(K", "K is a size of proc split_k_copy, at least 0"),
     (["--assume", "n=0"], "assert n > 0", "violates this assert"),
+    (["--assume", f"n={1 << 63}"], "def split_k_copy(K", "at most 9223372036854775807"),
 ])
 def test_located_usage_errors(capsys: pytest.CaptureFixture[str], args: list[str], where: str,
                               words: str) -> None:

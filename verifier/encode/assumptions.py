@@ -20,6 +20,9 @@ from verifier.lang.ir import CONTROL_KINDS
 from verifier.semantics.exprs import CONTROL_RANGES, admits
 
 
+INT64_MAX = (1 << 63) - 1
+
+
 def check_assumed_names(proc: ir.Proc, assumed: Mapping[str, int],
                         kinds: tuple[str, ...] = CONTROL_KINDS) -> None:
     """Every assumed name is a control argument of the proc of one of `kinds` (the CLI's
@@ -36,6 +39,10 @@ def check_assumed_names(proc: ir.Proc, assumed: Mapping[str, int],
                                 "procs that have it with --proc", proc.loc, code="ERR-USAGE",
                                 rule="CLI-11")
         kind = controls[name].typ.kind  # type: ignore[union-attr]
+        if value > INT64_MAX:  # CG-A1 compares it with an int64_t argument
+            raise RejectedInput(f"--assume {name}={value}: at most {INT64_MAX} (a control "
+                                "argument is an int64_t in the emitted code)", controls[name].loc,
+                                code="ERR-USAGE", rule="CLI-11")
         if not admits(kind, value):
             lo, hi = CONTROL_RANGES[kind]
             raise RejectedInput(f"--assume {name}={value}: {name} is a {kind} of proc "
