@@ -179,6 +179,13 @@ class ProcResult:
     chain: ChainResult | None = None  # only with --against (specs/chain.md)
     releases: tuple[ReleaseResult, ...] = ()  # early releases, proved procs only (CG-R1)
     scheduled_by: ScheduledBy | None = None  # built by upstream's rewrites (SCHED-6)
+    # `--assume NAME=VALUE`: proved (or refuted) only for sizes with these values (CLI-11)
+    assumptions: tuple[tuple[str, int], ...] = ()
+
+
+def assumed_words(assumptions: tuple[tuple[str, int], ...]) -> str:
+    """`K_split = 1, M = 128`: how reports and messages name assumed sizes (CLI-11)."""
+    return ", ".join(f"{name} = {value}" for name, value in assumptions)
 
 
 NO_CHAIN = "not asked"  # Certificate.chain of a proof without a chain (specs/chain.md)
@@ -198,15 +205,20 @@ class Certificate:
     # CG-R1: (early-release id, "proved" or why not); the obligations of a proved one are in
     # `obligations` (ids `release:...`), and codegen reuses storage only where it says proved
     releases: tuple[tuple[str, str], ...] = ()
+    # CLI-11: the proof holds only for sizes with these values (`--assume`); hashed with the
+    # rest, and the emitted host function checks them at run time (CG-A1)
+    assumptions: tuple[tuple[str, int], ...] = ()
 
     def _fields(self) -> dict[str, object]:
-        """Without the chain when it was not asked for, nor releases when there are none, so
-        such a certificate reads (and hashes) as it did before they existed."""
+        """Without the chain when it was not asked for, nor releases or assumptions when
+        there are none, so such a certificate reads (and hashes) as it did before they
+        existed."""
         data = asdict(self)
         if self.chain == NO_CHAIN:
             del data["chain"]
-        if not self.releases:
-            del data["releases"]
+        for optional in ("releases", "assumptions"):
+            if not data[optional]:
+                del data[optional]
         return data
 
     def digest(self) -> str:
@@ -234,6 +246,12 @@ class Certificate:
                 for r in releases):
             raise ValueError("each release of a certificate is [id, outcome]")
         data["releases"] = tuple(tuple(r) for r in releases)
+        assumed = data.get("assumptions", [])
+        if not isinstance(assumed, list) or not all(
+                isinstance(a, list) and len(a) == 2 and isinstance(a[0], str)
+                and type(a[1]) is int for a in assumed):
+            raise ValueError("each assumption of a certificate is [size name, integer]")
+        data["assumptions"] = tuple(tuple(a) for a in assumed)
         try:
             cert = Certificate(**data)
         except TypeError as e:  # a field missing or unknown

@@ -5,6 +5,7 @@ Certificates come from `verify_proc` and are cached for the session (block_reduc
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from pathlib import Path
 
@@ -120,3 +121,19 @@ def unlowered_construct(proc: ir.Proc) -> str | None:
                     return found
         return None
     return walk(proc.body)
+
+
+SPORKBENCH = Path(os.environ.get("SPORKBENCH", HERE.parents[2] / "sporkbench"))
+SM90A_GEMMS = SPORKBENCH / "examples" / "Sm90a_gemm"
+
+
+def sporkbench_proc(path: Path, suffix: str) -> ir.Proc:
+    """The one proc of a sporkbench file whose name ends with `suffix`, loaded without the
+    file's own sync_check calls (upstream's checker, not ours)."""
+    saved = ir.SYNC_CHECK_HOOK[0]
+    ir.SYNC_CHECK_HOOK[0] = lambda p, sizes: None
+    try:
+        (p,) = [q for q in load_procs(path) if q.name.endswith(suffix)]
+    finally:
+        ir.SYNC_CHECK_HOOK[0] = saved
+    return p

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import re
 import shutil
 from functools import cache
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from codegen_support import HERE, certified, hand_certified
+from codegen_support import HERE, SM90A_GEMMS, certified, hand_certified, sporkbench_proc
 from test_codegen_nvcc import compile_together
 
 from verifier.cli import main
@@ -262,8 +261,7 @@ def test_overlapping_layouts_compile_for_sm_90a(tmp_path: Path) -> None:
     compile_together(tmp_path, {**texts, "split_k": split_k_gemm()}, "sm_90a")
 
 
-SPORKBENCH = Path(os.environ.get("SPORKBENCH", HERE.parents[2] / "sporkbench"))
-SPLIT_K = SPORKBENCH / "examples" / "Sm90a_gemm" / "exocc_Sm90a_m128n256_splitK.py"
+SPLIT_K = SM90A_GEMMS / "exocc_Sm90a_m128n256_splitK.py"
 
 
 @pytest.mark.slow
@@ -272,12 +270,7 @@ SPLIT_K = SPORKBENCH / "examples" / "Sm90a_gemm" / "exocc_Sm90a_m128n256_splitK.
 @pytest.mark.skipif(not SPLIT_K.exists(), reason="no sporkbench checkout (set SPORKBENCH to "
                     "one to compile its split-K GEMM)")
 def test_sporkbench_split_k_gemm_fits_and_compiles(tmp_path: Path) -> None:
-    saved = ir.SYNC_CHECK_HOOK[0]
-    ir.SYNC_CHECK_HOOK[0] = lambda p, sizes: None  # the file's own sync_check calls: not ours
-    try:
-        (p,) = [q for q in load_procs(SPLIT_K) if q.name.endswith("_m1n1_m128n256_splitK")]
-    finally:
-        ir.SYNC_CHECK_HOOK[0] = saved
+    p = sporkbench_proc(SPLIT_K, "_m1n1_m128n256_splitK")
     r = verify_proc(p, RELEASES)
     _own(r)
     assert all(x.proved for x in r.releases) and {x.variable for x in r.releases} == \

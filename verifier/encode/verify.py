@@ -27,6 +27,7 @@ from verifier.results import (
 )
 from verifier.check import analyze
 from verifier.semantics import Finding as MachineFinding, run_machine
+from verifier.encode.assumptions import check_assumed_names
 from verifier.encode.discharge import Discharger
 from verifier.encode.obligations import Built, Obligation, ObligationBuilder
 from verifier.encode.proof_cache import ProofCache
@@ -42,6 +43,8 @@ from verifier.encode.releases import early_releases, release_evidence, release_o
 @dataclass
 class Options:
     timeout_s: float = WALL_NET_S  # wall-clock safety net per query (the budget is rlimit)
+    # assumed sizes (`--assume`, CLI-11): extra preconditions `NAME == VALUE`, the other sizes
+    # stay symbolic; the certificate binds them. Fixing every size proves one size.
     fixed_sizes: dict[str, int] | None = None
     jobs: int = 1  # worker processes solving queries (results identical for every N)
     cache_dir: Path | None = None  # on-disk proof cache (None: this process's memory only)
@@ -135,14 +138,17 @@ def verify_proc(proc: ir.Proc, opts: Options | None = None,
     opts = opts or Options()
     start = time.perf_counter()
     file = proc.loc.file
+    assumed = dict(sorted((opts.fixed_sizes or {}).items()))
 
     def done(verdict: Verdict, obligations: list[ObligationResult], findings: list[Finding],
              cert: Certificate | None = None) -> ProcResult:
         findings.sort(key=lambda f: (f.loc.file, f.loc.line, f.loc.col, f.rule))
         return ProcResult(file, proc.name, verdict, time.perf_counter() - start,
-                          tuple(obligations), tuple(findings), proc.loc, cert)
+                          tuple(obligations), tuple(findings), proc.loc, cert,
+                          assumptions=tuple(assumed.items()))
 
     try:
+        check_assumed_names(proc, assumed)
         model = analyze(proc)
     except RejectedInput as e:
         return done(Verdict.rejected, [], [static_finding(e)])
@@ -152,7 +158,7 @@ def verify_proc(proc: ir.Proc, opts: Options | None = None,
     try:
         builder = ObligationBuilder(model, z3.Context(), opts.fixed_sizes)
         obligations = builder.all(opts.prune)
-        empty = vacuity(builder, opts.fixed_sizes is not None, opts.timeout_s)
+        empty = vacuity(builder, assumed, opts.timeout_s)
         if empty is not None:
             return done(Verdict.vacuous, [], [empty])
         cache = ProofCache(opts.cache_dir) if opts.cache_dir is not None else None
@@ -162,8 +168,9 @@ def verify_proc(proc: ir.Proc, opts: Options | None = None,
             verdict = proc_verdict({r.status for r in results}, any(
                 f.counterexample is not None and f.counterexample.replayed for f in findings))
             releases = early_releases(run, opts.prune) \
-                if verdict is Verdict.proved and opts.fixed_sizes is None and opts.releases \
-                else ()
+                if verdict is Verdict.proved and opts.releases else ()
+    except RejectedInput as e:  # assumed sizes the asserts exclude (CLI-11)
+        return done(Verdict.rejected, [], [static_finding(e)])
     except Unsupported as e:
         return done(Verdict.unsupported, [], [static_finding(e)])
     except Undecided as e:
@@ -171,12 +178,14 @@ def verify_proc(proc: ir.Proc, opts: Options | None = None,
     if verdict is Verdict.proved:
         verdict = _callees_proved(proc, opts, findings)
     cert = None
-    if verdict is Verdict.proved and opts.fixed_sizes is None:
+    if verdict is Verdict.proved:
         cert = Certificate(proc.name, ir_hash(proc),
                            tuple((r.id, r.query_hash or r.discharged_by) for r in results) +
                            release_evidence(releases), SOLVER_NAME, __version__,
-                           releases=tuple((r.id, release_outcome(r)) for r in releases))
-    return dataclasses.replace(done(verdict, results, findings, cert), releases=releases)
+                           releases=tuple((r.id, release_outcome(r)) for r in releases),
+                           assumptions=tuple(assumed.items()))
+    return dataclasses.replace(done(verdict, results, findings, cert), releases=releases,
+                               assumptions=tuple(assumed.items()))
 
 
 def _callees_proved(proc: ir.Proc, opts: Options, findings: list[Finding]) -> Verdict:

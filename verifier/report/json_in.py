@@ -54,6 +54,7 @@ def results_from_json(text: str) -> list[ProcResult]:
                               obligations, tuple(_finding(f) for f in r["findings"]),
                               load_output=r.get("load_output", ""),
                               sizes=tuple(r.get("sizes", {}).items()),
+                              assumptions=tuple(r.get("assumptions", {}).items()),
                               chain=_chain(r["chain"]) if "chain" in r else None,
                               releases=tuple(_release(x) for x in r.get("releases", ())),
                               scheduled_by=ScheduledBy(**r["scheduled_by"])

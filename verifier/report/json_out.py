@@ -66,6 +66,8 @@ def result_dict(r: ProcResult) -> dict[str, Any]:
     }
     if r.sizes:
         out["sizes"] = dict(r.sizes)
+    if r.assumptions:  # CLI-11
+        out["assumptions"] = dict(r.assumptions)
     if r.releases:
         out["releases"] = [_release(x) for x in r.releases]
     return out

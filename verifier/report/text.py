@@ -7,18 +7,23 @@ import linecache
 
 from verifier.report.cex_view import table_lines
 from verifier.results import (ChainResult, Finding, FindingKind, ObligationResult, ObligationStatus,
-                              ProcResult, ScheduledBy, Verdict)
+                              ProcResult, ScheduledBy, Verdict, assumed_words)
 
 _MARK = {Verdict.proved: "PROVED", Verdict.refuted: "REFUTED", Verdict.rejected: "REJECTED",
          Verdict.unknown: "UNKNOWN", Verdict.unsupported: "UNSUPPORTED",
          Verdict.vacuous: "VACUOUS", Verdict.no_hazard_at_sizes: "NO HAZARD"}
 
 
-def verdict_words(r: ProcResult) -> str:
-    """`PROVED`, `NO HAZARD at n=1024` (a concrete run says at which sizes), ..."""
+def verdict_words(r: ProcResult, lower: bool = False) -> str:
+    """`PROVED`, `NO HAZARD at n=1024` (a concrete run says at which sizes), ...; `lower`
+    lowers the verdict only, never a size's name."""
     mark = _MARK.get(r.verdict, r.verdict.value.upper())
+    mark = mark.lower() if lower else mark
     if r.sizes:
         mark += " at " + ", ".join(f"{k}={v}" for k, v in r.sizes)
+    elif r.assumptions:  # CLI-11: not every size, only those with the assumed values
+        mark += (" for all sizes" if r.verdict is Verdict.proved else "") + \
+            f" with {assumed_words(r.assumptions)}"
     return mark
 
 
