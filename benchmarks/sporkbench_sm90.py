@@ -14,7 +14,8 @@ takes its answers from memory, discharge._MEMORY, and is twice as fast). Wall se
 `verify_proc`, the CPU seconds it used and the Z3 resource units of its queries are printed
 (units are deterministic; wall and CPU depend on the load). The rmemC kernels write C
 with plain stores, so two K_split tasks race on C (a real WAW the machine replays); they are
-also verified with K_split fixed to 1, the only value sporkbench runs them with. Upstream's
+also verified with K_split = 1 assumed (`--assume K_split=1`, specs/cli.md CLI-11), the only
+value sporkbench runs them with. Upstream's
 side (with --upstream-python, an interpreter whose `exo` has the camspork checker): the same
 proc rebuilt by upstream's template and `sync_check`-ed once per size, as upstream's own
 benchmark_sync_check.py sizes it (M = N = n, cluster_K = n / K_split), with CAMSPORK_JIT_DIR

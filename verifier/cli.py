@@ -31,7 +31,8 @@ try:  # Ctrl-C while the verifier's modules load (the console script imports the
     from verifier.lang.load_scheduled import ENV_VAR, ExoGpuUnavailable, check_python, load_file
     from verifier.report import FORMATS
     from verifier.report.progress import Progress, colour_verdicts, use_colour
-    from verifier.cli_chain import named_references, with_chain
+    from verifier.cli_chain import named_references, unchecked_chain, with_chain
+    from verifier.encode.assumptions import check_assumed_names
     from verifier.results import ChainStatus, ProcResult, Verdict
 except KeyboardInterrupt:  # exits 130 quietly, as main() does (CLI-4), never a traceback
     sys.stderr.write("spork-verify: interrupted\n")
@@ -56,8 +57,9 @@ def exit_code(results: list[ProcResult]) -> int:
 MAX_CONCRETE_SIZE = 1 << 20  # --sizes beyond this would not finish in the concrete machine
 
 
-def parse_sizes(text: str) -> dict[str, int]:
-    sizes: dict[str, int] = {}
+def name_values(text: str) -> dict[str, int]:
+    """`NAME=VALUE[,NAME=VALUE...]` (--sizes, --assume)."""
+    out: dict[str, int] = {}
     for part in text.split(","):
         part = part.strip()
         if not part:
@@ -65,11 +67,21 @@ def parse_sizes(text: str) -> dict[str, int]:
         name, sep, value = part.partition("=")
         if not sep or not name.strip() or not value.strip().lstrip("-").isdigit():
             raise argparse.ArgumentTypeError(f"expected NAME=VALUE[,NAME=VALUE...], got {part!r}")
-        if abs(int(value)) > MAX_CONCRETE_SIZE:
+        if name.strip() in out and out[name.strip()] != int(value):
+            raise argparse.ArgumentTypeError(f"{name.strip()} is given twice, with "
+                                             f"{out[name.strip()]} and {int(value)}")
+        out[name.strip()] = int(value)
+    return out
+
+
+def parse_sizes(text: str) -> dict[str, int]:
+    sizes = name_values(text)
+    for name, value in sizes.items():
+        part = f"{name}={value}"
+        if abs(value) > MAX_CONCRETE_SIZE:
             raise argparse.ArgumentTypeError(
                 f"{part}: the concrete machine runs every thread and iteration, so sizes are at "
                 f"most {MAX_CONCRETE_SIZE:,} (CLI-2); drop --sizes to prove all sizes at once")
-        sizes[name.strip()] = int(value)
     return sizes
 
 
@@ -105,6 +117,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write certified CUDA for every proved proc into DIR")
     p.add_argument("--sizes", type=parse_sizes, metavar="NAME=VALUE,...",
                    help="run the concrete abstract machine at these sizes instead of proving")
+    p.add_argument("--assume", type=name_values, action="append", default=[],
+                   metavar="NAME=VALUE,...",
+                   help="prove for all sizes the asserts admit that also have these values "
+                   "(size arguments only; repeatable): the report says so, the certificate "
+                   "binds them and the emitted CUDA checks them at run time (CLI-11)")
     p.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
                    help="wall-clock safety net per solver query, reported as such when hit "
                    "(default 300); the budget that decides is --rlimit")
@@ -171,7 +188,19 @@ def options(args: argparse.Namespace) -> "Options":
 
     given = {"timeout_s": args.timeout, "rlimit": args.rlimit}
     return Options(jobs=args.jobs, cache_dir=None if args.no_cache else default_dir(),
+                   releases=bool(args.emit_cuda or args.check_cert),  # CG-R2
+                   fixed_sizes=assumed(args) or None,  # CLI-11
                    **{k: v for k, v in given.items() if v is not None})
+
+
+def assumed(args: argparse.Namespace) -> dict[str, int]:
+    """Every `--assume NAME=VALUE` together; one name with two values is a usage error."""
+    out: dict[str, int] = {}
+    for given in getattr(args, "assume", None) or ():
+        for name, value in given.items():
+            if out.setdefault(name, value) != value:
+                raise UsageError(f"--assume gives {name} twice, with {out[name]} and {value}")
+    return out
 
 
 def verify_file(path: str, args: argparse.Namespace, progress: Progress | None = None,
@@ -192,18 +221,22 @@ def verify_file(path: str, args: argparse.Namespace, progress: Progress | None =
         procs = [p for p in procs if p.name in args.proc]
     results = []
     not_lowered = 0
+    assumptions = assumed(args)
     for p in procs:
         try:
+            check_assumed_names(p, assumptions, ("size",))  # CLI-11: sizes only
             if args.sizes is not None:
                 from verifier.encode.concrete import run_concrete
 
-                results.append(run_concrete(p, args.sizes))
+                results.append(run_concrete(p, {**args.sizes, **assumptions}))
             else:
                 results.append(_prove(p, args, progress, recheck, queries))
         except SporkError as e:
             results.append(_error_result(path, p.name, e))
         reference = args.against or references.get(p.name) or references.get(None)
-        if reference and args.sizes is None:
+        if reference and assumptions and args.sizes is None:
+            results[-1] = unchecked_chain(results[-1], reference)  # CLI-11
+        elif reference and args.sizes is None:
             base = None if args.against else Path(path).parent
             results[-1] = with_chain(results[-1], p, reference, base, args.timeout)
         if id(p) in origin:
@@ -238,7 +271,10 @@ def _prove(p: Proc, args: argparse.Namespace, progress: Progress | None,
     stop_if_interrupted()
     if keep:  # the texts were for the files and the second solver; the report has the hashes
         result = dataclasses.replace(result, obligations=tuple(
-            dataclasses.replace(o, query="") for o in result.obligations))
+            dataclasses.replace(o, query="") for o in result.obligations), releases=tuple(
+            dataclasses.replace(x, obligations=tuple(dataclasses.replace(o, query="")
+                                                     for o in x.obligations))
+            for x in result.releases))
     return result
 
 
@@ -350,6 +386,17 @@ def _check_destinations(args: argparse.Namespace) -> None:
         check_python(args.exo_gpu_python)  # SCHED-5: before any proof, exit 2
     if args.smt2:
         check_emit_dir(args.smt2, "--smt2", ".smt2")
+    given = assumed(args)  # CLI-11: two values for one name, or --sizes disagreeing, or a chain
+    clash = [f"{k}={v}" for k, v in given.items() if (args.sizes or {}).get(k, v) != v]
+    if clash:
+        raise UsageError(f"--sizes gives other values than --assume {', '.join(clash)}: the "
+                         "concrete run must be at sizes the assumptions admit")
+    if given and args.against:
+        raise UsageError("--against is not supported with --assume: the chain is proved for "
+                         "all sizes, not for the assumed ones; drop one of them")
+    if given and args.check_cert:
+        raise UsageError("--check-cert re-applies the assumptions its header records; drop "
+                         "--assume")
     if args.sizes is not None and (args.smt2 or args.recheck):
         raise UsageError("--smt2 and --recheck need proofs; --sizes runs the concrete machine "
                          "instead: drop one of them")

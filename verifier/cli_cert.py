@@ -10,6 +10,7 @@ named, 2 when FILE.cu or the source cannot be read. Decides no verdict of its ow
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 from pathlib import Path
@@ -21,7 +22,7 @@ from verifier.cli_io import (
 from verifier.codegen import MARKERS, proc_problems, proof_problems, read_emitted
 from verifier.lang import ir
 from verifier.lang.load_scheduled import PRINTED_MARK, load_file
-from verifier.results import NO_CHAIN, ProcResult
+from verifier.results import NO_CHAIN, ProcResult, assumed_words
 
 if TYPE_CHECKING:
     from verifier.encode import Options
@@ -107,7 +108,9 @@ def check_cert(cu_file: str, paths: list[str], load_timeout: float, opts: "Optio
     if problems:
         return _mismatch(cu_file, problems)
     with interruptible_solvers(stop_checks_on_interrupt()):
-        result = verify_proc(proc, opts, lambda done, known: stop_if_interrupted())
+        assumed = dict(emitted.cert.assumptions)  # re-applied from the header (CLI-11)
+        result = verify_proc(proc, dataclasses.replace(opts, fixed_sizes=assumed or None),
+                             lambda done, known: stop_if_interrupted())
         stop_if_interrupted()  # checks cancelled by Ctrl-C are not a mismatch: exit 130 (CLI-4)
         if emitted.cert.chain != NO_CHAIN:  # a chain claim is re-checked too, never trusted
             result = _with_recorded_chain(result, proc, emitted.cert.chain)
@@ -116,9 +119,10 @@ def check_cert(cu_file: str, paths: list[str], load_timeout: float, opts: "Optio
     if problems:
         return _mismatch(cu_file, problems)
     cert = emitted.cert
+    assumed = f" with {assumed_words(cert.assumptions)}" if cert.assumptions else ""
     print(f"{cu_file}: certificate {cert.digest()[:16]} matches {proc.loc.file}:{proc.name}: "
-          f"seal, CUDA text and IR, and a re-run proof ({len(cert.obligations)} obligations, "
-          f"the same query hashes, {cert.solver})")
+          f"seal, CUDA text and IR, and a re-run proof{assumed} ({len(cert.obligations)} "
+          f"obligations, the same query hashes, {cert.solver})")
     return 0
 
 

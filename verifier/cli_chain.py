@@ -9,7 +9,7 @@ from pathlib import Path
 
 from verifier.diagnostics import RejectedInput
 from verifier.lang import ir
-from verifier.results import ChainStatus, ProcResult, Verdict
+from verifier.results import ChainResult, ChainStatus, ProcResult, Verdict
 
 _DIRECTIVE = re.compile(r"^#\s*spork-verify:\s*against\s+(?:(?P<proc>\w+)\s*=\s*)?"
                         r"(?P<ref>\S+:\w+)\s*$")
@@ -58,3 +58,14 @@ def with_chain(result: ProcResult, p: ir.Proc, reference: str, base: Path | None
         cert = dataclasses.replace(cert, chain=chain.summary())
     return dataclasses.replace(result, verdict=verdict, findings=findings, certificate=cert,
                                chain=chain, time_s=result.time_s + chain.time_s)
+
+
+def unchecked_chain(result: ProcResult, reference: str) -> ProcResult:
+    """A kernel file's `# spork-verify: against` line under `--assume`: the chain is proved for
+    all sizes, not for the assumed ones, so it is `unsupported` there, said, never skipped
+    (an explicit --against is a usage error). Rules: CLI-11, CHAIN-9.3"""
+    if result.verdict is Verdict.rejected or result.internal_error:
+        return result
+    chain = ChainResult(reference, ChainStatus.unsupported, "the chain of equivalence is not "
+                        "checked under --assume (CLI-11): drop --assume to check it")
+    return dataclasses.replace(result, chain=chain)

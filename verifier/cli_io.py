@@ -98,7 +98,8 @@ class QueryWriter:
         self.taken.add(name)
         folder = self.folder / _UNSAFE.sub("_", name)
         written = 0
-        for ob in result.obligations:
+        releases = tuple(o for x in result.releases for o in x.obligations)  # CG-R1
+        for ob in result.obligations + releases:
             if not ob.query:
                 continue
             folder.mkdir(parents=True, exist_ok=True)

@@ -104,6 +104,20 @@ class ObligationResult:
     recheck: Recheck | None = None
 
 
+@dataclass(frozen=True)
+class ReleaseResult:
+    """An early release of a shared-memory variable (CG-R1, specs/codegen.md): its SEM-4.7
+    free check proved at `loc` (just before that statement) lets codegen reuse the storage
+    there; not proved, codegen keeps the storage to the end of the scope. Never a verdict."""
+
+    id: str  # lang.lifetimes.EarlyRelease.id: VAR@alloc line:col->statement line:col
+    variable: str
+    loc: SrcLoc  # the statement the release precedes
+    proved: bool
+    reason: str = ""  # why not proved: the first failing obligation, its kind and status
+    obligations: tuple[ObligationResult, ...] = ()
+
+
 class ChainStatus(Enum):
     """The chain of equivalence with an exo-lang reference (specs/chain.md, CHAIN-9)."""
 
@@ -163,10 +177,19 @@ class ProcResult:
     load_output: str = ""  # what the file printed while it was loaded (specs/loading.md)
     sizes: tuple[tuple[str, int], ...] = ()  # the sizes of a concrete run (`--sizes`)
     chain: ChainResult | None = None  # only with --against (specs/chain.md)
+    releases: tuple[ReleaseResult, ...] = ()  # early releases, proved procs only (CG-R1)
     scheduled_by: ScheduledBy | None = None  # built by upstream's rewrites (SCHED-6)
+    # `--assume NAME=VALUE`: proved (or refuted) only for sizes with these values (CLI-11)
+    assumptions: tuple[tuple[str, int], ...] = ()
+
+
+def assumed_words(assumptions: tuple[tuple[str, int], ...]) -> str:
+    """`K_split = 1, M = 128`: how reports and messages name assumed sizes (CLI-11)."""
+    return ", ".join(f"{name} = {value}" for name, value in assumptions)
 
 
 NO_CHAIN = "not asked"  # Certificate.chain of a proof without a chain (specs/chain.md)
+RELEASE_PROVED = "proved"  # Certificate.releases outcome that lets codegen reuse storage
 
 
 @dataclass(frozen=True)
@@ -179,13 +202,23 @@ class Certificate:
     solver: str
     tool_version: str
     chain: str = NO_CHAIN  # the chain result's summary (ChainResult.summary), CHAIN-9.4
+    # CG-R1: (early-release id, "proved" or why not); the obligations of a proved one are in
+    # `obligations` (ids `release:...`), and codegen reuses storage only where it says proved
+    releases: tuple[tuple[str, str], ...] = ()
+    # CLI-11: the proof holds only for sizes with these values (`--assume`); hashed with the
+    # rest, and the emitted host function checks them at run time (CG-A1)
+    assumptions: tuple[tuple[str, int], ...] = ()
 
     def _fields(self) -> dict[str, object]:
-        """Without the chain when it was not asked for, so such a certificate reads (and
-        hashes) as it did before the chain existed."""
+        """Without the chain when it was not asked for, nor releases or assumptions when
+        there are none, so such a certificate reads (and hashes) as it did before they
+        existed."""
         data = asdict(self)
         if self.chain == NO_CHAIN:
             del data["chain"]
+        for optional in ("releases", "assumptions"):
+            if not data[optional]:
+                del data[optional]
         return data
 
     def digest(self) -> str:
@@ -207,6 +240,18 @@ class Certificate:
                    for o in obligations):
             raise ValueError("each obligation of a certificate is [id, query hash]")
         data["obligations"] = tuple(tuple(o) for o in obligations)
+        releases = data.get("releases", [])
+        if not isinstance(releases, list) or not all(
+                isinstance(r, list) and len(r) == 2 and all(isinstance(x, str) for x in r)
+                for r in releases):
+            raise ValueError("each release of a certificate is [id, outcome]")
+        data["releases"] = tuple(tuple(r) for r in releases)
+        assumed = data.get("assumptions", [])
+        if not isinstance(assumed, list) or not all(
+                isinstance(a, list) and len(a) == 2 and isinstance(a[0], str)
+                and type(a[1]) is int for a in assumed):
+            raise ValueError("each assumption of a certificate is [size name, integer]")
+        data["assumptions"] = tuple(tuple(a) for a in assumed)
         try:
             cert = Certificate(**data)
         except TypeError as e:  # a field missing or unknown

@@ -6,8 +6,9 @@ its cluster column into a ring of 128-byte-swizzled slots (4-dimensional tensor 
 extent-1 box dimensions), completing on `raw` with transaction bytes; two consumer warpgroups
 run wgmma from each slot and release it through `war` to every CTA that wrote into it; the
 epilogue stores the register accumulators to GMEM (`rmem`) or stages them in SMEM and writes
-them by TMA store (`tma`) or TMA reduction (`reduce`, split-K). Certified by hand (the verifier
-does not prove Sm90 programs yet). Load with `load_procs`, not `import`.
+them by TMA store (`tma`) or TMA reduction (`reduce`, split-K). The lowering tests certify them
+by hand; test_codegen_early_release.py proves the 128 x 256 split-K ones (with and without the
+fence before the staging tile). Load with `load_procs`, not `import`.
 """
 
 from verifier.lang import *
@@ -16,7 +17,7 @@ SLOTS = 4  # ring depth of the A / B tiles
 KT = 32  # K extent of one tile (one 128-byte swizzled row of f32)
 
 
-def ws_gemm(name, tile_m, tile_n, rows, cols, epilogue):
+def ws_gemm(name, tile_m, tile_n, rows, cols, epilogue, staging_fence=True):
     half_m = tile_m // 2  # rows of one consumer warpgroup
     box_a = (1, tile_m // cols, 1, KT)  # each CTA of a row multicasts 1/cols of the A tile
     box_b = (1, tile_n // rows, 1, KT)
@@ -93,7 +94,8 @@ def ws_gemm(name, tile_m, tile_n, rows, cols, epilogue):
                                                 Sm90_mma_store_d_col_major_tf32(M - ((rows * tm + r) * tile_m + g * half_m), N - (cols * tn + c) * tile_n, C[l, (cols * tn + c) * tile_n:(cols * tn + c + 1) * tile_n, (rows * tm + r) * tile_m + g * half_m:(rows * tm + r) * tile_m + (g + 1) * half_m], acc[r, c, g, :, :], M=half_m, N=tile_n)
                                 Await(done, cuda_in_order, 0)
                             else:
-                                Fence(cuda_in_order, cuda_in_order)
+                                if staging_fence:  # orders the ring's last uses before c_s
+                                    Fence(cuda_in_order, cuda_in_order)
                                 c_s: f32[rows, cols, tile_n, tile_m] @ CudaSmemLinear
                                 for r in cuda_threads(0, rows, unit=cols * cuda_cta_in_cluster):
                                     for c in cuda_threads(0, cols, unit=cuda_cta_in_cluster):
@@ -119,9 +121,13 @@ gemm_m128n256_rmem_2x1 = ws_gemm("gemm_m128n256_rmem_2x1", 128, 256, 2, 1, "rmem
 gemm_m128n256_rmem_1x2 = ws_gemm("gemm_m128n256_rmem_1x2", 128, 256, 1, 2, "rmem")
 gemm_m128n256_rmem_2x2 = ws_gemm("gemm_m128n256_rmem_2x2", 128, 256, 2, 2, "rmem")
 gemm_m256n192_rmem_2x2 = ws_gemm("gemm_m256n192_rmem_2x2", 256, 192, 2, 2, "rmem")
-# The staged epilogues keep the ring alive (SMEM lives to the end of its scope, SEM-4.7): with
-# 128 x 128 tiles ring and staging fit in 227 KiB; 128 x 256 would not (see the tests).
+# The staged epilogues: at the end of its scope (SEM-4.7) the ring stays alive next to the
+# staging tile, which fits in 227 KiB with 128 x 128 tiles, not with 128 x 256; a proved early
+# release of the ring before c_s (specs/codegen.md CG-R1) lets c_s take the ring's storage.
 gemm_m128n128_reduce_2x2 = ws_gemm("gemm_m128n128_reduce_2x2", 128, 128, 2, 2, "reduce")
 gemm_m128n128_reduce_2x1 = ws_gemm("gemm_m128n128_reduce_2x1", 128, 128, 2, 1, "reduce")
 gemm_m128n128_tma_1x2 = ws_gemm("gemm_m128n128_tma_1x2", 128, 128, 1, 2, "tma")
 gemm_m128n256_reduce_2x2 = ws_gemm("gemm_m128n256_reduce_2x2", 128, 256, 2, 2, "reduce")
+# seeded for the early release: no Fence before c_s (the ring's free is only ordered later)
+gemm_m128n256_reduce_2x2_nofence = ws_gemm("gemm_m128n256_reduce_2x2_nofence", 128, 256, 2, 2,
+                                           "reduce", staging_fence=False)

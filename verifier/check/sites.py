@@ -128,6 +128,16 @@ class TmaSite:
     loc: SrcLoc
 
 
+@dataclass(frozen=True)
+class ReleaseSite:
+    """An early release (`lang/lifetimes.py`): the SEM-4.7 free check of `site.buf` at a point
+    before the end of its block, just before the statement at `site.loc`. Its obligations go
+    to codegen (CG-R1), never into the proc's verdict."""
+
+    id: str  # EarlyRelease.id
+    site: AccessSite  # is_free, its path just after the statement before the release point
+
+
 @dataclass
 class ProgramModel:
     proc: ir.Proc
@@ -140,6 +150,7 @@ class ProgramModel:
     arrives: list["ArriveSite"] = field(default_factory=list)
     awaits: list["AwaitSite"] = field(default_factory=list)
     tmas: list[TmaSite] = field(default_factory=list)
+    releases: list[ReleaseSite] = field(default_factory=list)  # not in `accesses`
 
 
 @dataclass(frozen=True)

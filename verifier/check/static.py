@@ -11,6 +11,7 @@ Non-goals: anything dynamic (hazards, bounds) — those are proof obligations.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 from typing import Any
 
@@ -18,6 +19,7 @@ from verifier import collectives
 from verifier.diagnostics import RejectedInput, SporkError, SrcLoc, UnhandledNode, Unsupported
 from verifier.lang import ir
 from verifier.lang.inline import inline_calls
+from verifier.lang.lifetimes import early_releases
 from verifier.lang.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
 from verifier.lang.printer import expr_text, stmt_lines
 from verifier.lang.timelines import InstrTL, QualTL
@@ -27,7 +29,7 @@ from verifier.semantics.access import mutated_syms, walk_stmts
 from verifier.semantics.exprs import data_reads
 from verifier.semantics.rules import AccessKind
 from verifier.check.sites import (
-    AccessSite, Context, Device, Element, Loop, ProgramModel, Trailing,
+    AccessSite, Context, Device, Element, Loop, ProgramModel, ReleaseSite, Trailing,
 )
 
 
@@ -69,6 +71,7 @@ class Analyzer:
         # both gets upstream's first message; the walk goes on with the statement recorded.
         self.later: list[RejectedInput] = []
         self.next_id = 0
+        self.early = {id(r.alloc): r for r in early_releases(proc.body)}  # CG-R1 candidates
         for a in proc.args:
             if not isinstance(a.typ, ir.Control):
                 self.elem_types[a.name] = ir.element_type(a.typ) or ""
@@ -154,7 +157,19 @@ class Analyzer:
         for a in reversed(allocs):
             if isinstance(a.typ, ir.BarrierType):
                 static_barriers.release(self, a, end)
-            self.free_site(a, end)
+            site = self.free_site(a, end, a.loc)
+            if site is not None:
+                self.model.accesses.append(site)
+            early = self.early.get(id(a))
+            if site is not None and early is not None and early.block is stmts and \
+                    not site.mem.sync_exempt:  # exempt accesses are not tracked: no release
+                # CG-R1: the same free, just after statement index-1 (a path no statement
+                # has, so every comparison with a site of the block is strict)
+                at = replace(ctx, path=ctx.path + (early.index - 1, sys.maxsize))
+                release = self.free_site(a, at, early.before.loc,
+                                         -1 - len(self.model.releases))
+                assert release is not None
+                self.model.releases.append(ReleaseSite(early.id, release))
 
     def stmt(self, s: ir.Stmt, ctx: Context) -> None:
         self.stack.append(s)
@@ -359,18 +374,22 @@ class Analyzer:
         self.alloc_ctx[s.name] = ctx
         self.alloc_site_loc[s.name] = s.loc
 
-    def free_site(self, a: ir.Alloc, ctx: Context) -> None:
+    def free_site(self, a: ir.Alloc, ctx: Context, loc: SrcLoc, site_id: int | None = None
+                  ) -> AccessSite | None:
+        """SEM-4.7: the free of a tracked SMEM or mbarrier allocation at `ctx`, reported at
+        `loc` (the allocation for the end of its block, CG-R1's statement for a release).
+        Release sites take negative ids, so the ids (and queries) of the others never move."""
         mem = self.mems.get(a.name)
         if mem is None or mem.family not in ("smem", "mbarrier") or a.name not in self.mutated:
-            return
+            return None
         shape = self.model.shapes[a.name]
         element = Element(tuple(None for _ in shape),
                           tuple((ir.Const(0, a.loc), d) for d in shape))
         qual = rules.QualEntry(QualTL.cuda2, frozenset({QualTL.cuda2}))
-        self.model.accesses.append(AccessSite(
-            self.fresh_id(), a.name, mem, shape, element, AccessKind.write, qual, False, False,
-            frozenset(), ctx, a.loc, True, self.alloc_loops[a.name], is_free=True,
-            single_thread=False))
+        return AccessSite(
+            self.fresh_id() if site_id is None else site_id, a.name, mem, shape, element,
+            AccessKind.write, qual, False, False, frozenset(), ctx, loc, True,
+            self.alloc_loops[a.name], is_free=True, single_thread=False)
 
     def permission(self, sym: ir.Sym, kind: AccessKind, instr_tl: InstrTL, ctx: Context,
                    loc: SrcLoc, callee: str | None = None) -> Memory:

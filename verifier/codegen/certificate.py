@@ -45,6 +45,11 @@ def check_certificate(proc: ir.Proc, cert: Certificate) -> None:
         raise InternalError(f"emit_cuda({proc.name}): certificate IR hash {cert.ir_hash[:12]}… "
                             f"does not match the proc's {actual[:12]}… (the proc changed since "
                             "it was verified)", proc.loc)
+    sizes = {a.name.name for a in proc.args if isinstance(a.typ, ir.Control)}
+    for name, _ in cert.assumptions:
+        if name not in sizes:  # CLI-11: only a proc argument can be checked at run time
+            raise InternalError(f"emit_cuda({proc.name}): the certificate assumes {name}, "
+                                "which is not a size argument of the proc", proc.loc)
 
 
 def certificate_header(source: str, cert: Certificate, body: str) -> list[str]:

@@ -69,6 +69,12 @@ def proof_problems(recorded: Certificate, fresh: Certificate | None, verdict: st
                             f"{new[ob_id]}, the certificate says {old[ob_id]}")
     if len(recorded.obligations) != len(old):
         problems.append("the certificate names an obligation twice")
+    if fresh.releases != recorded.releases:
+        problems.append(f"the certificate's early releases (CG-R1) are {recorded.releases!r}, "
+                        f"the re-run gives {fresh.releases!r}")
+    if fresh.assumptions != recorded.assumptions:  # CLI-11
+        problems.append(f"the certificate assumes {recorded.assumptions!r}, the re-run proof "
+                        f"assumes {fresh.assumptions!r}")
     if fresh.chain != recorded.chain:
         problems.append(f"the certificate says the chain is {recorded.chain!r}, the re-run "
                         f"gives {fresh.chain!r}")

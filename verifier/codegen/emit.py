@@ -114,7 +114,7 @@ def emit_cuda(proc: ir.Proc, cert: Certificate) -> str:
     SEM-8.5, COLL-4.3, COLL-4.6, COLL-5.8"""
     check_certificate(proc, cert)
     try:
-        host = HostEmitter(proc, Namer(proc))
+        host = HostEmitter(proc, Namer(proc), dict(cert.releases), cert.assumptions)
         function = host.function()
     except SporkError as err:
         if err.loc.line == 0:
@@ -124,6 +124,8 @@ def emit_cuda(proc: ir.Proc, cert: Certificate) -> str:
     _instr_calls(proc.body, calls)
     target = required_target(proc, (name for name, _ in calls))
     parts = ["\n".join(target_lines(proc, target)), PRELUDE]
+    if cert.assumptions:  # the host function reports a violated assumption (CG-A1)
+        parts.append("#include <stdio.h>\n")
     if host.tensor_maps:
         parts.append(TENSOR_MAP_HELPER)
     if _uses_swizzled_smem(proc.body):

@@ -19,6 +19,7 @@ from verifier.codegen.tensormap import host_lines, new_tensor_map
 from verifier.codegen.tma import used_tensor_maps
 from verifier.diagnostics import InternalError, UnhandledNode, Unsupported
 from verifier.lang import ir
+from verifier.lang.lifetimes import early_releases
 from verifier.lang.memories import Memory
 
 
@@ -33,8 +34,13 @@ def window_struct(rank: int, base: str) -> str:
 class HostEmitter:
     """Walks CPU scope; collects device-function text in `top`. Rules: LANG-8.1..8.6"""
 
-    def __init__(self, proc: ir.Proc, namer: Namer) -> None:
+    def __init__(self, proc: ir.Proc, namer: Namer,
+                 releases: dict[str, str] | None = None,
+                 assumptions: tuple[tuple[str, int], ...] = ()) -> None:
         self.proc = proc
+        self.assumptions = assumptions  # the certificate's assumed sizes (CLI-11, CG-A1)
+        self.releases = releases or {}  # the certificate's early releases (CG-R1)
+        self.candidates = tuple(early_releases(proc.body))
         self.namer = namer
         self.ctrl_types: dict[ir.Sym, str] = {}
         self.top: list[str] = []
@@ -82,6 +88,21 @@ class HostEmitter:
                     raise UnhandledNode(a.typ)
         return ", ".join(params), env
 
+    def assumption_checks(self, env: Env) -> list[str]:
+        """The proof holds only for the assumed sizes, which the source does not state: the
+        host function checks them before anything runs, and on a violation names it on
+        stderr and returns without launching. Rules: CG-A1, CLI-11"""
+        by_name = {a.name.name: a.name for a in self.proc.args}
+        out = []
+        for name, value in self.assumptions:
+            var = env.ctrl[by_name[name]]
+            message = (f"spork-verify: {self.proc.name} is proved only for {name} == {value} "
+                       f"(--assume {name}={value}), called with {name} == %lld: not launched")
+            out += [f"if ({var} != {value}) {{  // --assume {name}={value} (CG-A1)",
+                    f'    fprintf(stderr, "{message}\\n", (long long){var});',
+                    "    return;", "}"]
+        return out
+
     @staticmethod
     def dense(ctype: str, base: str, shape: tuple[ir.Expr, ...], env: Env,
               family: str) -> View:
@@ -93,7 +114,8 @@ class HostEmitter:
 
     def function(self) -> list[str]:
         params, env = self.signature()
-        body = [f"EXO_ASSUME({cexpr(p, env)});" for p in self.proc.preds]
+        body = self.assumption_checks(env)
+        body += [f"EXO_ASSUME({cexpr(p, env)});" for p in self.proc.preds]
         body += self.block(self.proc.body, env)
         return [f'extern "C" void {self.proc.name}({params})', "{", *_indent(body), "}"]
 
@@ -149,7 +171,8 @@ class HostEmitter:
             case ir.For():
                 raise InternalError("cuda_tasks/cuda_threads loop at CPU scope", s.loc)
             case ir.DeviceFunction():
-                plan = plan_device_function(s, self.devices, tuple(env.tmaps.values()))
+                plan = plan_device_function(s, self.devices, tuple(env.tmaps.values()),
+                                            self.releases, self.candidates)
                 self.devices += 1
                 self.rings += plan.rings.values()
                 top, launch = emit_device_function(plan, self.proc.name, self.namer, env,

@@ -40,10 +40,12 @@ from verifier.diagnostics import (
     Unsupported,
 )
 from verifier.lang import ir
+from verifier.lang.lifetimes import EarlyRelease
 from verifier.lang.config import MAX_BLOCK_DIM, MAX_CLUSTER_DIM, CudaDeviceFunction
 from verifier.lang.memories import BarrierMechanism, CudaMbarrier, Memory
 from verifier.lang.printer import expr_text
 from verifier.lang.timelines import SyncTL
+from verifier.results import RELEASE_PROVED
 
 SMEM_ALIGN = 128
 SMEM_LIMIT = 227 * 1024
@@ -345,30 +347,67 @@ def smem_swizzle(mem: Memory) -> int:
     return 0
 
 
-def _layout(plan: DevicePlan, stmts: tuple[ir.Stmt, ...], top: int) -> None:
-    """Fixed SMEM offsets; a block's allocations are released at its end. Rules: LANG-8.3"""
-    for s in stmts:
+def _first_fit(live: list[tuple[int, int]], size: int, align: int) -> int:
+    """The lowest `align`-aligned offset where [offset, offset + size) meets no live range."""
+    offset = 0
+    for start, end in sorted(live):
+        if offset + size <= start:
+            break
+        offset = max(offset, -(-end // align) * align)
+    return offset
+
+
+@dataclass(frozen=True)
+class _Releases:
+    """The early releases (CG-R1) of one proc: candidates by allocation, and the ids the
+    certificate says are proved."""
+
+    by_alloc: dict[int, EarlyRelease]
+    proved: frozenset[str]
+
+
+def _smem_extent(plan: DevicePlan, name: ir.Sym, typ: ir.Type, mem: Memory) -> tuple[int, int]:
+    """Bytes and alignment of one SMEM allocation. Rules: LANG-6.3"""
+    assert isinstance(typ, (ir.Tensor, ir.Scalar))
+    base = typ.base if isinstance(typ, ir.Tensor) else typ.name
+    size = prod(plan.shards[name]) * ctype_size(ctype_of(base))
+    align = SMEM_ALIGN
+    swizzle = smem_swizzle(mem)
+    if swizzle:  # Sm90_SmemSwizzled(s): whole s-byte rows, 8-row-aligned base
+        size = -(-size // swizzle) * swizzle
+        align = max(align, 8 * swizzle)
+        plan.smem_align = max(plan.smem_align, align)
+    return size, align
+
+
+def _layout(plan: DevicePlan, stmts: tuple[ir.Stmt, ...], live: list[tuple[int, int]],
+            releases: _Releases) -> None:
+    """Fixed SMEM offsets, first fit over the byte ranges live at each allocation: a block's
+    allocations are released at its end (SEM-4.7), or before the statement of a proved early
+    release (CG-R1), whose range a later allocation may then take. Rules: LANG-8.3, CG-R1"""
+    live = list(live)
+    ranges: dict[ir.Sym, tuple[int, int]] = {}
+    release_before: dict[int, list[ir.Sym]] = {}
+    for k, s in enumerate(stmts):
+        for sym in release_before.pop(k, ()):
+            live.remove(ranges[sym])
         match s:
             case ir.Alloc(name=name, typ=typ, mem=mem) if isinstance(mem, Memory) and \
                     mem.is_smem:
-                assert isinstance(typ, (ir.Tensor, ir.Scalar))
-                base = typ.base if isinstance(typ, ir.Tensor) else typ.name
-                size = prod(plan.shards[name]) * ctype_size(ctype_of(base))
-                align = SMEM_ALIGN
-                swizzle = smem_swizzle(mem)
-                if swizzle:  # Sm90_SmemSwizzled(s): whole s-byte rows, 8-row-aligned base
-                    size = -(-size // swizzle) * swizzle
-                    align = max(align, 8 * swizzle)
-                    plan.smem_align = max(plan.smem_align, align)
-                offset = -(-top // align) * align
+                size, align = _smem_extent(plan, name, typ, mem)
+                offset = _first_fit(live, size, align)
                 plan.smem_offsets[name] = offset
-                top = offset + size
-                plan.smem_bytes = max(plan.smem_bytes, top)
+                ranges[name] = (offset, offset + size)
+                live.append(ranges[name])
+                plan.smem_bytes = max(plan.smem_bytes, offset + size)
+                early = releases.by_alloc.get(id(s))
+                if early is not None and early.block is stmts and early.id in releases.proved:
+                    release_before.setdefault(early.index, []).append(name)
             case ir.For(body=body) | ir.Warps(body=body):
-                _layout(plan, body, top)
+                _layout(plan, body, live, releases)
             case ir.If(body=body, orelse=orelse):
-                _layout(plan, body, top)
-                _layout(plan, orelse, top)
+                _layout(plan, body, live, releases)
+                _layout(plan, orelse, live, releases)
             case ir.Alloc() | ir.Assign() | ir.Reduce() | ir.WindowStmt() | ir.Pass() \
                     | ir.Call() | ir.Fence() | ir.Arrive() | ir.Await() | ir.DeviceFunction():
                 pass
@@ -376,10 +415,31 @@ def _layout(plan: DevicePlan, stmts: tuple[ir.Stmt, ...], top: int) -> None:
                 raise UnhandledNode(s)
 
 
+def _too_large(plan: DevicePlan, releases: dict[str, str], by_alloc: dict[int, EarlyRelease]
+               ) -> Unsupported:
+    """ERR-L06 naming each early release of this kernel that was not proved, and why."""
+    inside = {id(t) for t in ir.statements(plan.body)}
+    mine = [r for r in by_alloc.values() if id(r.alloc) in inside]
+    failed = [f"the early release of {r.alloc.name.name} before {r.before.loc} (CG-R1) is "
+              f"{releases.get(r.id, 'not in the certificate')}"
+              for r in mine if releases.get(r.id) != RELEASE_PROVED]
+    why = "; ".join(failed) if failed else "every early release of this kernel (CG-R1) is " \
+        "already used" if mine else "no allocation has an early release point (CG-R1)"
+    return Unsupported(f"{plan.smem_bytes} bytes of shared memory exceed the {SMEM_LIMIT}-byte "
+                       "limit (an allocation lives to the end of its scope, where its free is "
+                       f"verified, SEM-4.7, unless an early release is proved: {why}; allocate "
+                       "later buffers in a scope of their own to reuse the space)",
+                       plan.stmt.loc, code="ERR-L06", rule="LANG-8.3")
+
+
 def plan_device_function(s: ir.DeviceFunction, index: int,
-                         maps: tuple[TensorMap, ...] = ()) -> DevicePlan:
-    """Run both phases for one device function; `maps` are the tensor maps in scope.
-    Rules: LANG-8.2, LANG-8.3, COLL-5.8, LANG-6.6"""
+                         maps: tuple[TensorMap, ...] = (),
+                         releases: dict[str, str] | None = None,
+                         candidates: tuple[EarlyRelease, ...] = ()) -> DevicePlan:
+    """Run both phases for one device function; `maps` are the tensor maps in scope,
+    `releases` the certificate's early releases (id -> outcome) and `candidates` the proc's
+    early-release points (`lang.lifetimes.early_releases`). Rules: LANG-8.2, LANG-8.3,
+    COLL-5.8, LANG-6.6, CG-R1"""
     if s.cfg.blockDim > MAX_BLOCK_DIM or s.cfg.clusterDim > MAX_CLUSTER_DIM:
         raise RejectedInput(f"cannot launch blockDim={s.cfg.blockDim}, clusterDim="
                             f"{s.cfg.clusterDim} (CUDA allows at most {MAX_BLOCK_DIM} threads "
@@ -394,14 +454,13 @@ def plan_device_function(s: ir.DeviceFunction, index: int,
     planner.bound.update(loop.iter for loop in plan.task_loops)
     planner.block(plan.body, top, top.warp_name)
     _distribute(plan, planner.allocs)
-    _layout(plan, plan.body, 0)
+    releases = releases or {}
+    by_alloc = {id(r.alloc): r for r in candidates}
+    proved = frozenset(rid for rid, outcome in releases.items() if outcome == RELEASE_PROVED)
+    _layout(plan, plan.body, [], _Releases(by_alloc, proved))
     plan.rings, plan.smem_bytes = plan_rings(planner.mbars, plan.dev, plan.smem_bytes)
     if plan.smem_align > SMEM_ALIGN:  # room to align the dynamic SMEM base at run time
         plan.smem_bytes += plan.smem_align
     if plan.smem_bytes > SMEM_LIMIT:
-        raise Unsupported(f"{plan.smem_bytes} bytes of shared memory exceed the {SMEM_LIMIT}-"
-                          "byte limit (an allocation lives to the end of its scope, where its "
-                          "free is verified, SEM-4.7: allocate later buffers in a scope of "
-                          "their own to reuse the space)", plan.stmt.loc, code="ERR-L06",
-                          rule="LANG-8.3")
+        raise _too_large(plan, releases, by_alloc)
     return plan

@@ -17,6 +17,7 @@ import z3
 
 from verifier.diagnostics import SrcLoc
 from verifier.lang import ir
+from verifier.lang.lifetimes import RELEASE_PREFIX
 from verifier.semantics import rules
 from verifier.semantics.rules import AccessKind, Flag
 from verifier.check.sites import (
@@ -58,6 +59,7 @@ class Obligation:
     levels: int = 1  # refinement levels (visibility.LEVELS for hazards)
     description: str = ""
     discharged_by: str = ""  # the pruning rule that settled it without a solver (PR-*)
+    release: str = ""  # the early release (CG-R1) it belongs to; "" for the proc's own
 
 
 def required_flag(earlier: AccessSite, later: AccessSite) -> Flag | None:
@@ -329,6 +331,29 @@ class ObligationBuilder:
         if count > 1:
             ob.id = f"{ob.id}#{count}"
         return ob
+
+    def releases(self, prune: bool = True) -> list[Obligation]:
+        """CG-R1: the SEM-4.7 free check of each early-release candidate, as the hazard pairs
+        of the end-of-scope free (every earlier access of the variable against the free, the
+        same builder), ids prefixed `release:`. They decide codegen's layout, never the
+        verdict. PR-4 is not applied (the release site is not among the variable's sites):
+        fewer pairs settled without a solver, none settled wrongly."""
+        out = []
+        tracked = [s for s in self.model.accesses if s.tracked and not s.is_free]
+        for rel in self.model.releases:
+            site = rel.site
+            for earlier in (s for s in tracked if s.buf == site.buf):
+                flag = required_flag(earlier, site)
+                if flag is None:
+                    continue
+                ob = self.hazard(earlier, site, flag)
+                ob.id, ob.release = RELEASE_PREFIX + ob.id, rel.id
+                ob.description = f"early release ({rel.id}): {ob.description}"
+                if prune:
+                    ob.discharged_by = "PR-2" if self.pruner.disjoint(earlier, site) else \
+                        "PR-3" if self.pruner.fenced(earlier, site, flag) else ""
+                out.append(self.unique(ob))
+        return out
 
     def all(self, prune: bool = True) -> list[Obligation]:
         return [self.unique(ob) for ob in self.bounds(prune) + self.barriers() + self.rings() +

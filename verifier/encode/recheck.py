@@ -117,24 +117,33 @@ class RecheckSession:
 
 def recheck_result(result: ProcResult, session: RecheckSession) -> ProcResult:
     """`result` with every proved obligation re-decided; a `sat` makes it an internal error."""
-    obligations: list[ObligationResult] = []
     disagreements: list[Finding] = []
-    for ob in result.obligations:
-        if ob.status is not ObligationStatus.proved or not ob.query:
-            obligations.append(ob)
-            continue
-        answer = session.decide(ob.query)
-        obligations.append(dataclasses.replace(ob, recheck=answer))
-        if answer.answer == "sat":
-            assert result.loc is not None
-            disagreements.append(Finding(
-                FindingKind.unknown, f"{answer.solver} finds obligation {ob.id} ({ob.description})"
-                f" satisfiable, while z3 proved it unsat (query hash {ob.query_hash}): the two "
-                "solvers disagree on one query, so this proof is not trusted", None, result.loc,
-                rule="SEM-1.1", code=CODE))
+
+    def again(obligations: tuple[ObligationResult, ...]) -> tuple[ObligationResult, ...]:
+        out: list[ObligationResult] = []
+        for ob in obligations:
+            if ob.status is not ObligationStatus.proved or not ob.query:
+                out.append(ob)
+                continue
+            answer = session.decide(ob.query)
+            out.append(dataclasses.replace(ob, recheck=answer))
+            if answer.answer == "sat":
+                assert result.loc is not None
+                disagreements.append(Finding(
+                    FindingKind.unknown, f"{answer.solver} finds obligation {ob.id} "
+                    f"({ob.description}) satisfiable, while z3 proved it unsat (query hash "
+                    f"{ob.query_hash}): the two solvers disagree on one query, so this proof is "
+                    "not trusted", None, result.loc, rule="SEM-1.1", code=CODE))
+        return tuple(out)
+
+    obligations = again(result.obligations)
+    # an early release's obligations (CG-R1) back the certificate's layout claim: the same
+    releases = tuple(dataclasses.replace(x, obligations=again(x.obligations))
+                     for x in result.releases)
     if not disagreements:
-        return dataclasses.replace(result, obligations=tuple(obligations))
-    return dataclasses.replace(result, obligations=tuple(obligations), verdict=Verdict.unknown,
+        return dataclasses.replace(result, obligations=obligations, releases=releases)
+    return dataclasses.replace(result, obligations=obligations, releases=releases,
+                               verdict=Verdict.unknown,
                                findings=result.findings + tuple(disagreements),
                                certificate=None, internal_error=True)
 

@@ -14,6 +14,7 @@ import z3
 
 from verifier.diagnostics import SrcLoc
 from verifier.results import Finding, FindingKind
+from verifier.encode.assumptions import check_assumed_asserts
 from verifier.encode.instances import Instance
 from verifier.encode.obligations import ObligationBuilder
 from verifier.encode.solver import DEFAULT_RLIMIT, Budget, Status, prepare, solve
@@ -99,12 +100,21 @@ def _instance_finding(builder: ObligationBuilder, budget: Budget) -> Finding | N
                    "is not proved", None, empty_at or sites[0][1], rule="SEM-1.1", code=CODE)
 
 
-def vacuity(builder: ObligationBuilder, sizes_fixed: bool, wall_s: float) -> Finding | None:
+def vacuity(builder: ObligationBuilder, assumed: dict[str, int] | None, wall_s: float
+            ) -> Finding | None:
     """Why the proc is vacuous (a located finding), or None when there is something to prove.
-    A run at fixed sizes asks only VAC-1: at one size, a proc with no instance is consistent
-    with the concrete machine, which then runs nothing and finds nothing. Raises `Undecided`
-    when Z3 answers unknown."""
+    Assumed sizes the asserts exclude are a usage error (RejectedInput, CLI-11), not a vacuous
+    proc. A run with every size fixed asks only VAC-1: at one size, a proc with no instance is
+    consistent with the concrete machine, which then runs nothing and finds nothing. Raises
+    `Undecided` when Z3 answers unknown."""
     budget = Budget(rlimit=DEFAULT_RLIMIT, wall_s=wall_s)
+    base, n_asserts = builder.base, len(builder.enc.assumptions)
+    n_types = n_asserts - len(builder.model.proc.preds)
+    check_assumed_asserts(builder.model.proc, assumed or {}, base[:n_types],
+                          base[n_types:n_asserts], base[n_asserts:],
+                          lambda cs: _satisfiable(cs, budget, "the asserts admit the assumed "
+                                                  "sizes"))
+    sizes_fixed = bool(assumed) and set(builder.size_names) <= set(assumed)
     found = _asserts_finding(builder, budget)
     if found is None and not sizes_fixed:
         found = _instance_finding(builder, budget)

@@ -28,6 +28,7 @@ from verifier.results import (
 from verifier.check import analyze
 from verifier.collectives.symbolic import fresh_context
 from verifier.semantics import Finding as MachineFinding, run_machine
+from verifier.encode.assumptions import check_assumed_names
 from verifier.encode.discharge import Discharger
 from verifier.encode.obligations import Built, Obligation, ObligationBuilder
 from verifier.encode.proof_cache import ProofCache
@@ -37,17 +38,23 @@ from verifier.encode.solver import (
     Status, evaluate, prepare,
 )
 from verifier.encode.visibility import ANCHORED_FALLBACK
+from verifier.encode.releases import early_releases, release_evidence, release_outcome
 
 
 @dataclass
 class Options:
     timeout_s: float = WALL_NET_S  # wall-clock safety net per query (the budget is rlimit)
+    # assumed sizes (`--assume`, CLI-11): extra preconditions `NAME == VALUE`, the other sizes
+    # stay symbolic; the certificate binds them. Fixing every size proves one size.
     fixed_sizes: dict[str, int] | None = None
     jobs: int = 1  # worker processes solving queries (results identical for every N)
     cache_dir: Path | None = None  # on-disk proof cache (None: this process's memory only)
     rlimit: int = DEFAULT_RLIMIT  # deterministic budget of one query (Z3 resource units)
     prune: bool = True  # settle pairs without a solver where PR-2..PR-4 apply
     keep_queries: bool = False  # keep each obligation's SMT-LIB2 text (--smt2, --recheck)
+    # prove early releases (CG-R1) after a proof: only codegen's layout needs them, so the CLI
+    # asks for them with --emit-cuda / --check-cert and a plain proof does not pay for them
+    releases: bool = False
 
 
 def static_finding(e: SporkError) -> Finding:
@@ -132,14 +139,17 @@ def verify_proc(proc: ir.Proc, opts: Options | None = None,
     opts = opts or Options()
     start = time.perf_counter()
     file = proc.loc.file
+    assumed = dict(sorted((opts.fixed_sizes or {}).items()))
 
     def done(verdict: Verdict, obligations: list[ObligationResult], findings: list[Finding],
              cert: Certificate | None = None) -> ProcResult:
         findings.sort(key=lambda f: (f.loc.file, f.loc.line, f.loc.col, f.rule))
         return ProcResult(file, proc.name, verdict, time.perf_counter() - start,
-                          tuple(obligations), tuple(findings), proc.loc, cert)
+                          tuple(obligations), tuple(findings), proc.loc, cert,
+                          assumptions=tuple(assumed.items()))
 
     try:
+        check_assumed_names(proc, assumed)
         model = analyze(proc)
     except RejectedInput as e:
         return done(Verdict.rejected, [], [static_finding(e)])
@@ -149,27 +159,34 @@ def verify_proc(proc: ir.Proc, opts: Options | None = None,
     try:
         builder = ObligationBuilder(model, fresh_context(), opts.fixed_sizes)
         obligations = builder.all(opts.prune)
-        empty = vacuity(builder, opts.fixed_sizes is not None, opts.timeout_s)
+        empty = vacuity(builder, assumed, opts.timeout_s)
         if empty is not None:
             return done(Verdict.vacuous, [], [empty])
         cache = ProofCache(opts.cache_dir) if opts.cache_dir is not None else None
         with Discharger(opts.jobs, cache, opts.timeout_s) as discharger:
             run = _Run(proc, builder, discharger, opts)
             results, findings = run.all(obligations, progress)
+            verdict = proc_verdict({r.status for r in results}, any(
+                f.counterexample is not None and f.counterexample.replayed for f in findings))
+            releases = early_releases(run, opts.prune) \
+                if verdict is Verdict.proved and opts.releases else ()
+    except RejectedInput as e:  # assumed sizes the asserts exclude (CLI-11)
+        return done(Verdict.rejected, [], [static_finding(e)])
     except Unsupported as e:
         return done(Verdict.unsupported, [], [static_finding(e)])
     except Undecided as e:
         return done(Verdict.unknown, [], [Finding(FindingKind.unknown, str(e), None, proc.loc)])
-    verdict = proc_verdict({r.status for r in results}, any(
-        f.counterexample is not None and f.counterexample.replayed for f in findings))
     if verdict is Verdict.proved:
         verdict = _callees_proved(proc, opts, findings)
     cert = None
-    if verdict is Verdict.proved and opts.fixed_sizes is None:
+    if verdict is Verdict.proved:
         cert = Certificate(proc.name, ir_hash(proc),
-                           tuple((r.id, r.query_hash or r.discharged_by) for r in results),
-                           SOLVER_NAME, __version__)
-    return done(verdict, results, findings, cert)
+                           tuple((r.id, r.query_hash or r.discharged_by) for r in results) +
+                           release_evidence(releases), SOLVER_NAME, __version__,
+                           releases=tuple((r.id, release_outcome(r)) for r in releases),
+                           assumptions=tuple(assumed.items()))
+    return dataclasses.replace(done(verdict, results, findings, cert), releases=releases,
+                               assumptions=tuple(assumed.items()))
 
 
 def _callees_proved(proc: ir.Proc, opts: Options, findings: list[Finding]) -> Verdict:
@@ -216,6 +233,7 @@ class _Run:
         self.built: dict[tuple[str, Step], tuple[Built, Query]] = {}
         self.replays: dict[tuple, list[MachineFinding]] = {}
         self.confirmed: set[tuple] = set()
+        self.premises_seen: set[int] = set()  # premises already among the obligations
 
     def query(self, ob: Obligation, step: Step) -> tuple[Built, Query]:
         key = (ob.id, step)
@@ -268,7 +286,7 @@ class _Run:
         often confirms the candidates of several obligations: `_seen`, `reuse_sizes`)."""
         done: dict[int, tuple[ObligationResult, Finding | None]] = {}
         deferred: list[tuple[int, Obligation, Outcome, Step, int, float]] = []
-        premises_seen: set[int] = set()
+        premises_seen = self.premises_seen
         pending = list(obligations)
         self.prefetch(pending)
         index = 0

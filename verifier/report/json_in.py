@@ -9,7 +9,7 @@ from typing import Any
 from verifier.diagnostics import SrcLoc
 from verifier.results import (ChainResult, ChainStatus, Counterexample, Finding, FindingKind,
                               ObligationResult, ObligationStatus, ProcResult, Recheck, Related,
-                              ScheduledBy, Verdict)
+                              ReleaseResult, ScheduledBy, Verdict)
 
 
 def _loc(d: dict[str, Any]) -> SrcLoc:
@@ -54,7 +54,14 @@ def results_from_json(text: str) -> list[ProcResult]:
                               obligations, tuple(_finding(f) for f in r["findings"]),
                               load_output=r.get("load_output", ""),
                               sizes=tuple(r.get("sizes", {}).items()),
+                              assumptions=tuple(r.get("assumptions", {}).items()),
                               chain=_chain(r["chain"]) if "chain" in r else None,
+                              releases=tuple(_release(x) for x in r.get("releases", ())),
                               scheduled_by=ScheduledBy(**r["scheduled_by"])
                               if "scheduled_by" in r else None))
     return out
+
+
+def _release(d: dict[str, Any]) -> ReleaseResult:
+    return ReleaseResult(d["id"], d["variable"], _loc(d["location"]), d["proved"], d["reason"],
+                         tuple(_obligation(o) for o in d["obligations"]))

@@ -8,7 +8,7 @@ from typing import Any
 
 from verifier import __version__
 from verifier.diagnostics import SrcLoc
-from verifier.results import ChainResult, Finding, ObligationResult, ProcResult
+from verifier.results import ChainResult, Finding, ObligationResult, ProcResult, ReleaseResult
 
 # 2: verdicts `vacuous` and `no-hazard-at-sizes` (a --sizes run that finds nothing was `proved`
 # in 1: the meaning of a value changed), obligation `query_hash`/`recheck`, result `sizes`
@@ -66,7 +66,17 @@ def result_dict(r: ProcResult) -> dict[str, Any]:
     }
     if r.sizes:
         out["sizes"] = dict(r.sizes)
+    if r.assumptions:  # CLI-11
+        out["assumptions"] = dict(r.assumptions)
+    if r.releases:
+        out["releases"] = [_release(x) for x in r.releases]
     return out
+
+
+def _release(x: ReleaseResult) -> dict[str, Any]:
+    """An early release (specs/codegen.md CG-R1..R3): codegen's, never part of the verdict."""
+    return {"id": x.id, "variable": x.variable, "location": _loc(x.loc), "proved": x.proved,
+            "reason": x.reason, "obligations": [_obligation(o) for o in x.obligations]}
 
 
 def _chain(c: ChainResult) -> dict[str, Any]:

@@ -40,7 +40,7 @@ def _testcase(r: ProcResult) -> TestCase:
     if r.load_output:  # what the file printed while loading (specs/loading.md LOAD-8)
         case.system_out = _xml_text(r.load_output)
     if r.verdict is Verdict.no_hazard_at_sizes and not r.internal_error:
-        case.system_out = _xml_text(f"{r.proc}: {verdict_words(r).lower()} ({NOT_A_PROOF})\n"
+        case.system_out = _xml_text(f"{r.proc}: {verdict_words(r, lower=True)} ({NOT_A_PROOF})\n"
                                     + r.load_output)
         return case
     if r.internal_error:

@@ -110,7 +110,7 @@ def _result(r: ProcResult, f: Finding | None) -> dict[str, Any]:
     if r.sizes:
         props["sizes"] = dict(r.sizes)
     if f is None:
-        out["message"] = {"text": f"proc {r.proc}: {verdict_words(r).lower()}"
+        out["message"] = {"text": f"proc {r.proc}: {verdict_words(r, lower=True)}"
                                   f"{' (internal error)' if r.internal_error else ''}"
                                   f"{' (' + NOT_A_PROOF + ')' if r.sizes else ''}"}
     else:

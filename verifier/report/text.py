@@ -7,18 +7,23 @@ import linecache
 
 from verifier.report.cex_view import table_lines
 from verifier.results import (ChainResult, Finding, FindingKind, ObligationResult, ObligationStatus,
-                              ProcResult, ScheduledBy, Verdict)
+                              ProcResult, ScheduledBy, Verdict, assumed_words)
 
 _MARK = {Verdict.proved: "PROVED", Verdict.refuted: "REFUTED", Verdict.rejected: "REJECTED",
          Verdict.unknown: "UNKNOWN", Verdict.unsupported: "UNSUPPORTED",
          Verdict.vacuous: "VACUOUS", Verdict.no_hazard_at_sizes: "NO HAZARD"}
 
 
-def verdict_words(r: ProcResult) -> str:
-    """`PROVED`, `NO HAZARD at n=1024` (a concrete run says at which sizes), ..."""
+def verdict_words(r: ProcResult, lower: bool = False) -> str:
+    """`PROVED`, `NO HAZARD at n=1024` (a concrete run says at which sizes), ...; `lower`
+    lowers the verdict only, never a size's name."""
     mark = _MARK.get(r.verdict, r.verdict.value.upper())
+    mark = mark.lower() if lower else mark
     if r.sizes:
         mark += " at " + ", ".join(f"{k}={v}" for k, v in r.sizes)
+    elif r.assumptions:  # CLI-11: not every size, only those with the assumed values
+        mark += (" for all sizes" if r.verdict is Verdict.proved else "") + \
+            f" with {assumed_words(r.assumptions)}"
     return mark
 
 
@@ -39,6 +44,9 @@ def _summary(r: ProcResult) -> str:
         undecided = sum(1 for c in rechecked if c.answer == "unknown")
         if undecided:
             text += f", {undecided} undecided"
+    if r.releases:  # codegen's (CG-R1), after the verdict's counts
+        proved = sum(x.proved for x in r.releases)
+        text += f"; early releases for codegen: {proved}/{len(r.releases)} proved"
     return text
 
 
@@ -102,6 +110,17 @@ def chain_lines(c: ChainResult, verbose: bool) -> list[str]:
     return lines
 
 
+def release_lines(r: ProcResult) -> list[str]:
+    """Early releases (specs/codegen.md CG-R1..R3), under -v: codegen's, not the verdict's."""
+    lines = []
+    for x in r.releases:
+        state = "proved" if x.proved else f"not proved: {x.reason}"
+        lines.append(f"  early release {x.id} (codegen, not the verdict): {state}")
+        lines += [f"    [{o.status.value:>8}] {o.rule:<8} {o.id}  ({_cost(o)})"
+                  for o in x.obligations]
+    return lines
+
+
 def scheduled_line(s: ScheduledBy) -> str:
     """Where a proc built by upstream's own rewrites came from (SCHED-6)."""
     return (f"  scheduled by upstream Exo-GPU {s.exo_version} ({s.python}, Python "
@@ -142,6 +161,7 @@ def to_text(results: list[ProcResult], verbose: bool = False, cex_table: bool = 
                     f"{' (' + o.recheck.reason + ')' if o.recheck.reason else ''}]" \
                     if o.recheck else ""
                 out.append(f"  [{o.status.value:>8}] {o.rule:<8} {o.id}  ({_cost(o)}){again}")
+            out.extend(release_lines(r))
         for f in r.findings:
             out.extend(finding_lines(f))
             if verbose or cex_table:

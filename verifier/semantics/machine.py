@@ -23,6 +23,7 @@ from verifier.diagnostics import SrcLoc, UnhandledNode, Unsupported
 from verifier.lang import ir
 from verifier.lang.inline import inline_calls
 from verifier.lang.instrs import Instr
+from verifier.lang.lifetimes import early_releases
 from verifier.lang.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
 from verifier.lang.timelines import InstrTL, QualTL
 from verifier.semantics import barriers, rules
@@ -62,8 +63,13 @@ class Machine(HazardChecks):
 
     def __init__(self, proc: ir.Proc, sizes: Mapping[str, int], collect_all: bool = False,
                  stop_at: tuple[str, str | None, SrcLoc] | None = None,
-                 only: frozenset[str] | None = None) -> None:
+                 only: frozenset[str] | None = None, releases: bool = False) -> None:
         self.proc = proc
+        # CG-R1: with `releases`, the SEM-4.7 free check also runs at every early-release
+        # candidate (lang/lifetimes.py), without freeing: it replays a release's candidate
+        self.release_at: dict[int, list[ir.Alloc]] = {}
+        for r in early_releases(proc.body) if releases else ():
+            self.release_at.setdefault(id(r.before), []).append(r.alloc)
         self.only = only  # names of the variables whose histories are kept (None: all; M8)
         self.collect_all = collect_all
         self.stop_at = stop_at  # collect-all run ends once this (kind, variable, loc) is seen
@@ -195,6 +201,8 @@ class Machine(HazardChecks):
     def block(self, stmts: tuple[ir.Stmt, ...], ctx: Ctx) -> None:
         allocated: list[ir.Alloc] = []
         for s in stmts:
+            for a in self.release_at.get(id(s), ()):
+                self.check_freed(a, ctx, s.loc)
             if isinstance(s, ir.Alloc):
                 allocated.append(s)
             self.stmt(s, ctx)
@@ -517,22 +525,28 @@ class Machine(HazardChecks):
         bar = self.barriers.pop(a.name, None)
         if bar is not None:
             barriers.free_barrier(self, bar, a.loc)
-        buf = self.bufs.pop(a.name, None)
+        self.check_freed(a, ctx, a.loc)
+        self.bufs.pop(a.name, None)
+
+    def check_freed(self, a: ir.Alloc, ctx: Ctx, loc: SrcLoc) -> None:
+        """The SEM-4.7 check of freeing `a` here, reported at `loc`; frees nothing."""
+        buf = self.bufs.get(a.name)
         if buf is None or not buf.tracked or buf.mem.family not in ("smem", "mbarrier"):
             return
         threads = Threads(ctx.task, (1 << self.current_dev_threads) - 1)
-        self.check_free(buf, threads, a.loc)
+        self.check_free(buf, threads, loc)
 
 
 def run_machine(proc: ir.Proc, sizes: Mapping[str, int], collect_all: bool = False,
                 stop_at: tuple[str, str | None, SrcLoc] | None = None,
-                only: frozenset[str] | None = None) -> tuple[bool, list[Finding]]:
+                only: frozenset[str] | None = None, releases: bool = False
+                ) -> tuple[bool, list[Finding]]:
     """Run at `sizes`; returns (preconditions hold, errors in trace order). With `stop_at`,
     a collect-all run ends at the first error with that (kind, variable, location). With
     `only` (collect-all runs), hazards are checked on those variables alone: the run reports
     exactly the errors of a whole collect-all run that concern them (Choice M8)."""
     assert only is None or collect_all, "a first-error run must check every variable"
-    m = Machine(inline_calls(proc), sizes, collect_all, stop_at, only)  # CALL-1
+    m = Machine(inline_calls(proc), sizes, collect_all, stop_at, only, releases)  # CALL-1
     if not m.preconditions_hold():
         return False, []
     # The run allocates millions of small containers and frees them by reference counting
