@@ -141,17 +141,20 @@ class IndexExpr:
                 values = [v % c for v in values]
         return values
 
-    def operands_nonnegative(self, x: int, r: int) -> bool:
-        """True iff every operand of a `/` or `%` is >= 0 (then C's truncating division equals
-        floor division, COLL-7.3)."""
+    def operands_nonnegative_all(self, xs: list[int], rs: list[int]) -> list[bool]:
+        """Per (x, r) of the parallel lists: True iff every operand of a `/` or `%` is >= 0
+        (then C's truncating division equals floor division, COLL-7.3)."""
         if isinstance(self.base, int):
-            return True
-        value = x if self.base == THREAD_IDX else r
+            return [True] * len(xs)
+        values = list(xs) if self.base == THREAD_IDX else list(rs)
+        fine = [True] * len(values)
         for op, c in self.ops:
-            if op != "-" and value < 0:
-                return False
-            value = value - c if op == "-" else value // c if op == "/" else value % c
-        return True
+            if op == "-":
+                values = [v - c for v in values]
+                continue
+            fine = [f and v >= 0 for f, v in zip(fine, values)]
+            values = [v // c for v in values] if op == "/" else [v % c for v in values]
+        return fine
 
     def to_term(self, x: Term, r: Term, arith: Arith) -> Term:
         """The expression as a term over `arith`: threadIdx.x -> x, blockIdx.x -> r.

@@ -132,8 +132,8 @@ def thread_groups(t: Tiling, dev: CudaDeviceFunction) -> ThreadGroups:
             keep = [lo <= x < hi for x in xs]
         else:
             values = g.expr.evaluate_all(xs, rs)
-            for n, x, r in zip(alive, xs, rs):
-                if not g.expr.operands_nonnegative(x, r):
+            for n, fine in zip(alive, g.expr.operands_nonnegative_all(xs, rs)):
+                if not fine:
                     anomalies.append((n, f"{g.c_name} = {g.expr.to_c()} divides a negative "
                                           f"value"))
             keep = [(g.lo is None or v >= g.lo) and (g.hi is None or v < g.hi) for v in values]

@@ -17,7 +17,7 @@ from verifier.collectives.membership import (
     model_thread_set,
     thread_groups,
 )
-from verifier.collectives.symbolic import Z3Arith, find_model, new_arith
+from verifier.collectives.symbolic import Z3Arith, find_model
 from verifier.collectives.tiling import Tiling
 from verifier.diagnostics import RejectedInput
 from verifier.lang.config import CudaDeviceFunction
@@ -44,7 +44,7 @@ def _xor_query(t: Tiling, dev: CudaDeviceFunction) -> dict[str, int] | None | st
         mem_b = membership(t, n, iters, arith, dev)
         return arith.and_(*bounds, arith.xor(mem_a, mem_b))
 
-    return find_model(new_arith(), build, names)
+    return find_model(build, names)
 
 
 def _enumerated_disagreement(t: Tiling, dev: CudaDeviceFunction) -> str | None:

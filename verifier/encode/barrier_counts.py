@@ -15,6 +15,7 @@ from verifier.semantics.rings import ring_info
 from verifier.check.sites import AwaitSite, BarrierDecl, ProgramModel
 from verifier.encode.counting import count_before
 from verifier.encode.instances import Encoder, Instance
+from verifier.encode.terms import address
 
 
 class BarrierCounts:
@@ -45,8 +46,8 @@ class BarrierCounts:
     @staticmethod
     def _key(what: str, decl: BarrierDecl, elem: tuple[z3.ArithRef, ...], point: Instance,
              flag: bool) -> tuple:
-        return (what, decl.sym, tuple(e.get_id() for e in elem), id(point.ctx),
-                tuple((s, v.get_id()) for s, v in point.iters.items()), flag)
+        return (what, decl.sym, tuple(address(e) for e in elem), id(point.ctx),
+                tuple((s, address(v)) for s, v in point.iters.items()), flag)
 
     def arrives_before(self, decl: BarrierDecl, elem: tuple[z3.ArithRef, ...], point: Instance,
                        inclusive_textual: bool = False) -> z3.ArithRef:

@@ -18,7 +18,7 @@ from verifier.diagnostics import Unsupported
 from verifier.lang import ir
 from verifier.semantics.exprs import CONTROL_RANGES, PY_OPS, Ops, eval_expr
 from verifier.check.sites import AccessSite, Context
-from verifier.encode.terms import conj, disj
+from verifier.encode.terms import address, conj, disj, ge, le, lt, same
 
 Term = z3.ArithRef
 MAX_GROUPS = 64  # instances of a collective listed by `Encoder.representative`
@@ -170,8 +170,8 @@ class Encoder:
         env: dict[ir.Sym, z3.ArithRef] = {}
         for lp in ctx.loops:
             v = inst.iters[lp.sym]
-            parts.append(v >= self.value(lp.lo, env))
-            parts.append(v < self.value(lp.hi, env))
+            parts.append(ge(v, self.value(lp.lo, env)))
+            parts.append(lt(v, self.value(lp.hi, env)))
             env[lp.sym] = v
         for cond, polarity in ctx.conds:
             c = self.boolean(self.value(cond, inst.iters))
@@ -183,8 +183,8 @@ class Encoder:
     def member(self, ctx: Context, n: z3.ArithRef, iters: Mapping[ir.Sym, z3.ArithRef]
                ) -> z3.BoolRef:
         """n executes the instance of `ctx` with thread-loop values `iters` (COLL-7.3)."""
-        key = (id(ctx.tiling), n.get_id(),
-               tuple(iters[s].get_id() for s in ctx.thread_iters))
+        key = (id(ctx.tiling), address(n),
+               tuple(address(iters[s]) for s in ctx.thread_iters))
         hit = self._member_cache.get(key)
         if hit is None:
             hit = self._member(ctx, n, iters)
@@ -212,7 +212,7 @@ class Encoder:
         groups = collectives.thread_groups(ctx.tiling, ctx.device.cfg)
         if len(groups.groups) > MAX_GROUPS:
             return None
-        key = (id(ctx.tiling), tuple(iters[s].get_id() for s in groups.keys))
+        key = (id(ctx.tiling), tuple(address(iters[s]) for s in groups.keys))
         hit = self._rep_cache.get(key)
         if hit is None:
             hit = z3.IntVal(-1, self.zctx)
@@ -261,16 +261,17 @@ def before(a: Instance, b: Instance, zctx: z3.Context) -> z3.BoolRef:
     result: z3.BoolRef | bool = a.ctx.path < b.ctx.path
     for sym in reversed(common):
         va, vb = a.iters[sym], b.iters[sym]
-        if va.eq(vb):  # one term: va < vb is false and va == vb true, the order is result's
+        if address(va) == address(vb):  # one term: va < vb is false, va == vb true
             continue
         if isinstance(result, bool):
-            result = va <= vb if result else va < vb
+            result = le(va, vb) if result else lt(va, vb)
         else:
-            result = disj((va < vb, conj((va == vb, result), zctx)), zctx)
+            result = disj((lt(va, vb), conj((same(va, vb), result), zctx)), zctx)
     return z3.BoolVal(result, zctx) if isinstance(result, bool) else result
 
 
 def equal_on(a: Instance, b: Instance, syms: tuple[ir.Sym, ...], zctx: z3.Context
              ) -> z3.BoolRef:
-    return conj([a.iters[s] == b.iters[s] for s in syms
-                 if s in a.iters and s in b.iters and not a.iters[s].eq(b.iters[s])], zctx)
+    return conj([same(a.iters[s], b.iters[s]) for s in syms
+                 if s in a.iters and s in b.iters and
+                 address(a.iters[s]) != address(b.iters[s])], zctx)

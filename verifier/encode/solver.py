@@ -4,15 +4,13 @@
 deterministic work budget (Z3's resource limit, `rlimit`), seeded, and decided from its
 canonical SMT-LIB2 text in a fresh context (`solve`), so that the answer is a function of the
 text, the solver version and the budget alone: the same on any machine, under any load, in any
-worker process, and from the proof cache (specs/verification.md "Budgets", D1-D4). Wall-clock
+worker process, and from the proof cache (specs/verification.md "Budgets", D1-D5). Wall-clock
 time is only an outer safety net; a query stopped by it says so (`stopped_by="wall-clock"`) and
 is never cached.
 """
 
 from __future__ import annotations
 
-import ctypes
-import functools
 import hashlib
 import time
 from collections.abc import Callable, Mapping
@@ -21,7 +19,7 @@ from enum import Enum
 
 import z3
 
-from verifier.collectives.symbolic import interrupt_all, run_check
+from verifier.collectives.symbolic import fresh_context, interrupt_all, run_check
 from verifier.encode.abstraction import linear_abstraction
 from verifier.encode.smtlib import canonical_text, renumber_binders, text_hash
 
@@ -40,6 +38,8 @@ DEFAULT_RLIMIT = 60_000_000  # one query (≈ 10-20 s of solver work on a 2020s 
 QUANTIFIED_RLIMIT = 4_000_000  # a quantified refinement level (after its anchored variant)
 ABSTRACTION_RLIMIT = 6_000_000  # the linear abstraction: a quick first try, not the verdict
 SMALL_MODEL_RLIMIT = 3_000_000  # each bounded re-solve looking for small sizes
+DIRECT_RLIMIT = 1_000_000  # the SMT core's own try at a quantifier-free query (D5)
+DIRECT_ARITH = 2  # its arithmetic solver: z3's simplex core, ~2x faster there than `lp` (D5)
 REUSE_RLIMIT = 6_000_000  # re-solving a candidate at sizes the machine already ran
 SMALL_BOUNDS = (4, 16, 64, 256, 1024, 4096)  # sizes tried, smallest first
 SMALL_ENOUGH = 16  # a model with every size at most this is replayed as it is
@@ -69,7 +69,9 @@ class Query:
     @property
     def key(self) -> str:
         """What the answer is a function of (the proof cache's key)."""
-        head = f"{SOLVER_NAME}|rlimit={self.rlimit}|seed={self.seed}|exact={self.exact}|" \
+        head = f"{SOLVER_NAME}|rlimit={self.rlimit}|direct={DIRECT_RLIMIT},{DIRECT_ARITH}|" \
+               f"seed={self.seed}|" \
+               f"exact={self.exact}|" \
                f"nonlinear={self.nonlinear}|sizes={','.join(self.sizes)}\n"
         return hashlib.sha256((head + self.text).encode()).hexdigest()
 
@@ -131,10 +133,15 @@ class _Run:
         self.used = 0
         self.stopped_by = ""
 
-    def check(self, assertions: list[z3.BoolRef], rlimit: int
+    def check(self, assertions: list[z3.BoolRef], rlimit: int, direct: bool = False
               ) -> tuple[z3.CheckSatResult, z3.Solver]:
-        s = z3.Solver(ctx=self.ctx)
+        """One check; `direct`: z3's SMT core alone (`SimpleSolver`, with `DIRECT_ARITH`),
+        else the default solver, which first runs the preprocessing tactics z3 picks for the
+        query's logic."""
+        s = z3.SimpleSolver(ctx=self.ctx) if direct else z3.Solver(ctx=self.ctx)
         s.set(rlimit=rlimit, random_seed=self.seed, timeout=max(1, int(self.wall_s * 1000)))
+        if direct:
+            s.set("arith.solver", DIRECT_ARITH)
         s.add(*assertions)
         t0 = time.perf_counter()
         result = run_check(s)
@@ -147,6 +154,33 @@ class _Run:
                 self.stopped_by = "wall-clock"
         return result, s
 
+    def decide(self, assertions: list[z3.BoolRef], rlimit: int, direct_first: bool,
+               model_needed: bool) -> tuple[z3.CheckSatResult, z3.Solver]:
+        """The check of a query (D5): a quantifier-free one is first given to the SMT core
+        alone with `DIRECT_RLIMIT` units; its unsat is the answer, and so is its sat where no
+        model is read (a level that only escalates). Anything else is asked again of the
+        default solver with the full budget, exactly as without the first try, so every model
+        (hence every candidate, replay and refutation) is the one it was."""
+        if not direct_first:
+            return self.check(assertions, rlimit)
+        result, s = self.check(assertions, min(rlimit, DIRECT_RLIMIT), direct=True)
+        if result == z3.unsat or (result == z3.sat and not model_needed):
+            return result, s
+        # the first try's unit limit is not the query's; the safety net stopping it is a
+        # dependence on the load (the try might have proved it), said as such unless proved
+        net = self.stopped_by == "wall-clock"
+        self.stopped_by = ""
+        result, s = self.check(assertions, rlimit)
+        if net and result != z3.unsat:
+            self.stopped_by = "wall-clock"
+        return result, s
+
+
+def _quantified(text: str) -> bool:
+    """Whether the canonical text binds a variable (a quantified refinement level); a name
+    containing these words only sends a query down the default path, never changes it."""
+    return "(forall " in text or "(exists " in text
+
 
 def _rlimit_count(s: z3.Solver) -> int:
     """The context's cumulative resource counter (each check's limit is relative to it)."""
@@ -154,48 +188,33 @@ def _rlimit_count(s: z3.Solver) -> int:
     return int(stats.get_key_value("rlimit count")) if "rlimit count" in stats.keys() else 0
 
 
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
-
-
-@functools.cache
-def _keep_freed_blocks() -> None:
-    """A fresh context per query (D2) allocates a block of several MB that glibc serves with
-    mmap and unmaps when the context is freed, so each query paid ~4,000 page faults (6 ms,
-    more than most checks). Raised mmap and trim thresholds keep such blocks in the heap for
-    the next context. Only where memory comes from changes, never a result; a C library
-    without `mallopt` is left as it is."""
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return
-    mallopt(_M_MMAP_THRESHOLD, 32 << 20)
-    mallopt(_M_TRIM_THRESHOLD, 64 << 20)
-
-
 def solve(q: Query, wall_s: float = WALL_NET_S) -> Answer:
     """Decide `q` from its text alone (pure but for the wall-clock safety net). The parsed
     assertions are simplified first (in the fresh context, so still a function of the text):
     an equivalent formula, on which the quantified chain queries cost a fifth less."""
-    _keep_freed_blocks()
-    ctx = z3.Context()
+    ctx = fresh_context()
     assertions = [z3.simplify(a) for a in z3.parse_smt2_string(q.text, ctx=ctx)]
     run = _Run(ctx, wall_s, q.seed)
+    direct = not _quantified(q.text)
     if q.nonlinear:
         abstract = linear_abstraction(assertions)
         if abstract is not None:
-            result, _ = run.check(abstract, min(q.rlimit, ABSTRACTION_RLIMIT))
+            result, _ = run.decide(abstract, min(q.rlimit, ABSTRACTION_RLIMIT), direct,
+                                   model_needed=False)
             if result == z3.unsat:
                 return Answer(Status.proved, rlimit=run.used)
             if not q.exact:  # sat or gave up: not a proof here, the next level decides
                 return Answer(Status.candidate, f"linear abstraction: {result}",
                               rlimit=run.used)
             run.stopped_by = ""  # the abstraction's limit is not the query's
-    result, s = run.check(assertions, q.rlimit)
+    result, s = run.decide(assertions, q.rlimit, direct, model_needed=q.exact)
     if result == z3.unsat:
         return Answer(Status.proved, rlimit=run.used)
     if result == z3.unknown:
         reason = _reason(run, s, q.rlimit, wall_s)
         return Answer(Status.unknown, reason, rlimit=run.used, stopped_by=run.stopped_by)
+    if not q.exact:  # a level that only escalates: its model is never read
+        return Answer(Status.candidate, "", rlimit=run.used)
     model = s.model()
     size_vars = [z3.Int(name, ctx) for name in q.sizes]
     largest = max((_int(model.eval(v, model_completion=True)) for v in size_vars), default=0)

@@ -26,6 +26,7 @@ from verifier.results import (
     ProcResult, Related, Verdict,
 )
 from verifier.check import analyze
+from verifier.collectives.symbolic import fresh_context
 from verifier.semantics import Finding as MachineFinding, run_machine
 from verifier.encode.assumptions import check_assumed_names
 from verifier.encode.discharge import Discharger
@@ -156,7 +157,7 @@ def verify_proc(proc: ir.Proc, opts: Options | None = None,
         return done(Verdict.unsupported, [], [static_finding(e)])
 
     try:
-        builder = ObligationBuilder(model, z3.Context(), opts.fixed_sizes)
+        builder = ObligationBuilder(model, fresh_context(), opts.fixed_sizes)
         obligations = builder.all(opts.prune)
         empty = vacuity(builder, assumed, opts.timeout_s)
         if empty is not None:

@@ -28,7 +28,7 @@ from verifier.encode.barrier_counts import BarrierCounts
 from verifier.encode.barrier_elements import arrive_pairs, trailing_pairs
 from verifier.encode.instances import Encoder, Instance, before, equal_on
 from verifier.encode.pruning import dead
-from verifier.encode.terms import conj, disj
+from verifier.encode.terms import address, conj, disj
 
 MAX_CHAIN = 3  # longest fence chain tried when shorter ones leave a spurious candidate
 # Refinement levels: (longest chain, quantified witnesses); each is tried only when the
@@ -313,7 +313,7 @@ class VisibilityBuilder:
         """Some thread runs both x and y (SEM-5.4 chaining): one of `threads` or a
         representative (E4); once per pair of instances and threads (witnesses recur across
         the choices of a chain and across chains)."""
-        key = (id(x), id(y), tuple(t.get_id() for t in threads))
+        key = (id(x), id(y), tuple(address(t) for t in threads))
         hit = self._link_cache.get(key)
         if hit is None:
             via = threads + self.representatives(x, y)
