@@ -38,9 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness import child_json, load_average  # noqa: E402
-from verifier.lang.load_isolated import load_isolated  # noqa: E402
-from verifier.lang.load_protocol import LoadReply, Stage, write_reply  # noqa: E402
+from harness import child_json, load_average, loaded_sm90a_gemms  # noqa: E402
 
 UPSTREAM = """
 import json, sys, time
@@ -124,16 +122,9 @@ def main(argv: list[str]) -> int:
     sizes = [int(s) for s in args.sizes.split(",")]
     print(f"load average before: {load_average()}")
     rows = []
-    for path in sorted((args.checkout / "examples" / "Sm90a_gemm").glob("exocc_*.py")):
-        with tempfile.TemporaryDirectory() as tmp:  # the files write a .json next to them
-            copy = Path(tmp) / path.parent.name
-            shutil.copytree(path.parent, copy)
-            loaded = load_isolated(copy / path.name)
-            procs_file = Path(tmp) / "procs.bin"
-            fd = os.open(procs_file, os.O_RDWR | os.O_CREAT, 0o600)
-            write_reply(fd, LoadReply(Stage.done, loaded.procs))
-            os.close(fd)
-            for proc in loaded.procs:
+    with tempfile.TemporaryDirectory() as tmp:
+        for procs_file, procs in loaded_sm90a_gemms(args.checkout, Path(tmp)):
+            for proc in procs:
                 if args.proc not in proc.name:
                     continue
                 fixed = {"K_split": 1} if proc.name.endswith("rmemC") else None

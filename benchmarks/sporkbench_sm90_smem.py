@@ -33,10 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness import child_json, load_average  # noqa: E402
+from harness import child_json, load_average, loaded_sm90a_gemms  # noqa: E402
 from verifier.codegen.targets import NVCC_FLAGS  # noqa: E402
-from verifier.lang.load_isolated import load_isolated  # noqa: E402
-from verifier.lang.load_protocol import LoadReply, Stage, write_reply  # noqa: E402
 
 CHILD = """
 import dataclasses, json, os, re, sys, time
@@ -119,15 +117,8 @@ def main(argv: list[str]) -> int:
     print(f"{'proc':52} {'verdict':8} {'proof s':>7} {'cpu s':>6} {'rel s':>6} {'released':>8} "
           f"{'smem before':>11} {'smem after':>10}  {'nvcc sm_90a':11} {'nvcc cpu s':>10}  note")
     with tempfile.TemporaryDirectory() as tmp:
-        for path in sorted((args.checkout / "examples" / "Sm90a_gemm").glob("exocc_*.py")):
-            copy = Path(tmp) / path.stem / path.parent.name
-            shutil.copytree(path.parent, copy)
-            loaded = load_isolated(copy / path.name)
-            procs_file = Path(tmp) / path.stem / "procs.bin"
-            fd = os.open(procs_file, os.O_RDWR | os.O_CREAT, 0o600)
-            write_reply(fd, LoadReply(Stage.done, loaded.procs))
-            os.close(fd)
-            for proc in loaded.procs:
+        for procs_file, procs in loaded_sm90a_gemms(args.checkout, Path(tmp)):
+            for proc in procs:
                 if args.proc not in proc.name:
                     continue
                 verdict = row(procs_file, proc.name, Path(tmp), {}, has_nvcc)
