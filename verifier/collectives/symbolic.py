@@ -81,9 +81,9 @@ _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
 
 @functools.cache
 def _keep_freed_blocks() -> None:
-    """A fresh context per query (specs/verification.md D2) or tiling check allocates a block of several MB that glibc serves with
-    mmap and unmaps when the context is freed, so each query paid ~4,000 page faults (6 ms,
-    more than most checks). Raised mmap and trim thresholds keep such blocks in the heap for
+    """A fresh context per query (specs/verification.md D2) or tiling check allocates a block
+    of several MB that glibc serves with mmap and unmaps when the context is freed, so each
+    query paid ~4,000 page faults (6 ms, more than most checks). Raised mmap and trim thresholds keep such blocks in the heap for
     the next context. Only where memory comes from changes, never a result; a C library
     without `mallopt` is left as it is."""
     try:

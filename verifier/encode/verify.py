@@ -218,7 +218,8 @@ def _callees_proved(proc: ir.Proc, opts: Options, findings: list[Finding]) -> Ve
     (CALL-3). Without that proof the caller is unknown, never proved."""
     verdict = Verdict.proved
     for callee in inlined_callees(proc):
-        sub = verify_proc(callee, dataclasses.replace(opts, fixed_sizes=None))
+        # for all sizes, and without codegen's early releases: only the callee's verdict counts
+        sub = verify_proc(callee, dataclasses.replace(opts, fixed_sizes=None, releases=False))
         if sub.verdict is not Verdict.proved:
             verdict = Verdict.unknown
             findings.append(Finding(
