@@ -90,7 +90,7 @@ def alloc_view(s: ir.Alloc, plan: DevicePlan, cname: str) -> tuple[list[str], Vi
     """Declaration and view of a CUDA allocation of the shard shape. Rules: LANG-8.6, COLL-5.8"""
     mem = s.mem
     assert isinstance(mem, Memory)
-    base = s.typ.base if isinstance(s.typ, ir.Tensor) else getattr(s.typ, "name", "")
+    base = ir.element_type(s.typ) or ""
     ctype = ctype_of(base)
     shard = plan.shards[s.name]
     drop = plan.drops[s.name]

@@ -200,7 +200,7 @@ class HostEmitter:
                               code="ERR-V11", rule="LANG-5.2")
         if not isinstance(mem, Memory):
             raise InternalError(f"{s.name.name}: memory {mem!r}", s.loc)
-        base = s.typ.base if isinstance(s.typ, ir.Tensor) else getattr(s.typ, "name", "")
+        base = ir.element_type(s.typ) or ""
         ctype = ctype_of(base)
         shape = s.typ.shape if isinstance(s.typ, ir.Tensor) else ()
         if not shape:

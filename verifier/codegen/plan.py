@@ -368,8 +368,8 @@ class _Releases:
 
 def _smem_extent(plan: DevicePlan, name: ir.Sym, typ: ir.Type, mem: Memory) -> tuple[int, int]:
     """Bytes and alignment of one SMEM allocation. Rules: LANG-6.3"""
-    assert isinstance(typ, (ir.Tensor, ir.Scalar))
-    base = typ.base if isinstance(typ, ir.Tensor) else typ.name
+    base = ir.element_type(typ)
+    assert base is not None  # an SMEM allocation holds data
     size = prod(plan.shards[name]) * ctype_size(ctype_of(base))
     align = SMEM_ALIGN
     swizzle = smem_swizzle(mem)
