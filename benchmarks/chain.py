@@ -29,8 +29,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from chain_support import MUTANTS, PROVED, proc_name, write_mutant  # noqa: E402
 
 from verifier.chain.check import check_chain  # noqa: E402
-from verifier.lang import ir  # noqa: E402
-from verifier.lang.load_isolated import load_isolated  # noqa: E402
+from verifier.lang.ir import ir  # noqa: E402
+from verifier.load.load_isolated import load_isolated  # noqa: E402
 
 EXAMPLES = ROOT / "examples"
 SPORKBENCH_REF = str(EXAMPLES / "chain" / "sporkbench_gemm_ref.py")

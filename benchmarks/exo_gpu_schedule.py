@@ -28,9 +28,9 @@ from harness import ROOT, load_average
 sys.path.insert(0, str(ROOT))
 
 from verifier.encode import Options, verify_proc  # noqa: E402
-from verifier.lang.load_protocol import PrintedProc  # noqa: E402
-from verifier.lang.load_scheduled import load_file  # noqa: E402
-from verifier.lang.printed import parse_printed  # noqa: E402
+from verifier.load.load_protocol import PrintedProc  # noqa: E402
+from verifier.load.load_scheduled import load_file  # noqa: E402
+from verifier.load.printed import parse_printed  # noqa: E402
 
 GEMM_SCRIPT = """\
 from exo.platforms.gemm_Sm90a_test.schedule_Sm90a_gemm import schedule_Sm90a_gemm

@@ -21,14 +21,14 @@ from verifier.codegen import emit_cuda
 from verifier.codegen.targets import NVCC_FLAGS
 from verifier.encode import Options, verify_proc
 from verifier.encode.discharge import clear_cache
-from verifier.lang import ir
-from verifier.lang.load import load_procs
+from verifier.lang.ir import ir
+from verifier.load.load import load_procs
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = (ROOT / "examples" / "gemm_sm80.py", ROOT / "examples" / "gemm_sm80_ws.py")
 MACHINE = """
 import sys, time
-from verifier.lang.load import load_procs
+from verifier.load.load import load_procs
 from verifier.semantics import run_machine
 (p,) = load_procs(sys.argv[1])
 n = int(sys.argv[2])

@@ -32,8 +32,8 @@ def loaded_sm90a_gemms(checkout: Path, tmp: Path) -> Iterator[tuple[Path, list[A
     """For each of sporkbench's examples/Sm90a_gemm/exocc_*.py: a file holding the procs it
     builds (loaded once, in a copy under `tmp`, since the files write a .json beside them), for
     fresh interpreters to read back with `read_reply`, and those procs."""
-    from verifier.lang.load_isolated import load_isolated
-    from verifier.lang.load_protocol import LoadReply, Stage, write_reply
+    from verifier.load.load_isolated import load_isolated
+    from verifier.load.load_protocol import LoadReply, Stage, write_reply
 
     for path in sorted((checkout / "examples" / "Sm90a_gemm").glob("exocc_*.py")):
         copy = tmp / path.stem / path.parent.name

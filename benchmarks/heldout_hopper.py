@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from conftest import expectations, load_one  # noqa: E402
 from verifier.diagnostics import SporkError  # noqa: E402
 from verifier.encode import verify_proc  # noqa: E402
-from verifier.lang.load import load_procs  # noqa: E402
+from verifier.load.load import load_procs  # noqa: E402
 from verifier.results import ProcResult  # noqa: E402
 
 HELDOUT = ROOT / "tests" / "heldout_hopper"

@@ -35,8 +35,8 @@ from mutants import Mutant, mutants, ping_pong  # noqa: E402
 from verifier.diagnostics import SporkError  # noqa: E402
 from verifier.encode import Options, verify_proc  # noqa: E402
 from verifier.encode.discharge import clear_cache  # noqa: E402
-from verifier.lang import ir  # noqa: E402
-from verifier.lang.load import load_procs  # noqa: E402
+from verifier.lang.ir import ir  # noqa: E402
+from verifier.load.load import load_procs  # noqa: E402
 from verifier.results import ProcResult, Verdict  # noqa: E402
 
 GEMM = ROOT / "examples" / "gemm_sm80.py"
@@ -171,7 +171,7 @@ def sporkbench(checkout: Path | None) -> None:
     if checkout is None:
         print("not measured (give --sporkbench CHECKOUT)")
         return
-    from verifier.lang.load_isolated import load_isolated
+    from verifier.load.load_isolated import load_isolated
 
     print(f"{'proc':<58} {'verdict':>8} {'s':>7} {'refuted obligation':>24} {'load1':>6}")
     for rel in SPLIT_K:

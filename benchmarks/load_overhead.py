@@ -15,8 +15,8 @@ import sys
 import time
 from pathlib import Path
 
-from verifier.lang.load import load_procs
-from verifier.lang.load_isolated import load_isolated
+from verifier.load.load import load_procs
+from verifier.load.load_isolated import load_isolated
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = ["saxpy.py", "smem_exchange.py", "smem_matmul.py", "gemm_sm80.py", "gemm_sm80_ws.py"]

@@ -36,8 +36,8 @@ UPSTREAM_IMPORTS = ("from __future__ import annotations\nfrom exo import *\n"
 
 OURS = """
 import json, sys, time
-from verifier.lang import ir
-from verifier.lang.load import load_procs
+from verifier.lang.ir import ir
+from verifier.load.load import load_procs
 from verifier.semantics import run_machine
 (p,) = [p for p in load_procs(sys.argv[1]) if isinstance(p, ir.Proc)]
 n = int(sys.argv[2])
@@ -61,8 +61,8 @@ if __name__ == "__main__":
 REPLAY = """
 import json, sys, time
 from verifier.encode import verify_proc
-from verifier.lang import ir
-from verifier.lang.load import load_procs
+from verifier.lang.ir import ir
+from verifier.load.load import load_procs
 (p,) = [p for p in load_procs(sys.argv[1]) if isinstance(p, ir.Proc)]
 w0 = time.perf_counter()
 r = verify_proc(p)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from verifier.encode import verify_proc
 from verifier.encode.discharge import clear_cache
-from verifier.lang import ir
-from verifier.lang.load import load_procs
+from verifier.lang.ir import ir
+from verifier.load.load import load_procs
 from verifier.semantics import run_machine
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -28,7 +28,7 @@ import verifier.encode.solver as solver  # noqa: E402
 from verifier.encode import Options, verify_proc  # noqa: E402
 from verifier.encode.discharge import clear_cache  # noqa: E402
 from verifier.encode.smtlib import _z3_text  # noqa: E402
-from verifier.lang.load import load_procs  # noqa: E402
+from verifier.load.load import load_procs  # noqa: E402
 
 DEFAULT = ["saxpy", "smem_matmul", "ws_ring", "gemm_sm80_ws", "gemm_sm80"]
 PRINTERS = ("dag", "sexpr", "smt2")

@@ -85,7 +85,7 @@ CHILD = """
 import json, os, sys, time
 from verifier.encode import verify_proc
 from verifier.encode.verify import Options
-from verifier.lang.load_protocol import read_reply
+from verifier.load.load_protocol import read_reply
 reply = read_reply(os.open(sys.argv[1], os.O_RDONLY))
 proc = next(p for p in reply.procs if p.name == sys.argv[2])
 fixed = json.loads(sys.argv[3])

@@ -41,7 +41,7 @@ import dataclasses, json, os, re, sys, time
 from verifier.codegen import emit_cuda
 from verifier.diagnostics import SporkError
 from verifier.encode import Options, verify_proc
-from verifier.lang.load_protocol import read_reply
+from verifier.load.load_protocol import read_reply
 reply = read_reply(os.open(sys.argv[1], os.O_RDONLY))
 proc = next(p for p in reply.procs if p.name == sys.argv[2])
 wall, cpu = time.perf_counter(), time.process_time()

@@ -34,8 +34,8 @@ from typing import Any, Callable
 import pytest
 
 from verifier.diagnostics import SporkError
-from verifier.lang.load_scheduled import needs_exo_gpu
-from verifier.lang.upstream_modules import upstream_aliases
+from verifier.load.load_scheduled import needs_exo_gpu
+from verifier.load.upstream_modules import upstream_aliases
 
 GPU_ONLY = "GPU-only"
 _calls: list[dict[str, Any]] = []
@@ -80,7 +80,7 @@ def _harness_sync_check(proc: Any, sizes: Any) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from verifier.lang import ir
+    from verifier.lang.ir import ir
 
     ir.SYNC_CHECK_HOOK[0] = _harness_sync_check  # the concrete machine behind `p.sync_check`
     _aliases.__enter__()
@@ -97,7 +97,7 @@ def _timeout() -> float:
 
 def _verify(p: Any) -> None:
     from verifier.encode import Options, verify_proc
-    from verifier.lang import ir
+    from verifier.lang.ir import ir
     from verifier.results import Verdict
 
     if not isinstance(p, ir.Proc):
@@ -211,7 +211,7 @@ def _built_by_exo_gpu(mkproc: Callable[..., Any], kwargs_text: dict[str, str]) -
     (SCHED-2): the test file is run in $SPORK_CONFORMANCE_EXO_GPU_PYTHON, the call evaluated
     in its namespace, and the procs upstream prints are parsed by spork-verify's front end,
     exactly as `spork-verify --exo-gpu-python` does for a file's module-level procs."""
-    from verifier.lang.load_scheduled import load_by_exo_gpu
+    from verifier.load.load_scheduled import load_by_exo_gpu
 
     call = f"{mkproc.__name__}({', '.join(f'{k}={v}' for k, v in kwargs_text.items())})"
     loaded = load_by_exo_gpu(mkproc.__code__.co_filename, os.environ[EXO_GPU_ENV],

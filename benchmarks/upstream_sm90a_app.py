@@ -30,8 +30,8 @@ from sporkbench_sm90 import ours
 
 sys.path.insert(0, str(ROOT))
 
-from verifier.lang.load_protocol import LoadReply, Stage, write_reply  # noqa: E402
-from verifier.lang.load_scheduled import load_file  # noqa: E402
+from verifier.load.load_protocol import LoadReply, Stage, write_reply  # noqa: E402
+from verifier.load.load_scheduled import load_file  # noqa: E402
 
 # test_Sm90a_gemm.py's configs (tile sizes and epilogue) and cases (config, cluster, scheduled)
 CONFIGS = {

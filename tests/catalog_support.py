@@ -14,8 +14,8 @@ from pathlib import Path
 
 from verifier.diagnostics import InternalError, RejectedInput, SporkError, SrcLoc
 from verifier.encode import verify_proc
-from verifier.lang import ir
-from verifier.lang.load import load_procs
+from verifier.lang.ir import ir
+from verifier.load.load import load_procs
 
 SIG = "n: size, x: f32[n, 256] @ CudaGmemLinear, y: f32[n, 256] @ CudaGmemLinear"
 KERNEL = ["    with CudaDeviceFunction(blockDim=256):", "        for task in cuda_tasks(0, n):"]

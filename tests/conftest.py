@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from verifier.lang import ir
-from verifier.lang.load import load_procs
+from verifier.lang.ir import ir
+from verifier.load.load import load_procs
 from verifier.semantics import sync_check as _sync_check
 
 # The CLI's proof cache (CLI-7) goes to a folder of this test run, never the user's cache

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import z3
 
-from verifier.lang import ir
+from verifier.lang.ir import ir
 from verifier.semantics.exprs import eval_expr
 from verifier.encode.instances import z3_ops
 

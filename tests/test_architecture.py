@@ -8,13 +8,14 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from verifier.lang import ir
+from verifier.lang.ir import ir
 
 ROOT = Path(__file__).resolve().parent.parent / "verifier"
 
 # package -> packages it may import (besides itself and the leaf modules)
 ALLOWED = {
     "lang": set(),
+    "load": {"lang"},
     "collectives": {"lang"},
     "semantics": {"lang", "collectives"},
     "check": {"lang", "collectives", "semantics"},
@@ -22,14 +23,22 @@ ALLOWED = {
     "codegen": {"lang", "collectives"},
     "chain": {"lang"},
     "report": set(),
-    "cli": {"lang", "encode", "report", "codegen", "semantics", "check", "cli_io", "cli_chain",
+    "cli": {"lang", "load", "encode", "report", "codegen", "semantics", "check", "cli_io", "cli_chain",
             "cli_cert"},
     "cli_chain": {"lang", "chain", "encode"},
     "cli_io": set(),
-    "cli_cert": {"lang", "encode", "codegen", "cli_io", "cli_chain"},  # re-runs a chain claim
-    "pytest_plugin": {"cli", "lang", "report"},
+    "cli_cert": {"lang", "load", "encode", "codegen", "cli_io", "cli_chain"},  # re-runs a chain claim
+    "pytest_plugin": {"cli", "lang", "load", "report"},
 }
 LEAVES = {"diagnostics", "results", "__init__"}
+# inside lang/ (issue 18): the IR at the bottom, then the stdlib namespace, the parser, the rewrites;
+# lang/__init__.py (the user-facing namespace) may import them all
+LANG_ALLOWED = {
+    "ir": set(),
+    "stdlib": {"ir"},
+    "parse": {"ir", "stdlib"},
+    "rewrite": {"ir", "stdlib", "parse"},
+}
 Z3_MODULES = {"collectives/symbolic.py", "chain/smt.py"}
 
 
@@ -66,6 +75,24 @@ def test_import_graph(path: Path) -> None:
         if target in LEAVES or target == pkg or target == "__version__":
             continue
         assert target in allowed, f"{path.relative_to(ROOT)}: {pkg} may not import {target}"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "lang").rglob("*.py")),
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_lang_layers(path: Path) -> None:
+    """lang/ is four packages by concern; each imports only those below it (issue 18)."""
+    rel = path.relative_to(ROOT / "lang")
+    assert len(rel.parts) == 2 or rel.name == "__init__.py", f"{rel}: every lang module lives in a sub-package"
+    if len(rel.parts) == 1:
+        return
+    own = rel.parts[0]
+    for mod in _imports(path):
+        parts = mod.split(".")
+        if parts[:2] != ["verifier", "lang"]:
+            continue
+        assert len(parts) > 2, f"lang/{rel} imports the user-facing namespace verifier.lang"
+        target = parts[2]
+        assert target == own or target in LANG_ALLOWED[own], f"lang/{rel}: {own} may not import {target}"
 
 
 def _module_name(path: Path) -> str:
@@ -121,7 +148,7 @@ def test_interpreters_handle_every_statement() -> None:
     (style.md §5: no silent fallthrough)."""
     sources = {name: (ROOT / rel).read_text() for name, rel in (
         ("machine", "semantics/machine.py"), ("static", "check/static.py"),
-        ("printer", "lang/printer.py"))}
+        ("printer", "lang/ir/printer.py"))}
     codegen = "".join(p.read_text() for p in (ROOT / "codegen").glob("*.py"))
     for cls in ir.STMT_TYPES:
         pattern = f"ir.{cls.__name__}("

@@ -100,7 +100,7 @@ def test_fallback_is_labelled_tested_never_proved() -> None:
 @pytest.mark.rule("CHAIN-8.1")
 def test_exo_lang_never_enters_the_verifier_process() -> None:
     code = ("import sys; from verifier.chain.check import check_chain; "
-            "from verifier.lang.load import load_procs; "
+            "from verifier.load.load import load_procs; "
             f"p = load_procs({str(EXAMPLES / 'saxpy.py')!r})[0]; "
             f"r, _ = check_chain(p, {PROVED[-1][2]!r}, None, 30.0); "
             "print(r.status.value, 'exo' in sys.modules)")
@@ -201,7 +201,7 @@ def test_a_bad_reference_is_rejected_with_a_located_message(
 @pytest.mark.rule("CHAIN-1.4")
 def test_every_instr_has_a_sequential_behaviour_or_a_reason() -> None:
     from verifier.chain.behaviour import BEHAVIOUR_TEXT, NO_BEHAVIOUR, behaviour
-    from verifier.lang.instrs import INSTRS
+    from verifier.lang.stdlib.instrs import INSTRS
 
     assert [n for n in INSTRS if n not in BEHAVIOUR_TEXT and n not in NO_BEHAVIOUR] == []
     for name in BEHAVIOUR_TEXT:
@@ -247,7 +247,7 @@ def test_proved_chains_agree_with_running_both_procs(file: str, name: str, ref: 
     """Differential: what the proof says for all sizes, the compiled procs show at three."""
     from verifier.chain.erase import erase
     from verifier.chain.run import asserts, sample_sizes, test_equal
-    from verifier.lang import ir
+    from verifier.lang.ir import ir
 
     p = load_one(EXAMPLES / f"{file}.py", name)
     erased = erase(p)

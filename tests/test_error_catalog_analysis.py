@@ -11,9 +11,9 @@ import pytest
 from catalog_support import Case, check_case
 
 from verifier.diagnostics import RejectedInput
-from verifier.lang import ir
-from verifier.lang.load import load_procs
-from verifier.lang.timelines import InstrTL
+from verifier.lang.ir import ir
+from verifier.load.load import load_procs
+from verifier.lang.stdlib.timelines import InstrTL
 from verifier.semantics import rules
 
 T = "            "

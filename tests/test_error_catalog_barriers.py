@@ -32,7 +32,7 @@ def cluster(*lines: str) -> list[str]:
 
 # A producer/consumer helper instruction with a trailing mbarrier (as TMA loads have): the
 # closed library has none that spork-verify verifies, so the program declares one (LANG-3.7).
-TMA_LIKE = ["from verifier.lang.instrs import Instr, InstrParam",
+TMA_LIKE = ["from verifier.lang.stdlib.instrs import Instr, InstrParam",
             "tma_like = Instr('tma_like', (InstrParam('dst', 'tensor', 'w', 'CudaBasicSmem',",
             "                  lambda kw: (32,)),), tma_to_smem_async_instr, cuda_warp,",
             "                  trailing_mech='CudaMbarrier', barrier_units=0)"]

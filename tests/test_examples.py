@@ -7,7 +7,7 @@ import pytest
 
 from verifier.encode import verify_proc
 from verifier.diagnostics import SporkError
-from verifier.lang.load import load_procs
+from verifier.load.load import load_procs
 from verifier.results import Verdict
 
 from conftest import case_params, Expectation, expectations, kernel_files, load_one

@@ -18,10 +18,10 @@ import pytest
 
 from verifier.diagnostics import Unsupported
 from verifier.encode import verify_proc
-from verifier.lang.load_isolated import load_isolated
-from verifier.lang.load_protocol import PrintedProc
-from verifier.lang.load_scheduled import ENV_VAR
-from verifier.lang.printed import NOTE, parse_printed
+from verifier.load.load_isolated import load_isolated
+from verifier.load.load_protocol import PrintedProc
+from verifier.load.load_scheduled import ENV_VAR
+from verifier.load.printed import NOTE, parse_printed
 from verifier.results import Verdict
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -200,7 +200,7 @@ def test_a_script_scheduled_by_upstream_is_verified_end_to_end() -> None:
 @pytest.mark.skipif(not UPSTREAM, reason=f"needs ${ENV_VAR}: a Python with upstream Exo-GPU "
                     "installed")
 def test_procs_a_call_returns_come_from_upstream_as_in_the_conformance_harness() -> None:
-    from verifier.lang.load_scheduled import load_by_exo_gpu
+    from verifier.load.load_scheduled import load_by_exo_gpu
 
     loaded = load_by_exo_gpu(str(SCRIPT), str(UPSTREAM), 120.0, "[scale, scale]")
     assert loaded.error is None and [p.name for p in loaded.procs] == ["scale"]

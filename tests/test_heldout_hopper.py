@@ -23,7 +23,7 @@ from verifier.codegen.targets import NVCC_FLAGS
 from verifier.diagnostics import SporkError
 from verifier.encode import verify_proc
 from verifier.encode.hints import add_sync_hints
-from verifier.lang.load import load_procs
+from verifier.load.load import load_procs
 from verifier.results import FindingKind, Verdict
 from verifier.semantics.machine import run_machine
 

@@ -14,7 +14,7 @@ from verifier.cli import main
 from verifier.diagnostics import SrcLoc
 from verifier.encode import verify_proc
 from verifier.encode import hints
-from verifier.lang.load import load_procs
+from verifier.load.load import load_procs
 from verifier.results import ObligationStatus
 
 HEADER = "from verifier.lang import *\n\n\n@proc\n"

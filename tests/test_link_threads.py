@@ -16,7 +16,7 @@ from verifier.encode import instances, verify_proc
 from verifier.encode.instances import Encoder
 from verifier.encode.obligations import ObligationBuilder
 from verifier.encode.solver import QUANTIFIED_RLIMIT, Status, prepare, solve
-from verifier.lang.load import load_procs
+from verifier.load.load import load_procs
 from verifier.results import Verdict
 
 PROGRAM = Path(__file__).resolve().parent / "programs_hopper" / "s14m_multicast_tma_cluster.py"
@@ -87,7 +87,7 @@ def test_sync_sites_that_never_run_are_dead_and_live_ones_are_not() -> None:
     from verifier.check.sites import Context, Loop
     from verifier.diagnostics import SrcLoc
     from verifier.encode.pruning import dead
-    from verifier.lang import ir
+    from verifier.lang.ir import ir
 
     loc = SrcLoc("k.py", 1, 1)
     k, n = ir.Sym("iter_k", 1), ir.Sym("n", 2)

@@ -15,10 +15,10 @@ import pytest
 
 from verifier.cli import main
 from verifier.encode import verify_proc
-from verifier.lang.load import load_procs
-from verifier.lang.load_isolated import load_isolated
-from verifier.lang.load_protocol import LoadReply, Stage, encode_reply, read_reply
-from verifier.lang.printer import ir_hash
+from verifier.load.load import load_procs
+from verifier.load.load_isolated import load_isolated
+from verifier.load.load_protocol import LoadReply, Stage, encode_reply, read_reply
+from verifier.lang.ir.printer import ir_hash
 from verifier.results import Verdict
 
 from conftest import EXAMPLES
@@ -357,7 +357,7 @@ def test_every_stdlib_export_survives_the_reply() -> None:
     import io
 
     import verifier.lang as lang
-    from verifier.lang.load_protocol import _ReplyPickler, _ReplyUnpickler
+    from verifier.load.load_protocol import _ReplyPickler, _ReplyUnpickler
 
     values = {name: getattr(lang, name) for name in lang.__all__
               if not isinstance(getattr(lang, name), type(os))}  # not the submodules
@@ -397,7 +397,7 @@ def test_a_value_of_the_users_own_class_in_the_ir_is_refused_not_imported(
     import pickle
     import sys
 
-    from verifier.lang.load_protocol import MAGIC, _HEADER
+    from verifier.load.load_protocol import MAGIC, _HEADER
 
     (tmp_path / "foreign_mod_for_reply.py").write_text("class Foreign:\n    pass\n")
     sys.path.insert(0, str(tmp_path))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import z3
 
-from verifier.lang.load import load_procs
+from verifier.load.load import load_procs
 from verifier.check.static import analyze
 from verifier.encode.barrier_counts import BarrierCounts
 from verifier.encode.instances import Encoder

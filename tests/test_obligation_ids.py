@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from verifier.encode import verify_proc
-from verifier.lang.load_isolated import load_isolated
+from verifier.load.load_isolated import load_isolated
 from verifier.results import Verdict
 
 RACE_ACROSS_ITERATIONS = """from __future__ import annotations

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from verifier.encode import concrete_verdict, verify_proc
-from verifier.lang import ir
-from verifier.lang.load import load_procs
+from verifier.lang.ir import ir
+from verifier.load.load import load_procs
 from verifier.results import Verdict
 
 INDEX = {"id": "{t}", "rev": "{B} - 1 - {t}", "rot": "({t} + 1) % {B}", "half": "{t} / 2"}

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from verifier.encode import concrete_verdict, verify_proc
-from verifier.lang import ir
-from verifier.lang.load import load_procs
+from verifier.lang.ir import ir
+from verifier.load.load import load_procs
 from verifier.results import Verdict
 
 

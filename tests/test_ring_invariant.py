@@ -13,7 +13,7 @@ import pytest
 
 from verifier.check import alternation
 from verifier.encode import verify_proc
-from verifier.lang.load import load_procs
+from verifier.load.load import load_procs
 from verifier.results import FindingKind, ObligationStatus, Verdict
 from verifier.semantics.machine import run_machine
 from verifier.semantics.rings import ring_info

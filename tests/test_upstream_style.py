@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from verifier.encode import verify_proc
-from verifier.lang.load import load_procs
-from verifier.lang.load_isolated import load_isolated
+from verifier.load.load import load_procs
+from verifier.load.load_isolated import load_isolated
 
 from conftest import ROOT, case_params, expectations
 
@@ -76,7 +76,7 @@ def _walk(node):  # type: ignore[no-untyped-def]
 
 @pytest.mark.rule("API-1")
 def test_factory_proc_is_scheduled_as_upstream_schedules_it() -> None:
-    from verifier.lang import ir
+    from verifier.lang.ir import ir
     procs = {p.name: p for p in load_procs(UPSTREAM_STYLE / "exchange_factory.py")}
     p = procs["exchange_fenced_t128"]
     assert p.name() == "exchange_fenced_t128" and isinstance(p.name(), str)
@@ -162,7 +162,7 @@ def test_sm80_fragment_loads_take_swizzled_smem_as_upstream() -> None:
     Sm90_SmemSwizzled subclasses (and, by upstream's class hierarchy, CudaRmem and
     CudaGridConstant through CudaDeviceVisibleLinear); packed or matrix registers stay refused."""
     from verifier.lang import CudaRmemPacked32, Sm80_RmemMatrixA, Sm90_SmemSwizzled
-    from verifier.lang.instrs import INSTRS
+    from verifier.lang.stdlib.instrs import INSTRS
     formal = INSTRS["Sm80_mma_load_a_row_major_tf32"].params[1].formal_mem
     assert formal in Sm90_SmemSwizzled(128).bases
     assert formal not in CudaRmemPacked32.bases and formal not in Sm80_RmemMatrixA.bases
@@ -172,7 +172,7 @@ def test_sm80_fragment_loads_take_swizzled_smem_as_upstream() -> None:
 def test_find_and_gaps_reach_the_first_rewrite(tmp_path: Path) -> None:
     """`find` names statements as upstream's cursors do; a rewrite given a gap is API-2."""
     from verifier.diagnostics import Unsupported
-    from verifier.lang import ir
+    from verifier.lang.ir import ir
     path = tmp_path / "k.py"
     path.write_text(UPSTREAM_HEAD + "a = k.find('tile[_] = x[_]')\n"
                     "b = k.find('_ = tile[255 - t]')\n"
@@ -222,7 +222,7 @@ def test_cut_loop_splits_with_fresh_binders(tmp_path: Path) -> None:
     loaded = load_isolated(path)
     assert loaded.error is None, loaded.error
     (p,) = loaded.procs
-    from verifier.lang import ir
+    from verifier.lang.ir import ir
     task = p.body[0].body[0]
     first, second = task.body
     assert isinstance(first, ir.For) and isinstance(second, ir.For)
@@ -294,7 +294,7 @@ def test_per_cta_smem_in_a_cluster_is_unsupported_and_sync_check_raises(tmp_path
 
 @pytest.mark.rule("API-1")
 def test_replace_puts_the_copy_call_upstream_unifies_in_place_of_the_nest() -> None:
-    from verifier.lang import ir
+    from verifier.lang.ir import ir
     procs = {p.name: p for p in load_procs(UPSTREAM_STYLE / "replace_copy.py")}
     nodes = list(_walk(procs["vec_add_f16"].body))
     calls = {n.callee.name: n for n in nodes if isinstance(n, ir.Call)}
@@ -327,7 +327,7 @@ def test_callee_assertions_shown_are_assumed() -> None:
     """`n > 0` of the callee holds for every size upstream allows (sizes are positive), so
     the inlined proc assumes it: n = 0 is outside its sizes, as for the callee itself."""
     from verifier.encode.verify import concrete_verdict
-    from verifier.lang.inline import inline_calls
+    from verifier.lang.rewrite.inline import inline_calls
     procs = {p.name: p for p in load_procs(UPSTREAM_STYLE / "proc_calls.py")}
     inlined = inline_calls(procs["wrapper"])
     assert len(inlined.preds) == len(procs["wrapper"].preds) + 1

@@ -26,9 +26,9 @@ try:  # Ctrl-C while the verifier's modules load (the console script imports the
         stop_if_interrupted)
     from verifier.diagnostics import InternalError, RejectedInput, SporkError, Unsupported
     from verifier.encode.recheck import RECHECK_SOLVERS, RecheckSession, RecheckUnavailable
-    from verifier.lang.ir import Proc
-    from verifier.lang.load_isolated import DEFAULT_TIMEOUT_S
-    from verifier.lang.load_scheduled import ENV_VAR, ExoGpuUnavailable, check_python, load_file
+    from verifier.lang.ir.ir import Proc
+    from verifier.load.load_isolated import DEFAULT_TIMEOUT_S
+    from verifier.load.load_scheduled import ENV_VAR, ExoGpuUnavailable, check_python, load_file
     from verifier.report import FORMATS
     from verifier.report.progress import Progress, colour_verdicts, use_colour
     from verifier.cli_chain import named_references, unchecked_chain, with_chain

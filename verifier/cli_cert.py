@@ -20,8 +20,8 @@ from verifier.cli_chain import named_references, with_chain
 from verifier.cli_io import (
     UsageError, interruptible_solvers, read_file_bytes, stop_if_interrupted)
 from verifier.codegen import MARKERS, proc_problems, proof_problems, read_emitted
-from verifier.lang import ir
-from verifier.lang.load_scheduled import PRINTED_MARK, load_file
+from verifier.lang.ir import ir
+from verifier.load.load_scheduled import PRINTED_MARK, load_file
 from verifier.results import NO_CHAIN, ProcResult, assumed_words
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from verifier.diagnostics import RejectedInput
-from verifier.lang import ir
+from verifier.lang.ir import ir
 from verifier.results import ChainResult, ChainStatus, ProcResult, Verdict
 
 _DIRECTIVE = re.compile(r"^#\s*spork-verify:\s*against\s+(?:(?P<proc>\w+)\s*=\s*)?"

@@ -61,7 +61,7 @@ class KernelFile(pytest.File):
     """A kernel file: one item per proc (or one item for a file that does not load)."""
 
     def collect(self) -> Any:
-        from verifier.lang.load_scheduled import ExoGpuUnavailable, load_file
+        from verifier.load.load_scheduled import ExoGpuUnavailable, load_file
 
         args = self._args([])
         try:

@@ -1,7 +1,7 @@
 """Test-local kernels for codegen: constructs the bundled examples do not reach.
 
 Every proc here is proved by `verify_proc` (checked in test_codegen_emit.py). Load this file
-with `verifier.lang.load.load_procs`, not `import` (signatures are postponed annotations).
+with `verifier.load.load.load_procs`, not `import` (signatures are postponed annotations).
 """
 
 from verifier.lang import *

@@ -1,6 +1,6 @@
 """Kernels for the early-release tests (specs/codegen.md CG-R1..R3): a shared-memory tile `x`
 used, then a second tile `y` allocated in the same block. Load with
-`verifier.lang.load.load_procs`, not `import`.
+`verifier.load.load.load_procs`, not `import`.
 """
 
 from verifier.lang import *

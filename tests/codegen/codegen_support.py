@@ -13,9 +13,9 @@ import pytest
 from conftest import expectations, kernel_files
 
 from verifier.encode import Options, verify_proc
-from verifier.lang import ir
-from verifier.lang.load import load_procs
-from verifier.lang.printer import ir_hash
+from verifier.lang.ir import ir
+from verifier.load.load import load_procs
+from verifier.lang.ir.printer import ir_hash
 from verifier.results import Certificate, Verdict
 
 HERE = Path(__file__).resolve().parent

@@ -23,9 +23,9 @@ from verifier.codegen.certificate import read_certificate
 from verifier.codegen.check import proof_problems
 from verifier.diagnostics import Unsupported
 from verifier.encode import Options, verify_proc
-from verifier.lang import ir
-from verifier.lang.lifetimes import early_releases
-from verifier.lang.load import load_procs
+from verifier.lang.ir import ir
+from verifier.lang.ir.lifetimes import early_releases
+from verifier.load.load import load_procs
 from verifier.report.json_in import results_from_json
 from verifier.results import (Certificate, ObligationStatus, ProcResult, ReleaseResult,
                               Verdict)

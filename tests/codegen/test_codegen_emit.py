@@ -108,7 +108,7 @@ def test_warp_fence() -> None:
 @pytest.mark.rule("SEM-8.1")
 def test_thread_fence_emits_no_barrier() -> None:
     from verifier.codegen.device import fence_lines
-    from verifier.lang.timelines import SyncTL
+    from verifier.lang.stdlib.timelines import SyncTL
     lines = fence_lines(SyncTL.cuda_in_order, SyncTL.cuda_in_order, "thread", None)
     assert len(lines) == 1 and lines[0].startswith("//")
     lines = fence_lines(SyncTL.Sm80_generic, SyncTL.cuda_generic_and_async_proxy, "cta", None)

@@ -18,7 +18,7 @@ from test_codegen_nvcc import compile_each, compile_together, file_target, nvcc,
 
 from verifier.codegen import emit_cuda
 from verifier.diagnostics import RejectedInput, Unsupported
-from verifier.lang.load import load_procs
+from verifier.load.load import load_procs
 
 HOPPER = HERE / "codegen_hopper.py"
 NAMES = [p.name for p in load_procs(HOPPER)]

@@ -10,9 +10,9 @@ from codegen_support import example, local
 from verifier import collectives
 from verifier.codegen import emit_cuda, mbarrier, mbarrier_text
 from verifier.diagnostics import Unsupported
-from verifier.lang import ir
-from verifier.lang.config import CudaDeviceFunction
-from verifier.lang.units import cuda_cta_in_cluster
+from verifier.lang.ir import ir
+from verifier.lang.stdlib.config import CudaDeviceFunction
+from verifier.lang.stdlib.units import cuda_cta_in_cluster
 
 INIT = 'asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;"'
 ARRIVE = 'asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];"'

@@ -15,7 +15,7 @@ from test_codegen_nvcc import compile_each, compile_together, write_files
 
 from verifier.codegen import emit_cuda
 from verifier.diagnostics import Unsupported
-from verifier.lang.load import load_procs
+from verifier.load.load import load_procs
 
 GEMMS = HERE / "codegen_sm90a_gemm.py"
 TOO_BIG = "gemm_m128n256_reduce_2x2"  # ring and staging tile do not fit together

@@ -24,7 +24,7 @@ from verifier.cli_cert import CERT_MISMATCH
 from verifier.codegen import emit_cuda, proc_problems, read_emitted
 from verifier.codegen.certificate import CUDA_PREFIX, SEAL_PREFIX
 from verifier.encode.solver import SOLVER_NAME
-from verifier.lang.printer import ir_hash
+from verifier.lang.ir.printer import ir_hash
 from verifier.results import Certificate
 
 EXAMPLES = Path(__file__).resolve().parent.parent.parent / "examples"

@@ -14,8 +14,8 @@ from verifier.collectives import (
     top_tiling,
 )
 from verifier.diagnostics import RejectedInput
-from verifier.lang.config import CudaDeviceFunction, CudaWarpConfig, CudaWarps
-from verifier.lang.units import CollUnit, cuda_thread, cuda_warp, cuda_warpgroup
+from verifier.lang.stdlib.config import CudaDeviceFunction, CudaWarpConfig, CudaWarps
+from verifier.lang.stdlib.units import CollUnit, cuda_thread, cuda_warp, cuda_warpgroup
 
 DEV = CudaDeviceFunction(blockDim=256)
 NAMED = CudaDeviceFunction(warp_config=[CudaWarpConfig("producer", 1),

@@ -15,8 +15,8 @@ from verifier.collectives import (
 )
 from verifier.collectives.tiling import Tiling
 from verifier.diagnostics import RejectedInput
-from verifier.lang.config import CudaDeviceFunction, CudaWarps
-from verifier.lang.units import CollUnit, cuda_cta_in_cluster, cuda_thread, cuda_warp
+from verifier.lang.stdlib.config import CudaDeviceFunction, CudaWarps
+from verifier.lang.stdlib.units import CollUnit, cuda_cta_in_cluster, cuda_thread, cuda_warp
 
 PREFIX = "Distributed memory deduction for acc failed: "
 

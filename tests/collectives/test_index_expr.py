@@ -19,8 +19,8 @@ from verifier.collectives import (
 )
 from verifier.collectives.completion import CompletionError, eval_unit
 from verifier.diagnostics import RejectedInput
-from verifier.lang.config import CudaDeviceFunction, CudaWarps
-from verifier.lang.units import CollUnit, blockDim, cuda_quadpair, cuda_warpgroup
+from verifier.lang.stdlib.config import CudaDeviceFunction, CudaWarps
+from verifier.lang.stdlib.units import CollUnit, blockDim, cuda_quadpair, cuda_warpgroup
 
 X = IndexExpr.thread_idx(256)
 

@@ -29,8 +29,8 @@ from verifier.collectives import (
 from verifier.collectives.membership import thread_groups
 from verifier.collectives.tiling import Tiling
 from verifier.diagnostics import RejectedInput
-from verifier.lang.config import CudaDeviceFunction, CudaWarpConfig, CudaWarps
-from verifier.lang.units import (
+from verifier.lang.stdlib.config import CudaDeviceFunction, CudaWarpConfig, CudaWarps
+from verifier.lang.stdlib.units import (
     CollUnit,
     cuda_cta_in_cluster,
     cuda_cta_in_cluster_strided,

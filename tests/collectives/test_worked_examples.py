@@ -16,8 +16,8 @@ from verifier.collectives import (
 )
 from verifier.collectives.tiling import Tiling
 from verifier.diagnostics import RejectedInput
-from verifier.lang.config import CudaDeviceFunction, CudaWarpConfig, CudaWarps
-from verifier.lang.units import (
+from verifier.lang.stdlib.config import CudaDeviceFunction, CudaWarpConfig, CudaWarps
+from verifier.lang.stdlib.units import (
     CollUnit,
     blockDim,
     cuda_agnostic_intact_cta,

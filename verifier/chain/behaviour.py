@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
-from verifier.lang.instrs import INSTRS
+from verifier.lang.stdlib.instrs import INSTRS
 
 _HOST_DIMS = "mnopq"
 

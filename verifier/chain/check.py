@@ -24,7 +24,7 @@ from verifier.chain.program import flatten
 from verifier.chain.prove import Candidate, Proof, Update, prove
 from verifier.chain.run import TOLERANCE, Difference, asserts, replay, sample_sizes, test_equal
 from verifier.diagnostics import SrcLoc
-from verifier.lang import ir
+from verifier.lang.ir import ir
 from verifier.results import (
     ChainResult, ChainStatus, Counterexample, Finding, FindingKind, ObligationResult,
     ObligationStatus, Related)

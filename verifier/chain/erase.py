@@ -19,9 +19,9 @@ from collections.abc import Iterator
 
 from verifier.chain.behaviour import BEHAVIOUR_TEXT, NO_BEHAVIOUR, Behaviour, behaviour
 from verifier.diagnostics import SrcLoc, UnhandledNode, Unsupported
-from verifier.lang import ir
-from verifier.lang.instrs import Instr
-from verifier.lang.memories import DRAM
+from verifier.lang.ir import ir
+from verifier.lang.stdlib.instrs import Instr
+from verifier.lang.stdlib.memories import DRAM
 
 
 class ChainUnsupported(Unsupported):

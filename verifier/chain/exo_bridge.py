@@ -18,7 +18,7 @@ from typing import Any
 
 import verifier
 from verifier.diagnostics import RejectedInput, SrcLoc
-from verifier.lang import ir
+from verifier.lang.ir import ir
 
 CHILD_TIMEOUT_S = 300.0
 _BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "

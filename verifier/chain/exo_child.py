@@ -1,7 +1,7 @@
 """The exo-lang side of the chain, run in a child interpreter (CHAIN-8): `main()`.
 
 Only this process imports exo-lang (PyPI `exo-lang`, import name `exo`). spork-verify serves its
-own `exo.*` names to kernel files while they load (lang/upstream_modules.py), in the kernel's
+own `exo.*` names to kernel files while they load (load/upstream_modules.py), in the kernel's
 loading child; this child never installs those names, and the verifier's own process never
 imports `exo` at all, so the two meanings of `exo` never meet in one interpreter (CHAIN-8.1).
 
@@ -50,7 +50,7 @@ class _Convert:
 
     def __init__(self, path: str) -> None:
         from verifier.diagnostics import SrcLoc
-        from verifier.lang import ir
+        from verifier.lang.ir import ir
 
         self.ir, self.SrcLoc, self.path = ir, SrcLoc, path
         self.syms: dict[Any, Any] = {}
@@ -105,7 +105,7 @@ class _Convert:
             return [ir.For(self.sym(s.iter), self.expr(s.lo), self.expr(s.hi), ir.Seq(),
                            self.block(s.body), loc)]
         if kind == "Alloc":
-            from verifier.lang.memories import DRAM
+            from verifier.lang.stdlib.memories import DRAM
 
             return [ir.Alloc(self.sym(s.name), self.typ(s.type), DRAM, loc)]
         if kind == "Free":
@@ -116,7 +116,7 @@ class _Convert:
         return tuple(x for s in stmts for x in self.stmt(s))
 
     def proc(self, p: Any) -> Any:
-        from verifier.lang.memories import DRAM
+        from verifier.lang.stdlib.memories import DRAM
 
         ir = self.ir
         args = tuple(ir.Arg(self.sym(a.name), self.typ(a.type),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from verifier.chain.erase import ChainUnsupported
 from verifier.diagnostics import UnhandledNode
-from verifier.lang import ir
+from verifier.lang.ir import ir
 
 # exo-lang 1.0.0 writes `a * (b % c)` to C as `a * b % c` (it parenthesizes the right operand
 # of `-` and `/` only), so a product whose right operand is a product, quotient or remainder is

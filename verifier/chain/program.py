@@ -19,7 +19,7 @@ from verifier.chain.erase import ChainUnsupported
 from verifier.chain.presburger import (
     TRUE, Aff, Formula, conj, disj, eq, ge, le, lt, neg)
 from verifier.diagnostics import SrcLoc, UnhandledNode
-from verifier.lang import ir
+from verifier.lang.ir import ir
 
 
 @dataclass(frozen=True, slots=True)

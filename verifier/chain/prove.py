@@ -22,7 +22,7 @@ from verifier.chain.presburger import Aff, Formula, conj, eq, evaluate, neg
 from verifier.chain.program import Program, flatten
 from verifier.chain.smt import Answer, check
 from verifier.chain.terms import Family, Forwarder, TAtom, atoms, term_text
-from verifier.lang import ir
+from verifier.lang.ir import ir
 
 
 @dataclass(frozen=True)

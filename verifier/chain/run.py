@@ -20,7 +20,7 @@ from verifier.chain.exo_text import ERASED_NAME, module_source
 from verifier.chain.presburger import Aff, Formula, conj, eq, neg
 from verifier.chain.program import flatten
 from verifier.chain.smt import Answer, check
-from verifier.lang import ir
+from verifier.lang.ir import ir
 
 REPLAY_SEEDS = (1, 2, 3)
 REPLAY_RANGE = (1, 8)  # positive: a missing or duplicated product always changes the sum

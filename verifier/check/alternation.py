@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from verifier.diagnostics import RejectedInput
-from verifier.lang import ir
-from verifier.lang.printer import stmt_lines
+from verifier.lang.ir import ir
+from verifier.lang.ir.printer import stmt_lines
 from verifier.semantics.access import walk_stmts
 
 

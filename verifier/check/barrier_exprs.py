@@ -17,11 +17,11 @@ from typing import Any
 
 from verifier import collectives
 from verifier.diagnostics import RejectedInput
-from verifier.lang import ir
-from verifier.lang.guards import guard_map
-from verifier.lang.memories import CudaCommitGroup, CudaMbarrier
-from verifier.lang.printer import expr_text, stmt_lines
-from verifier.lang.timelines import SyncTL, implements
+from verifier.lang.ir import ir
+from verifier.lang.ir.guards import guard_map
+from verifier.lang.stdlib.memories import CudaCommitGroup, CudaMbarrier
+from verifier.lang.ir.printer import expr_text, stmt_lines
+from verifier.lang.stdlib.timelines import SyncTL, implements
 from verifier.check.sites import BarrierDecl, Context
 from verifier.check.walk_view import AnalyzerView
 

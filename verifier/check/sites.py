@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from verifier.diagnostics import SrcLoc
-from verifier.lang import ir
-from verifier.lang.config import CudaDeviceFunction
-from verifier.lang.memories import Memory
-from verifier.lang.timelines import QualTL, SyncTL
+from verifier.lang.ir import ir
+from verifier.lang.stdlib.config import CudaDeviceFunction
+from verifier.lang.stdlib.memories import Memory
+from verifier.lang.stdlib.timelines import QualTL, SyncTL
 from verifier.semantics.rules import AccessKind, QualEntry
 
 
@@ -130,7 +130,7 @@ class TmaSite:
 
 @dataclass(frozen=True)
 class ReleaseSite:
-    """An early release (`lang/lifetimes.py`): the SEM-4.7 free check of `site.buf` at a point
+    """An early release (`lang/ir/lifetimes.py`): the SEM-4.7 free check of `site.buf` at a point
     before the end of its block, just before the statement at `site.loc`. Its obligations go
     to codegen (CG-R1), never into the proc's verdict."""
 

@@ -17,12 +17,12 @@ from typing import Any
 
 from verifier import collectives
 from verifier.diagnostics import RejectedInput, SporkError, SrcLoc, UnhandledNode, Unsupported
-from verifier.lang import ir
-from verifier.lang.inline import inline_calls
-from verifier.lang.lifetimes import early_releases
-from verifier.lang.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
-from verifier.lang.printer import expr_text, stmt_lines
-from verifier.lang.timelines import InstrTL, QualTL
+from verifier.lang.ir import ir
+from verifier.lang.rewrite.inline import inline_calls
+from verifier.lang.ir.lifetimes import early_releases
+from verifier.lang.stdlib.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
+from verifier.lang.ir.printer import expr_text, stmt_lines
+from verifier.lang.stdlib.timelines import InstrTL, QualTL
 from verifier.check import barrier_exprs, static_barriers, static_calls
 from verifier.semantics import rules
 from verifier.semantics.access import mutated_syms, walk_stmts

@@ -16,16 +16,16 @@ from dataclasses import dataclass, field, replace
 
 from verifier import collectives
 from verifier.diagnostics import RejectedInput, SrcLoc
-from verifier.lang import ir
-from verifier.lang.memories import CudaClusterSync, CudaCommitGroup, CudaMbarrier
-from verifier.lang.timelines import QualTL, SyncTL, implements
-from verifier.lang.units import (
+from verifier.lang.ir import ir
+from verifier.lang.stdlib.memories import CudaClusterSync, CudaCommitGroup, CudaMbarrier
+from verifier.lang.stdlib.timelines import QualTL, SyncTL, implements
+from verifier.lang.stdlib.units import (
     CollUnit, cuda_agnostic_sub_cta, cuda_cluster, cuda_thread, cuda_warp, cuda_warpgroup,
 )
 from verifier.check import alternation, barrier_exprs
 from verifier.semantics import rules
 from verifier.check.barrier_exprs import guards
-from verifier.lang.guards import ring_depth
+from verifier.lang.ir.guards import ring_depth
 from verifier.check.sites import ArriveSite, AwaitSite, BarrierDecl, Context, Element
 from verifier.check.walk_view import AnalyzerView
 

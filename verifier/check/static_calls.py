@@ -17,12 +17,12 @@ from typing import Any
 
 from verifier import collectives
 from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
-from verifier.lang import ir
-from verifier.lang.instrs import Instr, InstrParam
-from verifier.lang.memories import CudaClusterSync, CudaMbarrier, Memory
-from verifier.lang.printer import expr_text
-from verifier.lang.timelines import CPU_INSTR_TLS, QualTL, SyncTL, implements
-from verifier.lang.units import cuda_warpgroup
+from verifier.lang.ir import ir
+from verifier.lang.stdlib.instrs import Instr, InstrParam
+from verifier.lang.stdlib.memories import CudaClusterSync, CudaMbarrier, Memory
+from verifier.lang.ir.printer import expr_text
+from verifier.lang.stdlib.timelines import CPU_INSTR_TLS, QualTL, SyncTL, implements
+from verifier.lang.stdlib.units import cuda_warpgroup
 from verifier.semantics import rules
 from verifier.semantics.rules import AccessKind
 from verifier.check import static_instr_args as args

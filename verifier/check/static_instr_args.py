@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from verifier import collectives
 from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
-from verifier.lang import ir
-from verifier.lang.affine import constant_difference
-from verifier.lang.instrs import Instr, InstrParam
-from verifier.lang.memories import Memory
-from verifier.lang.printer import expr_text
-from verifier.lang.units import cuda_cta_in_cluster
+from verifier.lang.ir import ir
+from verifier.lang.ir.affine import constant_difference
+from verifier.lang.stdlib.instrs import Instr, InstrParam
+from verifier.lang.stdlib.memories import Memory
+from verifier.lang.ir.printer import expr_text
+from verifier.lang.stdlib.units import cuda_cta_in_cluster
 from verifier.check.sites import Context, Element, Loop, TmaSite, Trailing
 from verifier.semantics.access import limit_args
 from verifier.semantics.transactions import ELEMENT_BYTES, tma_bytes

@@ -11,9 +11,9 @@ from typing import Any, Protocol
 
 from verifier.check.sites import Context, Element, ProgramModel, Trailing
 from verifier.diagnostics import SrcLoc, Unsupported
-from verifier.lang import ir
-from verifier.lang.memories import Memory
-from verifier.lang.timelines import InstrTL, QualTL
+from verifier.lang.ir import ir
+from verifier.lang.stdlib.memories import Memory
+from verifier.lang.stdlib.timelines import InstrTL, QualTL
 from verifier.semantics import rules
 from verifier.semantics.rules import AccessKind
 

@@ -13,13 +13,13 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from verifier.diagnostics import InternalError, SrcLoc, Unsupported
-from verifier.lang.memories import (
+from verifier.lang.stdlib.memories import (
     BarrierMechanism,
     CudaClusterSync,
     CudaCommitGroup,
     CudaMbarrier,
 )
-from verifier.lang.timelines import SyncTL
+from verifier.lang.stdlib.timelines import SyncTL
 
 # SEM-8.4: the lowered type of a commit group follows the first sync-tl of its Arrives
 # (LANG-5.20: ⊑ Sm80_cp_async, ⊑ tma_to_gmem_async, or ⊑ wgmma_async).

@@ -16,8 +16,8 @@ import json
 from dataclasses import dataclass
 
 from verifier.diagnostics import InternalError
-from verifier.lang import ir
-from verifier.lang.printer import ir_hash
+from verifier.lang.ir import ir
+from verifier.lang.ir.printer import ir_hash
 from verifier.results import Certificate
 
 SOURCE_PREFIX = "// spork-verify-source: "

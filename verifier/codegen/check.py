@@ -13,8 +13,8 @@ hashes, the chain claim). Rules: LANG-8.1 (specs/codegen.md, specs/cli.md CLI-9)
 from __future__ import annotations
 
 from verifier.diagnostics import SporkError
-from verifier.lang import ir
-from verifier.lang.printer import ir_hash
+from verifier.lang.ir import ir
+from verifier.lang.ir.printer import ir_hash
 from verifier.results import Certificate
 from verifier.codegen.certificate import Emitted, read_emitted
 from verifier.codegen.emit import emit_cuda

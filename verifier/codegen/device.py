@@ -25,10 +25,10 @@ from verifier.codegen.tma import TMA_ROWS, lower_tma
 from verifier.codegen.wgmma import accum_type, fence_accumulators
 from verifier.collectives import Tiling
 from verifier.diagnostics import InternalError, SporkError, SrcLoc, UnhandledNode, Unsupported
-from verifier.lang import ir
-from verifier.lang.memories import Memory
-from verifier.lang.printer import expr_text
-from verifier.lang.timelines import SYNC_SETS, QualTL, SyncTL, implements
+from verifier.lang.ir import ir
+from verifier.lang.stdlib.memories import Memory
+from verifier.lang.ir.printer import expr_text
+from verifier.lang.stdlib.timelines import SYNC_SETS, QualTL, SyncTL, implements
 
 def _ref_text(ref: ir.BarrierRef) -> str:
     """`z` or `z[i, j]`, for comments."""

@@ -19,8 +19,8 @@ from verifier.codegen.names import Namer
 from verifier.codegen.targets import required_target, target_lines
 from verifier.codegen.tensormap import HOST_HELPER as TENSOR_MAP_HELPER
 from verifier.diagnostics import SporkError, UnhandledNode
-from verifier.lang import ir
-from verifier.lang.instrs import Instr
+from verifier.lang.ir import ir
+from verifier.lang.stdlib.instrs import Instr
 from verifier.results import Certificate
 
 PRELUDE = r"""#include <cuda_runtime.h>

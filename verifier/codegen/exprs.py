@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass, field
 
 from verifier.diagnostics import InternalError, SrcLoc, UnhandledNode, Unsupported
-from verifier.lang import ir
-from verifier.lang.memories import SpecialWindow
-from verifier.lang.printer import expr_text
+from verifier.lang.ir import ir
+from verifier.lang.stdlib.memories import SpecialWindow
+from verifier.lang.ir.printer import expr_text
 
 _ATOM = re.compile(r"[A-Za-z0-9_.]+(\[[A-Za-z0-9_.]+\])?")
 _INT = re.compile(r"-?[0-9]+")

@@ -18,9 +18,9 @@ from verifier.codegen.plan import plan_device_function
 from verifier.codegen.tensormap import host_lines, new_tensor_map
 from verifier.codegen.tma import used_tensor_maps
 from verifier.diagnostics import InternalError, UnhandledNode, Unsupported
-from verifier.lang import ir
-from verifier.lang.lifetimes import early_releases
-from verifier.lang.memories import Memory
+from verifier.lang.ir import ir
+from verifier.lang.ir.lifetimes import early_releases
+from verifier.lang.stdlib.memories import Memory
 
 
 def _indent(lines: list[str]) -> list[str]:

@@ -20,8 +20,8 @@ from verifier.codegen import wgmma
 from verifier.codegen.exprs import Env, View, atom, c_add, c_mul, cexpr, window_view
 from verifier.codegen.wgmma import WGMMA_ROWS, WgmmaLowering
 from verifier.diagnostics import InternalError, RejectedInput, Unsupported
-from verifier.lang import ir
-from verifier.lang.instrs import INSTRS, Instr
+from verifier.lang.ir import ir
+from verifier.lang.stdlib.instrs import INSTRS, Instr
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,8 +22,8 @@ from verifier.codegen.exprs import Env, View, cexpr
 from verifier.codegen.names import Namer
 from verifier.codegen.plan import DevicePlan
 from verifier.diagnostics import InternalError
-from verifier.lang import ir
-from verifier.lang.config import CudaDeviceFunction
+from verifier.lang.ir import ir
+from verifier.lang.stdlib.config import CudaDeviceFunction
 
 _LITERAL = re.compile(r"-?[0-9]+")
 ARGS = "exo_deviceArgs"

@@ -36,10 +36,10 @@ from math import prod
 from verifier import collectives
 from verifier.collectives import Tiling
 from verifier.diagnostics import InternalError, SporkError, SrcLoc, Unsupported
-from verifier.lang import ir
-from verifier.lang.config import CudaDeviceFunction
-from verifier.lang.guards import guard_map, ring_depth
-from verifier.lang.timelines import SyncTL, implements
+from verifier.lang.ir import ir
+from verifier.lang.stdlib.config import CudaDeviceFunction
+from verifier.lang.ir.guards import guard_map, ring_depth
+from verifier.lang.stdlib.timelines import SyncTL, implements
 
 MBARRIER_BYTES = 8
 MAX_DEPTH = 32  # one parity bit per slot in a uint32_t
@@ -158,7 +158,7 @@ def note_trailing(facts: RingFacts, tiling: Tiling, entries: tuple[object, ...],
 
 
 def _guarded_by(facts: dict[ir.Sym, RingFacts]) -> dict[ir.Sym, ir.Sym]:
-    """guardedBy(z) (LANG-5.15, `lang.guards`); a guard outside this device function's
+    """guardedBy(z) (LANG-5.15, `lang.ir.guards`); a guard outside this device function's
     mbarriers is an internal error (the static checks reject it)."""
     links: dict[ir.Sym, ir.Sym | None] = {}
     for sym, f in facts.items():

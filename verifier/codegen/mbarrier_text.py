@@ -12,8 +12,8 @@ from __future__ import annotations
 from verifier.codegen.exprs import c_add, c_mul, dense_strides
 from verifier.codegen.mbarrier import MbarrierRing
 from verifier.diagnostics import InternalError, SrcLoc
-from verifier.lang import ir
-from verifier.lang.timelines import SYNC_SETS, QualTL, SyncTL
+from verifier.lang.ir import ir
+from verifier.lang.stdlib.timelines import SYNC_SETS, QualTL, SyncTL
 
 STATE = "exo_syncState"
 STATE_TYPE = "exo_SyncState"

@@ -14,7 +14,7 @@ import re
 from collections import Counter
 
 from verifier.diagnostics import InternalError, UnhandledNode
-from verifier.lang import ir
+from verifier.lang.ir import ir
 
 _RESERVED = frozenset("""
 alignas alignof and asm auto bool break case catch char char16_t char32_t class const constexpr

@@ -39,12 +39,12 @@ from verifier.diagnostics import (
     UnhandledNode,
     Unsupported,
 )
-from verifier.lang import ir
-from verifier.lang.lifetimes import EarlyRelease
-from verifier.lang.config import MAX_BLOCK_DIM, MAX_CLUSTER_DIM, CudaDeviceFunction
-from verifier.lang.memories import BarrierMechanism, CudaMbarrier, Memory
-from verifier.lang.printer import expr_text
-from verifier.lang.timelines import SyncTL
+from verifier.lang.ir import ir
+from verifier.lang.ir.lifetimes import EarlyRelease
+from verifier.lang.stdlib.config import MAX_BLOCK_DIM, MAX_CLUSTER_DIM, CudaDeviceFunction
+from verifier.lang.stdlib.memories import BarrierMechanism, CudaMbarrier, Memory
+from verifier.lang.ir.printer import expr_text
+from verifier.lang.stdlib.timelines import SyncTL
 from verifier.results import RELEASE_PROVED
 
 SMEM_ALIGN = 128
@@ -438,7 +438,7 @@ def plan_device_function(s: ir.DeviceFunction, index: int,
                          candidates: tuple[EarlyRelease, ...] = ()) -> DevicePlan:
     """Run both phases for one device function; `maps` are the tensor maps in scope,
     `releases` the certificate's early releases (id -> outcome) and `candidates` the proc's
-    early-release points (`lang.lifetimes.early_releases`). Rules: LANG-8.2, LANG-8.3,
+    early-release points (`lang.ir.lifetimes.early_releases`). Rules: LANG-8.2, LANG-8.3,
     COLL-5.8, LANG-6.6, CG-R1"""
     if s.cfg.blockDim > MAX_BLOCK_DIM or s.cfg.clusterDim > MAX_CLUSTER_DIM:
         raise RejectedInput(f"cannot launch blockDim={s.cfg.blockDim}, clusterDim="

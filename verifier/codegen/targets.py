@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
-from verifier.lang import ir
+from verifier.lang.ir import ir
 
 NVCC_FLAGS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "sm_80": ("-arch=compute_80", "-code=sm_80,compute_80"),

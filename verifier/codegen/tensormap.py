@@ -19,9 +19,9 @@ from collections.abc import Sequence
 
 from verifier.codegen.exprs import Env, TensorMap, View, atom, c_mul, cexpr, window_view
 from verifier.diagnostics import InternalError, RejectedInput, SrcLoc, Unsupported
-from verifier.lang import ir
-from verifier.lang.memories import SpecialWindow
-from verifier.lang.printer import expr_text
+from verifier.lang.ir import ir
+from verifier.lang.stdlib.memories import SpecialWindow
+from verifier.lang.ir.printer import expr_text
 
 _INT = re.compile(r"-?[0-9]+")
 MAX_BOX = 256  # cuTensorMapEncodeTiled: every box extent is at most 256

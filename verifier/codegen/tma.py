@@ -21,8 +21,8 @@ from types import MappingProxyType
 from verifier.codegen.exprs import Env, TensorMap, View, atom, c_mul
 from verifier.codegen.tensormap import coordinates, map_shape, resolve
 from verifier.diagnostics import InternalError, RejectedInput, SrcLoc, Unsupported
-from verifier.lang import ir
-from verifier.lang.memories import SpecialWindow
+from verifier.lang.ir import ir
+from verifier.lang.stdlib.memories import SpecialWindow
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from types import MappingProxyType
 
 from verifier.codegen.exprs import View
 from verifier.diagnostics import InternalError, RejectedInput, SrcLoc
-from verifier.lang import ir
+from verifier.lang.ir import ir
 
 SWIZZLE = 128  # bytes per SMEM row of A and B (Sm90_SmemSwizzled(128), 32 f32)
 ROW = 32  # f32 elements per row

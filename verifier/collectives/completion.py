@@ -12,7 +12,7 @@ from fractions import Fraction
 from math import prod
 
 from verifier.diagnostics import RejectedInput
-from verifier.lang.units import CollSizeExpr, CollUnit
+from verifier.lang.stdlib.units import CollSizeExpr, CollUnit
 
 Box = tuple[int | None, ...]
 

@@ -16,8 +16,8 @@ from verifier.collectives.matching import match_mismatch
 from verifier.collectives.tiling import DimOp, Guard, LoopRecord, Tiling, apply_splits
 from verifier.collectives.validate import validate_tiling
 from verifier.diagnostics import InternalError, RejectedInput
-from verifier.lang.config import CudaDeviceFunction, CudaWarps
-from verifier.lang.units import CollUnit, cuda_agnostic_intact_cta, cuda_warp
+from verifier.lang.stdlib.config import CudaDeviceFunction, CudaWarps
+from verifier.lang.stdlib.units import CollUnit, cuda_agnostic_intact_cta, cuda_warp
 
 
 class TilingError(RejectedInput):

@@ -23,8 +23,8 @@ from verifier.collectives.membership import thread_groups
 from verifier.collectives.tiling import Guard, Label, Tiling, linear_base_offset
 from verifier.collectives.validate import DISAGREE, validate_tiling
 from verifier.diagnostics import InternalError, RejectedInput
-from verifier.lang.config import CudaDeviceFunction
-from verifier.lang.units import CollUnit
+from verifier.lang.stdlib.config import CudaDeviceFunction
+from verifier.lang.stdlib.units import CollUnit
 
 
 @dataclass(frozen=True, slots=True)

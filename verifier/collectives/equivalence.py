@@ -15,7 +15,7 @@ from verifier.collectives.membership import thread_set
 from verifier.collectives.tiling import Tiling, base_box, linear_base_offset
 from verifier.collectives.validate import DISAGREE
 from verifier.diagnostics import RejectedInput
-from verifier.lang.config import CudaDeviceFunction
+from verifier.lang.stdlib.config import CudaDeviceFunction
 
 
 def base_mismatch(first: Tiling, second: Tiling, *, subdiv_only: bool) -> str | None:

@@ -25,8 +25,8 @@ from verifier.collectives.membership import thread_groups
 from verifier.collectives.tiling import Label, Tiling, apply_splits
 from verifier.collectives.validate import DISAGREE, validate_tiling
 from verifier.diagnostics import InternalError, RejectedInput
-from verifier.lang.config import CudaDeviceFunction
-from verifier.lang.units import (
+from verifier.lang.stdlib.config import CudaDeviceFunction
+from verifier.lang.stdlib.units import (
     CollUnit,
     cuda_cluster,
     cuda_cta_in_cluster,

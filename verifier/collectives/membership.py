@@ -16,7 +16,7 @@ from itertools import product
 from verifier.collectives.arith import Arith, BoolTerm, Term
 from verifier.collectives.tiling import Tiling
 from verifier.diagnostics import InternalError
-from verifier.lang.config import CudaDeviceFunction
+from verifier.lang.stdlib.config import CudaDeviceFunction
 
 
 def split_thread(n: Term, t: Tiling, arith: Arith) -> tuple[Term, Term]:

@@ -14,7 +14,7 @@ from math import prod
 
 from verifier.collectives.completion import CompletionError
 from verifier.collectives.index_expr import IndexExpr
-from verifier.lang.config import CudaDeviceFunction
+from verifier.lang.stdlib.config import CudaDeviceFunction
 
 
 class Label(Enum):

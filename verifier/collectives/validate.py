@@ -20,7 +20,7 @@ from verifier.collectives.membership import (
 from verifier.collectives.symbolic import Z3Arith, find_model
 from verifier.collectives.tiling import Tiling
 from verifier.diagnostics import RejectedInput
-from verifier.lang.config import CudaDeviceFunction
+from verifier.lang.stdlib.config import CudaDeviceFunction
 
 DISAGREE = "tiling model disagrees with generated guards"
 

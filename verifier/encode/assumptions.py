@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 import z3
 
 from verifier.diagnostics import RejectedInput
-from verifier.lang import ir
-from verifier.lang.ir import CONTROL_KINDS
+from verifier.lang.ir import ir
+from verifier.lang.ir.ir import CONTROL_KINDS
 from verifier.semantics.exprs import CONTROL_RANGES, admits
 
 

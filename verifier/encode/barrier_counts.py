@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import z3
 
-from verifier.lang import ir
+from verifier.lang.ir import ir
 from verifier.semantics.rings import ring_info
 from verifier.check.sites import AwaitSite, BarrierDecl, ProgramModel
 from verifier.encode.counting import count_before

@@ -15,7 +15,7 @@ from verifier.check.sites import AccessSite, ArriveSite, AwaitSite, ProgramModel
 from verifier.encode.barrier_counts import BarrierCounts
 from verifier.encode.instances import Encoder, Instance, equal_on
 from verifier.encode.terms import conj, disj
-from verifier.lang import ir
+from verifier.lang.ir import ir
 
 
 def names(enc: Encoder, refs: tuple[tuple[ir.Expr | None, ...], ...], inst: Instance,

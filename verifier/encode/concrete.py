@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 from verifier.diagnostics import RejectedInput
-from verifier.lang import ir
+from verifier.lang.ir import ir
 from verifier.results import ProcResult
 from verifier.semantics.exprs import CONTROL_RANGES, PY_OPS, admits, eval_expr
 from verifier.encode.verify import concrete_verdict, machine_finding

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Mapping
 import z3
 
 from verifier.diagnostics import Unsupported
-from verifier.lang import ir
-from verifier.lang.guards import free_syms
+from verifier.lang.ir import ir
+from verifier.lang.ir.guards import free_syms
 from verifier.check.sites import Context, Loop
 from verifier.encode.instances import Encoder
 from verifier.encode.terms import conj

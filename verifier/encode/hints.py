@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from verifier.diagnostics import SporkError, SrcLoc
-from verifier.lang import ir
-from verifier.lang.timelines import InstrTL, SyncTL
+from verifier.lang.ir import ir
+from verifier.lang.stdlib.timelines import InstrTL, SyncTL
 from verifier.results import (Finding, FindingKind, ObligationStatus, ProcResult, Related,
                               Verdict)
 

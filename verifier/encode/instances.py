@@ -15,7 +15,7 @@ import z3
 from verifier import collectives
 from verifier.collectives.symbolic import Z3Arith
 from verifier.diagnostics import Unsupported
-from verifier.lang import ir
+from verifier.lang.ir import ir
 from verifier.semantics.exprs import CONTROL_RANGES, PY_OPS, Ops, eval_expr
 from verifier.check.sites import AccessSite, Context
 from verifier.encode.terms import address, conj, disj, ge, le, lt, same

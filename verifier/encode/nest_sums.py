@@ -22,8 +22,8 @@ import sympy
 import z3
 
 from verifier.diagnostics import SrcLoc, Unsupported
-from verifier.lang import ir
-from verifier.lang.guards import free_syms
+from verifier.lang.ir import ir
+from verifier.lang.ir.guards import free_syms
 from verifier.check.sites import Loop
 from verifier.encode.instances import Encoder
 

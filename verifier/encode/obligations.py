@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 import z3
 
 from verifier.diagnostics import SrcLoc
-from verifier.lang import ir
-from verifier.lang.lifetimes import RELEASE_PREFIX
+from verifier.lang.ir import ir
+from verifier.lang.ir.lifetimes import RELEASE_PREFIX
 from verifier.semantics import rules
 from verifier.semantics.rules import AccessKind, Flag
 from verifier.check.sites import (

@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from verifier import collectives
-from verifier.lang import ir
+from verifier.lang.ir import ir
 from verifier.semantics import rules
 from verifier.semantics.rules import AccessKind, Flag, drops_record
 from verifier.check.sites import AccessSite, Context, FenceSite, Loop, ProgramModel

@@ -1,7 +1,7 @@
 """Early releases (CG-R1): the SEM-4.7 free check of a shared-memory variable proved at a
 point before the end of its block, so that codegen may reuse its storage from there on.
 
-Runs after a proc is proved, on the same solver session: each candidate (`lang/lifetimes.py`)
+Runs after a proc is proved, on the same solver session: each candidate (`lang/ir/lifetimes.py`)
 gets the hazard obligations of the end-of-scope free, with the free moved to the candidate
 point (`ObligationBuilder.releases`). A release is proved when all of them, and every premise
 their closed forms relied on, are unsat. A candidate counterexample is replayed by the concrete
@@ -17,12 +17,12 @@ import time
 from typing import Protocol
 
 from verifier.diagnostics import SporkError
-from verifier.lang import ir
+from verifier.lang.ir import ir
 from verifier.results import ObligationResult, ObligationStatus, ReleaseResult, RELEASE_PROVED
 from verifier.semantics import run_machine
 from verifier.encode.obligations import Obligation, ObligationBuilder
 from verifier.encode.solver import Outcome, Status
-from verifier.lang.lifetimes import RELEASE_PREFIX
+from verifier.lang.ir.lifetimes import RELEASE_PREFIX
 
 
 class Solving(Protocol):

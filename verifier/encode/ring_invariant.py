@@ -35,7 +35,7 @@ import itertools
 import z3
 
 from verifier.diagnostics import InternalError
-from verifier.lang import ir
+from verifier.lang.ir import ir
 from verifier.semantics.rings import RingInfo, ring_info
 from verifier.check.sites import ArriveSite, AwaitSite, ProgramModel
 from verifier.encode.barrier_counts import BarrierCounts

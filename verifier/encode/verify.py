@@ -20,9 +20,9 @@ import z3
 
 from verifier import __version__
 from verifier.diagnostics import RejectedInput, SporkError, Unsupported
-from verifier.lang import ir
-from verifier.lang.inline import inlined_callees
-from verifier.lang.printer import ir_hash
+from verifier.lang.ir import ir
+from verifier.lang.rewrite.inline import inlined_callees
+from verifier.lang.ir.printer import ir_hash
 from verifier.results import (
     Certificate, Counterexample, Finding, FindingKind, ObligationResult, ObligationStatus,
     ProcResult, Related, Verdict,

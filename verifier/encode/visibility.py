@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import networkx as nx
 import z3
 
-from verifier.lang import ir
+from verifier.lang.ir import ir
 from verifier.semantics import rules
 from verifier.semantics.rules import Flag
 from verifier.check.sites import (

@@ -4,29 +4,29 @@ Exports the names upstream exports from exo's `proc`, `exo.platforms.cuda`, `.Sm
 that spork-verify supports, plus `simplify`.
 """
 
-from verifier.lang import memories as _mem
-from verifier.lang import units as _units
-from verifier.lang.config import CudaDeviceFunction, CudaWarpConfig, CudaWarps
-from verifier.lang.instrs import INSTRS as _INSTRS
-from verifier.lang.instrs_cuda import CUDA_INSTRS as _CUDA_INSTRS
-from verifier.lang.instrs_cuda import get_cuda_packed32_load_v, get_cuda_packed32_store_v
-from verifier.lang.instrs_sm90 import SM90_INSTRS as _SM90_INSTRS
-from verifier.lang.procs import proc, simplify
-from verifier.lang.scalars import ScalarInfo, bf16, f16, f32, f64, i8, i32, ui8, ui16
-from verifier.lang.user_instrs import (
+from verifier.lang.stdlib import memories as _mem
+from verifier.lang.stdlib import units as _units
+from verifier.lang.stdlib.config import CudaDeviceFunction, CudaWarpConfig, CudaWarps
+from verifier.lang.stdlib.instrs import INSTRS as _INSTRS
+from verifier.lang.stdlib.instrs_cuda import CUDA_INSTRS as _CUDA_INSTRS
+from verifier.lang.stdlib.instrs_cuda import get_cuda_packed32_load_v, get_cuda_packed32_store_v
+from verifier.lang.stdlib.instrs_sm90 import SM90_INSTRS as _SM90_INSTRS
+from verifier.lang.parse.procs import proc, simplify
+from verifier.lang.stdlib.scalars import ScalarInfo, bf16, f16, f32, f64, i8, i32, ui8, ui16
+from verifier.lang.parse.user_instrs import (
     AccessInfo, AtomicityInfo, InstrArgs, InstrInfo, InstrTemplate, instr,
 )
-from verifier.lang.scheduling import UNSUPPORTED_REWRITES as _REWRITES
-from verifier.lang.scheduling import delete_buffer, rename, set_precision
-from verifier.lang.replace_copy import replace
-from verifier.lang.scheduling_loops import cut_loop, inline_window
-from verifier.lang.timelines import InstrTL, QualTL, SyncTL
-from verifier.lang.units import (
+from verifier.lang.rewrite.scheduling import UNSUPPORTED_REWRITES as _REWRITES
+from verifier.lang.rewrite.scheduling import delete_buffer, rename, set_precision
+from verifier.lang.rewrite.replace_copy import replace
+from verifier.lang.rewrite.scheduling_loops import cut_loop, inline_window
+from verifier.lang.stdlib.timelines import InstrTL, QualTL, SyncTL
+from verifier.lang.stdlib.units import (
     CollUnit, blockDim, clusterDim, cuda_cluster, cuda_cta_in_cluster,
     cuda_cta_in_cluster_strided, cuda_quadpair, cuda_thread, cuda_threads_strided, cuda_warp,
     cuda_warp_in_cluster, cuda_warp_in_cluster_strided, cuda_warpgroup, standalone_thread,
 )
-from verifier.lang.memories import (
+from verifier.lang.stdlib.memories import (
     DRAM, CudaBasicDeviceVisible, CudaBasicSmem, CudaClusterSync, CudaCommitGroup,
     CudaDeviceVisibleAtomicity16B, CudaDeviceVisibleLinear, CudaEvent, CudaGmemAtomicity16B,
     CudaGmemLinear, CudaGridConstant, CudaMbarrier, CudaRmem, CudaRmemPacked32,
@@ -36,8 +36,8 @@ from verifier.lang.memories import (
 
 # Loop modes and the loop cursor under upstream's names (exo.platforms.cuda, exo.stdlib.
 # scheduling), for scripts that name them, e.g. as arguments of `set_loop_mode` (API-2)
-from verifier.lang.ir import CudaTasks, CudaThreads, Seq  # noqa: E402
-from verifier.lang.ir import For as ForCursor  # noqa: E402
+from verifier.lang.ir.ir import CudaTasks, CudaThreads, Seq  # noqa: E402
+from verifier.lang.ir.ir import For as ForCursor  # noqa: E402
 
 cpu_in_order = SyncTL.cpu_in_order
 cuda_in_order = SyncTL.cuda_in_order

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from verifier.diagnostics import Unsupported
-from verifier.lang import ir
-from verifier.lang.instrs import Instr, InstrParam
-from verifier.lang.timelines import QualTL
-from verifier.lang.units import CollUnit
+from verifier.lang.ir import ir
+from verifier.lang.stdlib.instrs import Instr, InstrParam
+from verifier.lang.stdlib.timelines import QualTL
+from verifier.lang.stdlib.units import CollUnit
 from verifier.semantics.rules import AccessKind
 
 _KIND = {"r": AccessKind.read, "w": AccessKind.write, "rw": AccessKind.read_write,

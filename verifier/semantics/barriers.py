@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from verifier.diagnostics import SrcLoc
-from verifier.lang import ir
-from verifier.lang.memories import CudaMbarrier
+from verifier.lang.ir import ir
+from verifier.lang.stdlib.memories import CudaMbarrier
 from verifier.semantics import rules
 from verifier.semantics.records import augment_key
 from verifier.semantics.state import Finding

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Generic, Mapping, TypeVar
 
 from verifier.diagnostics import RejectedInput, Unsupported
-from verifier.lang import ir
+from verifier.lang.ir import ir
 
 T = TypeVar("T")
 

@@ -13,7 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from verifier.diagnostics import SrcLoc
-from verifier.lang.timelines import InstrTL, QualTL
+from verifier.lang.stdlib.timelines import InstrTL, QualTL
 from verifier.semantics import rules
 from verifier.semantics.histories import (
     EMPTY, Box, BufInstance, History, HistoryTable, box_slices, distinct, elements_of,

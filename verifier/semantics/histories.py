@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from verifier.lang import ir
-from verifier.lang.memories import Memory
+from verifier.lang.ir import ir
+from verifier.lang.stdlib.memories import Memory
 from verifier.semantics.records import Group
 
 History = tuple[tuple[Group, ...], tuple[Group, ...]]  # (reads, mutates)

@@ -20,12 +20,12 @@ from typing import Any, Callable, Iterator, Mapping
 
 from verifier import collectives
 from verifier.diagnostics import SrcLoc, UnhandledNode, Unsupported
-from verifier.lang import ir
-from verifier.lang.inline import inline_calls
-from verifier.lang.instrs import Instr
-from verifier.lang.lifetimes import early_releases
-from verifier.lang.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
-from verifier.lang.timelines import InstrTL, QualTL
+from verifier.lang.ir import ir
+from verifier.lang.rewrite.inline import inline_calls
+from verifier.lang.stdlib.instrs import Instr
+from verifier.lang.ir.lifetimes import early_releases
+from verifier.lang.stdlib.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
+from verifier.lang.stdlib.timelines import InstrTL, QualTL
 from verifier.semantics import barriers, rules
 from verifier.semantics.access import (
     InstrArg, callee_distributed, clipped_box, instr_args, tracked_buffers, window_box,
@@ -66,7 +66,7 @@ class Machine(HazardChecks):
                  only: frozenset[str] | None = None, releases: bool = False) -> None:
         self.proc = proc
         # CG-R1: with `releases`, the SEM-4.7 free check also runs at every early-release
-        # candidate (lang/lifetimes.py), without freeing: it replays a release's candidate
+        # candidate (lang/ir/lifetimes.py), without freeing: it replays a release's candidate
         self.release_at: dict[int, list[ir.Alloc]] = {}
         for r in early_releases(proc.body) if releases else ():
             self.release_at.setdefault(id(r.before), []).append(r.alloc)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from verifier.diagnostics import SrcLoc
-from verifier.lang import ir
+from verifier.lang.ir import ir
 from verifier.semantics import rules
 from verifier.semantics.index import RecordIndex
 from verifier.semantics.rings import CompletionOrder, RingInfo

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from verifier.lang.timelines import QualTL
+from verifier.lang.stdlib.timelines import QualTL
 from verifier.semantics.rules import Flag, SyncSets
 from verifier.semantics.threads import ALL, Threads
 

@@ -1,4 +1,4 @@
-"""mbarrier rings: per-proc ring facts (guards and depth from `lang.guards`, LANG-5.15, 5.19)
+"""mbarrier rings: per-proc ring facts (guards and depth from `lang.ir.guards`, LANG-5.15, 5.19)
 and the completion order of the ring invariant (SEM-6.8), shared by the machine and encoder.
 
 The completion order ≺ relates Arrive/Await instances: (po) p ≺ q when p precedes q in the trace
@@ -14,9 +14,9 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from verifier.lang import ir
-from verifier.lang.guards import guard_map, ring_depth
-from verifier.lang.memories import CudaMbarrier
+from verifier.lang.ir import ir
+from verifier.lang.ir.guards import guard_map, ring_depth
+from verifier.lang.stdlib.memories import CudaMbarrier
 from verifier.semantics.access import walk_stmts
 from verifier.semantics.threads import Threads
 

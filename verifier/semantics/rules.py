@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from verifier.diagnostics import RejectedInput
-from verifier.lang.timelines import InstrTL, QualTL, SyncTL
+from verifier.lang.stdlib.timelines import InstrTL, QualTL, SyncTL
 
 Q = QualTL
 
@@ -31,7 +31,7 @@ ALL_FLAGS = frozenset(Flag)
 WITNESS_FLAGS = frozenset({Flag.issue, Flag.full})  # SEM-5.1
 
 
-from verifier.lang.timelines import SYNC_SETS, SyncSets, sync_sets as _sets  # noqa: E402
+from verifier.lang.stdlib.timelines import SYNC_SETS, SyncSets, sync_sets as _sets  # noqa: E402
 
 # SEM-1.6: the first sync-tl of the fence at kernel start.
 KERNEL_START_FIRST = _sets({Q.cpu} | set(SYNC_SETS[SyncTL.cuda_stream_sync].full))

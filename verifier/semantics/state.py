@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from verifier.diagnostics import SrcLoc
-from verifier.lang import ir
+from verifier.lang.ir import ir
 from verifier.semantics.threads import Threads
 
 

@@ -16,7 +16,7 @@ from typing import Iterator, Mapping
 
 from verifier.diagnostics import (
     InternalError, RejectedInput, SharedLimitation, SporkError, Unsupported)
-from verifier.lang import ir
+from verifier.lang.ir import ir
 from verifier.semantics.machine import run_machine
 
 

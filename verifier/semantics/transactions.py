@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from verifier.diagnostics import SrcLoc
-from verifier.lang.instrs import TmaInfo
+from verifier.lang.stdlib.instrs import TmaInfo
 from verifier.semantics.state import Finding, Origin
 
 Key = tuple[int, tuple[int, ...], int]  # (barrier instance serial, element, phase)

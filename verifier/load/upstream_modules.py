@@ -15,7 +15,7 @@ import types
 from typing import Any, Iterator
 
 from verifier.diagnostics import Unsupported
-from verifier.lang.ir import EXO_GPU_HINT
+from verifier.lang.ir.ir import EXO_GPU_HINT
 
 # Every module name upstream kernels and tests import from (exo-lang, camspork_jit branch).
 UPSTREAM_MODULES = (

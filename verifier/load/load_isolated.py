@@ -25,9 +25,9 @@ from typing import IO, Callable
 
 import verifier
 from verifier.diagnostics import InternalError, RejectedInput, SporkError, SrcLoc
-from verifier.lang import ir
-from verifier.lang.load import is_user_file, read_source
-from verifier.lang.load_protocol import (
+from verifier.lang.ir import ir
+from verifier.load.load import is_user_file, read_source
+from verifier.load.load_protocol import (
     LoadReply, LoadRequest, PrintedProc, Stage, read_reply)
 from verifier.results import ScheduledBy
 
@@ -74,9 +74,9 @@ class _OutputReader(threading.Thread):
 # `p.sync_check(...)` in the file needs the concrete machine, which lang may not import: the
 # boot installs a hook that imports it on first use (API-3), keeping start-up small.
 _BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
-         "from verifier.lang import ir; ir.SYNC_CHECK_HOOK[0] = lambda p, s: __import__("
+         "from verifier.lang.ir import ir; ir.SYNC_CHECK_HOOK[0] = lambda p, s: __import__("
          "'verifier.semantics.sync_check', fromlist=['sync_check']).sync_check(p, s); "
-         "from verifier.lang.load_child import main; del sys.path[0]; main(sys.argv[2:])")
+         "from verifier.load.load_child import main; del sys.path[0]; main(sys.argv[2:])")
 
 
 def _crash_location(crash: IO[bytes]) -> SrcLoc | None:

@@ -10,7 +10,7 @@ import ast
 from typing import Any, Protocol
 
 from verifier.diagnostics import RejectedInput, SrcLoc
-from verifier.lang import ir
+from verifier.lang.ir import ir
 
 
 class ParserView(Protocol):

@@ -24,7 +24,7 @@ from enum import Enum
 from typing import Any
 
 from verifier.diagnostics import InternalError, RejectedInput, SporkError, SrcLoc, Unsupported
-from verifier.lang import ir
+from verifier.lang.ir import ir
 
 MAGIC = b"SPORKLD1"
 _HEADER = struct.Struct(">8sQ32s")

@@ -19,7 +19,7 @@ import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from verifier.lang import ir
+from verifier.lang.ir import ir
 
 RELEASE_PREFIX = "release:"  # obligation ids of early releases (they never decide a verdict)
 

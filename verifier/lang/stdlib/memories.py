@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from verifier.diagnostics import RejectedInput, SharedLimitation, SrcLoc
-from verifier.lang import units
+from verifier.lang.stdlib import units
 
 
 @dataclass(frozen=True, slots=True)

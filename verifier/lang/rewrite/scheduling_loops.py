@@ -16,8 +16,8 @@ import re
 from typing import Any
 
 from verifier.diagnostics import RejectedInput
-from verifier.lang import ir
-from verifier.lang.scheduling import _replace_nodes
+from verifier.lang.ir import ir
+from verifier.lang.rewrite.scheduling import _replace_nodes
 
 Bound = tuple[int | None, int | None]  # (lowest, highest) value; None = unbounded
 

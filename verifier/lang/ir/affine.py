@@ -8,7 +8,7 @@ equal sub-expressions are equal values (IR equality ignores locations).
 
 from __future__ import annotations
 
-from verifier.lang import ir
+from verifier.lang.ir import ir
 
 Affine = dict[object, int]  # term (a Sym or a whole `e / k`, `e % k`) -> coefficient;
 #                             None -> the constant; no zero coefficients

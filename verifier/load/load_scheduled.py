@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from verifier.diagnostics import RejectedInput, SporkError, SrcLoc, Unsupported
-from verifier.lang.load import read_source
-from verifier.lang.load_isolated import (
+from verifier.load.load import read_source
+from verifier.load.load_isolated import (
     DEFAULT_TIMEOUT_S, ChildRun, LoadedFile, load_isolated, no_reply_error, remember_source,
     run_child)
-from verifier.lang.load_protocol import LoadReply, PrintedProc, Stage, read_frame
+from verifier.load.load_protocol import LoadReply, PrintedProc, Stage, read_frame
 from verifier.results import ScheduledBy
 
 ENV_VAR = "SPORK_VERIFY_EXO_GPU_PYTHON"

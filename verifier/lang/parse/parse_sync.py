@@ -15,12 +15,12 @@ import ast
 from typing import Any
 
 from verifier.diagnostics import RejectedInput, Unsupported
-from verifier.lang import ir
-from verifier.lang.instrs import INSTRS, UNSUPPORTED_INSTR_NAMES, Instr
-from verifier.lang.memories import BarrierMechanism
-from verifier.lang.timelines import InstrTL, SyncTL
+from verifier.lang.ir import ir
+from verifier.lang.stdlib.instrs import INSTRS, UNSUPPORTED_INSTR_NAMES, Instr
+from verifier.lang.stdlib.memories import BarrierMechanism
+from verifier.lang.stdlib.timelines import InstrTL, SyncTL
 
-from verifier.lang.parser_view import ParserView
+from verifier.lang.parse.parser_view import ParserView
 
 OTHER_DIALECT = {
     "CudaAsync": "use per-instruction instr-tls (spork26 has no CudaAsync blocks)",

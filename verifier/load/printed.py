@@ -18,9 +18,9 @@ from typing import Any
 
 import verifier.lang as stdlib
 from verifier.diagnostics import RejectedInput, SporkError, SrcLoc, Unsupported
-from verifier.lang import ir
-from verifier.lang.load_protocol import PrintedProc
-from verifier.lang.procs import parse_function
+from verifier.lang.ir import ir
+from verifier.load.load_protocol import PrintedProc
+from verifier.lang.parse.procs import parse_function
 
 NOTE = "in the proc as upstream Exo-GPU printed it after its own rewrites (SCHED-3)"
 

@@ -25,13 +25,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from verifier.diagnostics import RejectedInput, SporkError
-from verifier.lang import ir
-from verifier.lang.instrs import FixedShape, Instr, InstrParam, precision_name
-from verifier.lang.memories import DRAM, BarrierMechanism, Memory
-from verifier.lang.parse import ProcParser
-from verifier.lang.scalars import ScalarInfo
-from verifier.lang.timelines import InstrTL, QualTL
-from verifier.lang.units import CollUnit, standalone_thread
+from verifier.lang.ir import ir
+from verifier.lang.stdlib.instrs import FixedShape, Instr, InstrParam, precision_name
+from verifier.lang.stdlib.memories import DRAM, BarrierMechanism, Memory
+from verifier.lang.parse.parse import ProcParser
+from verifier.lang.stdlib.scalars import ScalarInfo
+from verifier.lang.stdlib.timelines import InstrTL, QualTL
+from verifier.lang.stdlib.units import CollUnit, standalone_thread
 
 
 @dataclass
@@ -269,7 +269,7 @@ def _effects(stmts: tuple[ir.Stmt, ...]) -> tuple[set[str], set[str]]:
 
 
 def _dims(typ: Any, controls: dict[str, int]) -> tuple[int | str, ...]:
-    from verifier.lang.printer import expr_text
+    from verifier.lang.ir.printer import expr_text
 
     out: list[int | str] = []
     for d in typ.shape if isinstance(typ, ir.Tensor) else ():

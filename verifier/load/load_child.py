@@ -20,9 +20,9 @@ import time
 from typing import Callable, NoReturn
 
 from verifier.diagnostics import InternalError, RejectedInput, SporkError, SrcLoc
-from verifier.lang import load
-from verifier.lang.load_protocol import LoadFailure, LoadReply, LoadRequest, Stage, write_reply
-from verifier.lang.printed import parse_printed
+from verifier.load import load
+from verifier.load.load_protocol import LoadFailure, LoadReply, LoadRequest, Stage, write_reply
+from verifier.load.printed import parse_printed
 
 
 Exit = Callable[[int], NoReturn]

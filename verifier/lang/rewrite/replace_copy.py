@@ -17,10 +17,10 @@ import dataclasses
 from typing import Any
 
 from verifier.diagnostics import Unsupported
-from verifier.lang import ir
-from verifier.lang.instrs import Instr
-from verifier.lang.ir import EXO_GPU_HINT
-from verifier.lang.scheduling import _replace_nodes
+from verifier.lang.ir import ir
+from verifier.lang.stdlib.instrs import Instr
+from verifier.lang.ir.ir import EXO_GPU_HINT
+from verifier.lang.rewrite.scheduling import _replace_nodes
 
 
 def _unsupported(why: str) -> Unsupported:

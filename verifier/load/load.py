@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Iterator
 
 from verifier.diagnostics import UNKNOWN_LOC, RejectedInput, SporkError, SrcLoc
-from verifier.lang import ir
-from verifier.lang.upstream_modules import upstream_aliases
+from verifier.lang.ir import ir
+from verifier.load.upstream_modules import upstream_aliases
 
 _LIBRARY_DIRS = tuple(sorted({str(Path(p).resolve()) for p in (
     Path(__file__).resolve().parent.parent,  # the verifier package itself

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from verifier.lang import units
-from verifier.lang.instrs import Instr, InstrParam
-from verifier.lang.scalars import ScalarInfo
-from verifier.lang.timelines import InstrTL
+from verifier.lang.stdlib import units
+from verifier.lang.stdlib.instrs import Instr, InstrParam
+from verifier.lang.stdlib.scalars import ScalarInfo
+from verifier.lang.stdlib.timelines import InstrTL
 
 _IN_ORDER = InstrTL.cuda_in_order_instr
 

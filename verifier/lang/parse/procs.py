@@ -14,8 +14,8 @@ import sys
 from typing import Any, Callable
 
 from verifier.diagnostics import InternalError, RejectedInput, SporkError, SrcLoc
-from verifier.lang import ir
-from verifier.lang.parse import ProcParser
+from verifier.lang.ir import ir
+from verifier.lang.parse.parse import ProcParser
 
 
 def proc(fn: Callable[..., Any]) -> ir.Proc:

@@ -200,7 +200,7 @@ class CudaTasks:
 
 @dataclass(frozen=True, slots=True)
 class CudaThreads:
-    unit: Any  # a CollUnit from verifier.lang.units
+    unit: Any  # a CollUnit from verifier.lang.stdlib.units
 
 
 LoopMode = Seq | Par | CudaTasks | CudaThreads

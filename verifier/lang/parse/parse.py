@@ -22,12 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from verifier.diagnostics import RejectedInput, SrcLoc
-from verifier.lang import ir, parse_sync
-from verifier.lang.config import CudaDeviceFunction, CudaWarps
-from verifier.lang.memories import DRAM, BarrierMechanism, Memory, SpecialWindow
-from verifier.lang.parse_sync import OTHER_DIALECT as _OTHER_DIALECT
-from verifier.lang.scalars import ScalarInfo
-from verifier.lang.units import CollUnit, cuda_thread
+from verifier.lang.ir import ir
+from verifier.lang.parse import parse_sync
+from verifier.lang.stdlib.config import CudaDeviceFunction, CudaWarps
+from verifier.lang.stdlib.memories import DRAM, BarrierMechanism, Memory, SpecialWindow
+from verifier.lang.parse.parse_sync import OTHER_DIALECT as _OTHER_DIALECT
+from verifier.lang.stdlib.scalars import ScalarInfo
+from verifier.lang.stdlib.units import CollUnit, cuda_thread
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Mod: "%"}
 _CMPOPS = {ast.Lt: "<", ast.Gt: ">", ast.LtE: "<=", ast.GtE: ">=", ast.Eq: "=="}

@@ -12,9 +12,9 @@ from __future__ import annotations
 from math import prod
 from typing import Any
 
-from verifier.lang import units
-from verifier.lang.instrs import Instr, InstrParam, TmaInfo
-from verifier.lang.timelines import InstrTL, QualTL
+from verifier.lang.stdlib import units
+from verifier.lang.stdlib.instrs import Instr, InstrParam, TmaInfo
+from verifier.lang.stdlib.timelines import InstrTL, QualTL
 
 # f32 is the only element type of these instrs: upstream computes the expect-tx byte count
 # with 32-bit elements whatever the tensor map's type (SEM-8.6).

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from verifier.diagnostics import RejectedInput
-from verifier.lang import units
-from verifier.lang.ir import SCALAR_TYPES
-from verifier.lang.timelines import InstrTL, QualTL
+from verifier.lang.stdlib import units
+from verifier.lang.ir.ir import SCALAR_TYPES
+from verifier.lang.stdlib.timelines import InstrTL, QualTL
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from verifier.lang import ir
+from verifier.lang.ir import ir
 
 
 def guard_map(guards: Mapping[ir.Sym, ir.Sym | None]) -> dict[ir.Sym, ir.Sym]:

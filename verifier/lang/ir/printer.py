@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 
 from verifier.diagnostics import UnhandledNode
-from verifier.lang import ir
+from verifier.lang.ir import ir
 
 
 def expr_text(e: ir.Expr | ir.Access) -> str:

@@ -16,8 +16,8 @@ import sys
 from typing import Any, Callable
 
 from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
-from verifier.lang import ir
-from verifier.lang.ir import EXO_GPU_HINT
+from verifier.lang.ir import ir
+from verifier.lang.ir.ir import EXO_GPU_HINT
 
 
 def rename(p: ir.Proc, name: str) -> ir.Proc:

@@ -24,11 +24,11 @@ import dataclasses
 from typing import Any
 
 from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
-from verifier.lang import ir
-from verifier.lang.affine import same_value
-from verifier.lang.printer import expr_text
-from verifier.lang.procs import _fold
-from verifier.lang.scheduling_loops import Bound, _size_bounds, _walk, bound, fresh_binders
+from verifier.lang.ir import ir
+from verifier.lang.ir.affine import same_value
+from verifier.lang.ir.printer import expr_text
+from verifier.lang.parse.procs import _fold
+from verifier.lang.rewrite.scheduling_loops import Bound, _size_bounds, _walk, bound, fresh_binders
 
 
 def has_proc_calls(p: ir.Proc) -> bool:
