@@ -40,7 +40,9 @@ class InstrParam:
     # the actual must be a window taken through a tensor map with this (swizzle, box)
     tensor_map: Callable[[dict[str, Any]], tuple[int, tuple[int, ...]]] | None = None
     formal_params: Callable[[dict[str, Any]], tuple[int, ...]] | None = None  # e.g. swizzle
-    row_stride: int = 0  # required element stride of the window's row dimension (wgmma)
+    # required element stride of the window's row dimension (wgmma), or the template keyword
+    # that gives it (a dense SMEM tile of ThunderKittens)
+    row_stride: int | str = 0
 
 
 @dataclass(frozen=True, slots=True)
