@@ -8,7 +8,7 @@ from verifier.lang.stdlib import memories as _mem
 from verifier.lang.stdlib import units as _units
 from verifier.lang.stdlib.config import CudaDeviceFunction, CudaWarpConfig, CudaWarps
 from verifier.lang.stdlib.cuda_tk import (
-    TK_COPIES as _TK_COPIES, CudaTkRsInstrAdvice, CudaTkWarpTile, CudaTkWarpVec,
+    TK_COPIES as _TK_COPIES, UNSERVED as _TK_UNSERVED, CudaTkRsInstrAdvice, CudaTkWarpTile, CudaTkWarpVec,
     cuda_tk_load_rs_advice, cuda_tk_store_rs_advice,
 )
 from verifier.lang.stdlib.cuda_tk_ops import TILE_OPS as _TK_TILE_OPS, VEC_OPS as _TK_VEC_OPS
@@ -74,6 +74,7 @@ globals().update(_SM90_INSTRS)
 globals().update(_TK_COPIES)  # ThunderKittens (upstream's exo.platforms.cuda_tk)
 globals().update(_TK_TILE_OPS)
 globals().update(_TK_VEC_OPS)
+globals().update(_TK_UNSERVED)  # upstream's Sm90 ThunderKittens wgmma names: unsupported
 
 __all__ = [name for name in list(globals()) if not name.startswith("_")
            and name not in ("annotations",)]

@@ -17,8 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from verifier.diagnostics import Unsupported
 from verifier.lang.stdlib import units
-from verifier.lang.stdlib.instrs import Instr, InstrParam
+from verifier.lang.stdlib.instrs import UNSUPPORTED_INSTR_NAMES, Instr, InstrParam
 from verifier.lang.stdlib.memories import Memory, Sm90_SmemSwizzled
 from verifier.lang.stdlib.scalars import ScalarInfo
 from verifier.lang.stdlib.timelines import InstrTL
@@ -258,3 +259,23 @@ def cuda_tk_load_rs_advice(size0: int, size1: int, *, dst: Any, src: Any,
 def cuda_tk_store_rs_advice(size0: int, size1: int, *, dst: Any, src: Any,
                             swizzle: int) -> CudaTkRsInstrAdvice:
     return _advice(size0, size1, dst, src, swizzle, store=True)
+
+
+class Unserved:
+    """An upstream name spork-verify does not serve yet (the Sm90 ThunderKittens wgmma family):
+    it exists, and using it (as a memory, or an instr called or passed) is `unsupported`
+    (ERR-V11) naming it, never a rejection of the user's program. TK-1"""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise Unsupported(f"not supported by spork-verify: {self.name} (upstream's Sm90 "
+                          "ThunderKittens wgmma family)", rule="LANG-3.6", code="ERR-V11")
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+UNSERVED: dict[str, Unserved] = {n: Unserved(n) for n in (
+    "Sm90_TkRmemTileA", "Sm90_TkRmemTileD") + UNSUPPORTED_INSTR_NAMES}
