@@ -50,13 +50,14 @@ class _UpstreamHelpers(importlib.abc.MetaPathFinder):
     """`exo.platforms.<package>` modules that are upstream's own test helpers (not platform
     modules spork-verify serves), loaded from the checkout's source when a test imports them."""
 
-    PACKAGES = ("gemm_Sm90a_test",)
+    PACKAGES = ("gemm_Sm90a_test", "Sm90.tk_gemm_util")
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
         parts = name.split(".")
         checkout = os.environ.get("SPORK_UPSTREAM_CHECKOUT")
+        below = ".".join(parts[2:])
         if not checkout or parts[:2] != ["exo", "platforms"] or len(parts) < 3 or \
-                parts[2] not in self.PACKAGES:
+                not any(below == p or below.startswith(p + ".") for p in self.PACKAGES):
             return None
         base = Path(checkout, "src", *parts)
         if base.is_dir():
