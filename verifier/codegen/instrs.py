@@ -197,13 +197,13 @@ def _wgmma_row(row: WgmmaLowering) -> Lowering:
     return lambda args: row(args.call, args.tensors, args.sizes)
 
 
-def _tk_row(row: Callable[[tk.Args], list[str]]) -> Lowering:
+def _tk_row(row: tk.Row) -> Lowering:
     """A ThunderKittens row reads the windows, C arguments and every keyword (precisions)."""
     def lower(args: CallArgs) -> list[str]:
         callee = args.call.callee
         assert isinstance(callee, Instr)
         keywords = {k: getattr(v, "name", v) for k, v in (*callee.bound, *args.call.kwargs)}
-        return row((args.tensors, args.sizes, keywords))
+        return row(tk.TkCall(args.tensors, args.sizes, keywords))
     return lower
 
 

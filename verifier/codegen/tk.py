@@ -12,6 +12,7 @@ linear SMEM vectors as shared vectors. The file then needs ThunderKittens' heade
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from math import prod
 from types import MappingProxyType
 
@@ -53,36 +54,58 @@ def _obj(view: View) -> str:
     return f"(*{atom(view.base)})"
 
 
-Args = tuple[dict[str, View], dict[str, str], dict[str, object]]  # tensors, C args, keywords
+@dataclass(frozen=True, slots=True)
+class TkCall:
+    """One call as its row sees it: the views of its windows, the C text of its size, index
+    and scalar arguments, and every keyword (template sizes and precision names)."""
+
+    views: dict[str, View]
+    cargs: dict[str, str]
+    keywords: dict[str, object]
+
+    def obj(self, name: str) -> str:
+        return _obj(self.views[name])
+
+    def operand(self, name: str) -> str:
+        """A tile or vector operand, or the C lvalue of a scalar one."""
+        view = self.views.get(name)
+        return self.cargs[name] if view is None else view.base if view.scalar else _obj(view)
+
+    def size(self, name: str) -> int:
+        return int(str(self.keywords[name]))
+
+    def elem(self, name: str) -> str:
+        return _TYPE[str(self.keywords[name])]
+
+
+Row = Callable[[TkCall], list[str]]
 
 
 def _call(op: str, *operands: str) -> list[str]:
     return [f"::kittens::warp::{op}({', '.join(operands)});"]
 
 
-def _map_row(op: str, form: str) -> Callable[[Args], list[str]]:
+def _map_row(op: str, form: str) -> Row:
     """Elementwise rows: the operand order of each form of upstream's tile and vector ops."""
-    def lower(a: Args) -> list[str]:
-        t, c, _ = a
-        dst = _obj(t["dst"])
-        arg = {k: (_obj(v) if not v.scalar else v.base) for k, v in t.items()} | c
+    def lower(call: TkCall) -> list[str]:
+        dst = call.obj("dst")
         match form:
             case "0ary":
                 return _call(op, dst)
             case "unary":
-                return _call(op, dst, arg["src"])
+                return _call(op, dst, call.operand("src"))
             case "3op":
-                return _call(op, dst, arg["lhs"], arg["rhs"])
-            case "lhs" | "reduce":
-                return _call(op, dst, dst, arg["src"])
+                return _call(op, dst, call.operand("lhs"), call.operand("rhs"))
+            case "lhs":
+                return _call(op, dst, dst, call.operand("src"))
             case "rhs":
-                return _call(op, dst, arg["src"], dst)
+                return _call(op, dst, call.operand("src"), dst)
             case _:
                 raise InternalError(f"unknown tk op form {form}")
     return lower
 
 
-def _map_rows(prefix: str) -> dict[str, Callable[[Args], list[str]]]:
+def _map_rows(prefix: str) -> dict[str, Row]:
     rows = {f"{prefix}copy": _map_row("copy", "unary")}
     rows.update({f"{prefix}{k}": _map_row(k, "0ary") for k in CONSTANTS})
     rows.update({f"{prefix}{k}": _map_row(k, "unary") for k in UNARY})
@@ -95,15 +118,14 @@ def _map_rows(prefix: str) -> dict[str, Callable[[Args], list[str]]]:
     return rows
 
 
-def _causal(constant: str, transposed: bool) -> Callable[[Args], list[str]]:
+def _causal(constant: str, transposed: bool) -> Row:
     """Per 16 x 16 subtile: wholly masked ones are filled, the diagonal one is masked by
     ThunderKittens, as the mask `r + row_offset {<,>} c + col_offset` (offsets multiples of
     16) selects whole subtiles or the diagonal."""
     cmp, op = (">", "make_causal_t") if transposed else ("<", "make_causal")
 
-    def lower(a: Args) -> list[str]:
-        t, c, _ = a
-        dst = _obj(t["dst"])
+    def lower(call: TkCall) -> list[str]:
+        dst = call.obj("dst")
         return ["{",
                 f"    using exo_tk_rt = std::remove_reference_t<decltype({dst})>;",
                 "    using exo_tk_sub = ::kittens::rt<typename exo_tk_rt::T, 16, 16>;",
@@ -114,7 +136,7 @@ def _causal(constant: str, transposed: bool) -> Callable[[Args], list[str]]:
                 "        #pragma unroll",
                 "        for (int exo_j = 0; exo_j < exo_tk_rt::width; exo_j++) {",
                 f"            const int exo_delta = 16 * exo_i - 16 * exo_j + static_cast<int>("
-                f"{c['row_offset']}) - static_cast<int>({c['col_offset']});",
+                f"{call.cargs['row_offset']}) - static_cast<int>({call.cargs['col_offset']});",
                 "            exo_tk_sub exo_s;",
                 f"            exo_s.tiles[0][0] = {dst}.tiles[exo_i][exo_j];",
                 f"            if (exo_delta {cmp} 0) ::kittens::warp::{constant}(exo_s);",
@@ -126,87 +148,103 @@ def _causal(constant: str, transposed: bool) -> Callable[[Args], list[str]]:
     return lower
 
 
-def _vector_rows() -> dict[str, Callable[[Args], list[str]]]:
-    rows: dict[str, Callable[[Args], list[str]]] = {}
+def _operands(op: str, *names: str) -> Row:
+    """`::kittens::warp::op(...)` on the named tile and vector operands, in order."""
+    return lambda call: _call(op, *(call.obj(n) for n in names))
+
+
+def _vector_rows() -> dict[str, Row]:
+    rows: dict[str, Row] = {}
     for axis in ("row", "col"):
         for r in REDUCTIONS:  # dst = reduce(src) combined with dst
-            rows[f"cuda_tk_{axis}_{r}"] = lambda a, op=f"{axis}_{r}": _call(
-                op, _obj(a[0]["dst"]), _obj(a[0]["src"]), _obj(a[0]["dst"]))
-        rows[f"cuda_tk_broadcast_{axis}"] = lambda a, op=f"broadcast_{axis}": _call(
-            op, _obj(a[0]["dst"]), _obj(a[0]["src"]))
+            rows[f"cuda_tk_{axis}_{r}"] = _operands(f"{axis}_{r}", "dst", "src", "dst")
+        rows[f"cuda_tk_broadcast_{axis}"] = _operands(f"broadcast_{axis}", "dst", "src")
         for op in BY_VECTOR:
-            rows[f"cuda_tk_{op}_{axis}"] = lambda a, name=f"{op}_{axis}": _call(
-                name, _obj(a[0]["dst"]), _obj(a[0]["dst"]), _obj(a[0]["src"]))
+            rows[f"cuda_tk_{op}_{axis}"] = _operands(f"{op}_{axis}", "dst", "dst", "src")
     for c in CONSTANTS:
         rows[f"cuda_tk_make_causal_{c}"] = _causal(c, False)
         rows[f"cuda_tk_make_causal_t_{c}"] = _causal(c, True)
     return rows
 
 
-def _gmem(view: View, kw: dict[str, object], side: str) -> str:
+def _gmem(call: TkCall, side: str) -> str:
     """A `[size0, size1]` GMEM window (rows contiguous) as a global layout."""
+    view = call.views[side]
     if len(view.strides) != 2:
         raise InternalError(f"{view.base}: a 2-D GMEM window expected")
-    return (f"exo_tk_gmem<{_TYPE[str(kw[side])]}>{{{view.base}, {view.strides[0]}, "
-            f"{kw['size0']}, {kw['size1']}}}")
+    return (f"exo_tk_gmem<{call.elem(side)}>{{{view.base}, {view.strides[0]}, "
+            f"{call.size('size0')}, {call.size('size1')}}}")
 
 
-def _smem_tile(view: View, elem: str, rows: int, cols: int, inner: int) -> str:
+def _smem_tile(call: TkCall, side: str, rows: int, cols: int, inner: int) -> str:
     """A window `[outer, rows, inner]` (or `[rows, inner]`) of swizzled SMEM as a shared
     subtile whose data starts at the window: element (r, c) is window element
     [c / inner, r, c % inner], the outer stride being `under * inner`."""
+    view = call.views[side]
     if view.swizzle == 0 or view.strides[-1] != "1" or view.strides[-2] != str(inner):
         raise Unsupported(f"ThunderKittens SMEM tile {view.base} with strides {view.strides}",
                           None, code="ERR-L06", rule="LANG-8.7")
     under = rows if len(view.strides) < 3 else int(view.strides[-3]) // inner
-    return (f"exo_tk_smem_tile<{_TYPE[elem]}, {under}, {rows}, {cols}, {view.swizzle}>"
+    return (f"exo_tk_smem_tile<{call.elem(side)}, {under}, {rows}, {cols}, {view.swizzle}>"
             f"({view.base})")
 
 
-def _copy_rows() -> dict[str, Callable[[Args], list[str]]]:
-    rows: dict[str, Callable[[Args], list[str]]] = {}
-    for inner in INNER_COLS:
-        def rs(a: Args, inner: int = inner, store: bool = False) -> list[str]:
-            t, _, kw = a
-            side = "dst" if store else "src"
-            rows_, cols = int(kw["rows"]), inner * int(kw["outer_cols"])  # type: ignore[call-overload]
-            smem = _smem_tile(t[side], str(kw[side]), rows_, cols, inner)
-            reg = _obj(t["src" if store else "dst"])
-            verb = "store(exo_tk_s, " + reg + ")" if store else "load(" + reg + ", exo_tk_s)"
-            return ["{", f"    auto exo_tk_s = {smem};", f"    ::kittens::warp::{verb};", "}"]
-        rows[f"cuda_tk_load_rs_inner_cols_{inner}"] = rs
-        rows[f"cuda_tk_store_rs_inner_cols_{inner}"] = lambda a, f=rs: f(a, store=True)
-    coord = "::kittens::coord<>(0, 0, 0, 0)"
-    rows["cuda_tk_load_rg"] = lambda a: _call(
-        "load", _obj(a[0]["dst"]), _gmem(a[0]["src"], a[2], "src"), coord)
-    rows["cuda_tk_store_rg"] = lambda a: _call(
-        "store", _gmem(a[0]["dst"], a[2], "dst"), _obj(a[0]["src"]), coord)
+def _rs(inner: int, store: bool) -> Row:
+    """Register tile <-> SMEM `[outer_cols, rows, inner]`."""
+    def lower(call: TkCall) -> list[str]:
+        side = "dst" if store else "src"
+        smem = _smem_tile(call, side, call.size("rows"), inner * call.size("outer_cols"), inner)
+        reg = call.obj("src" if store else "dst")
+        verb = f"store(exo_tk_s, {reg})" if store else f"load({reg}, exo_tk_s)"
+        return ["{", f"    auto exo_tk_s = {smem};", f"    ::kittens::warp::{verb};", "}"]
+    return lower
 
-    def sg(a: Args, store: bool) -> list[str]:
-        t, _, kw = a
+
+_COORD = "::kittens::coord<>(0, 0, 0, 0)"
+
+
+def _rg(store: bool) -> Row:
+    """Register tile <-> GMEM `[size0, size1]`."""
+    if store:
+        return lambda call: _call("store", _gmem(call, "dst"), call.obj("src"), _COORD)
+    return lambda call: _call("load", call.obj("dst"), _gmem(call, "src"), _COORD)
+
+
+def _sg(store: bool) -> Row:
+    """Dense swizzled SMEM `[size0, size1]` <-> GMEM."""
+    def lower(call: TkCall) -> list[str]:
         side = "src" if store else "dst"
-        size0, size1 = int(kw["size0"]), int(kw["size1"])  # type: ignore[call-overload]
-        smem = _smem_tile(t[side], str(kw[side]), size0, size1, size1)
-        gmem = _gmem(t["dst" if store else "src"], kw, "dst" if store else "src")
+        size0, size1 = call.size("size0"), call.size("size1")
+        smem = _smem_tile(call, side, size0, size1, size1)
+        gmem = _gmem(call, "dst" if store else "src")
         verb = "store(exo_tk_g, exo_tk_s, " if store else "load(exo_tk_s, exo_tk_g, "
         return ["{", f"    auto exo_tk_s = {smem};", f"    auto exo_tk_g = {gmem};",
-                f"    ::kittens::warp::{verb}{coord});", "}"]
-    rows["cuda_tk_load_sg"] = lambda a: sg(a, False)
-    rows["cuda_tk_store_sg"] = lambda a: sg(a, True)
+                f"    ::kittens::warp::{verb}{_COORD});", "}"]
+    return lower
 
-    def vec(a: Args, store: bool) -> list[str]:
-        t, _, kw = a
+
+def _vec_rs(store: bool) -> Row:
+    """Register vector <-> contiguous SMEM, as a ThunderKittens shared vector."""
+    def lower(call: TkCall) -> list[str]:
         side = "dst" if store else "src"
-        sv = (f"(*reinterpret_cast<::kittens::sv<{_TYPE[str(kw[side])]}, {kw['length']}>*>"
-              f"({t[side].base}))")
-        reg = _obj(t["src" if store else "dst"])
-        return _call("store", sv, reg) if store else _call("load", reg, sv)
-    rows["cuda_tk_load_vec_rs"] = lambda a: vec(a, False)
-    rows["cuda_tk_store_vec_rs"] = lambda a: vec(a, True)
+        shared = (f"(*reinterpret_cast<::kittens::sv<{call.elem(side)}, "
+                  f"{call.size('length')}>*>({call.views[side].base}))")
+        reg = call.obj("src" if store else "dst")
+        return _call("store", shared, reg) if store else _call("load", reg, shared)
+    return lower
+
+
+def _copy_rows() -> dict[str, Row]:
+    rows: dict[str, Row] = {}
+    for store, verb in ((False, "load"), (True, "store")):
+        rows.update({f"cuda_tk_{verb}_rs_inner_cols_{n}": _rs(n, store) for n in INNER_COLS})
+        rows[f"cuda_tk_{verb}_rg"] = _rg(store)
+        rows[f"cuda_tk_{verb}_sg"] = _sg(store)
+        rows[f"cuda_tk_{verb}_vec_rs"] = _vec_rs(store)
     return rows
 
 
-def _rows() -> dict[str, Callable[[Args], list[str]]]:
+def _rows() -> dict[str, Row]:
     rows = {**_map_rows("cuda_tk_tile_"), **_map_rows("cuda_tk_vec_"), **_vector_rows(),
             **_copy_rows()}
     rows["cuda_tk_vec_copy_layout"] = rows["cuda_tk_vec_copy"]
@@ -214,7 +252,7 @@ def _rows() -> dict[str, Callable[[Args], list[str]]]:
     return rows
 
 
-TK_ROWS: Mapping[str, Callable[[Args], list[str]]] = MappingProxyType(_rows())
+TK_ROWS: Mapping[str, Row] = MappingProxyType(_rows())
 
 HELPERS = r"""#ifndef EXO_THUNDERKITTENS
 #define EXO_THUNDERKITTENS
