@@ -67,7 +67,7 @@ def test_advice_is_upstreams() -> None:
 @pytest.mark.rule("TK-1")
 def test_tile_memories() -> None:
     tile = CudaTkWarpTile(16, 256)
-    assert tile == CudaTkWarpTile(16, 256, "row") and tile.name() == "CudaTkWarpTile(16, 256, row)"
+    assert tile == CudaTkWarpTile(16, 256, "row") and tile.name() == "CudaTkWarpTile(16, 256, 'row')"
     assert tile.row_vec == CudaTkWarpVec(256, "align") and tile.col_vec == CudaTkWarpVec(16, "ortho")
     col = CudaTkWarpTile(16, 256, "col")
     assert col.row_vec == CudaTkWarpVec(256, "ortho") and col.col_vec == CudaTkWarpVec(16, "align")

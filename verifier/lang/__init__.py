@@ -42,6 +42,7 @@ from verifier.lang.stdlib.memories import (
 # Loop modes and the loop cursor under upstream's names (exo.platforms.cuda, exo.stdlib.
 # scheduling), for scripts that name them, e.g. as arguments of `set_loop_mode` (API-2)
 from verifier.lang.ir.ir import CudaTasks, CudaThreads, Seq  # noqa: E402
+from verifier.lang.ir.ir import Proc as Procedure  # noqa: E402  # exo's class, in annotations
 from verifier.lang.ir.ir import For as ForCursor  # noqa: E402
 
 cpu_in_order = SyncTL.cpu_in_order

@@ -262,20 +262,28 @@ def cuda_tk_store_rs_advice(size0: int, size1: int, *, dst: Any, src: Any,
 
 
 class Unserved:
-    """An upstream name spork-verify does not serve yet (the Sm90 ThunderKittens wgmma family):
-    it exists, and using it (as a memory, or an instr called or passed) is `unsupported`
-    (ERR-V11) naming it, never a rejection of the user's program. TK-1"""
+    """An upstream name spork-verify does not serve yet: it exists, and using it (as a memory,
+    or an instr called or passed) is `unsupported` (ERR-V11) naming it, never a rejection of
+    the user's program. TK-1"""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, what: str) -> None:
         self.name = name
+        self.what = what
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise Unsupported(f"not supported by spork-verify: {self.name} (upstream's Sm90 "
-                          "ThunderKittens wgmma family)", rule="LANG-3.6", code="ERR-V11")
+        raise Unsupported(f"not supported by spork-verify: {self.name} ({self.what})",
+                          rule="LANG-3.6", code="ERR-V11")
 
     def __repr__(self) -> str:
         return self.name
 
 
-UNSERVED: dict[str, Unserved] = {n: Unserved(n) for n in (
-    "Sm90_TkRmemTileA", "Sm90_TkRmemTileD") + UNSUPPORTED_INSTR_NAMES}
+_WGMMA = "upstream's Sm90 ThunderKittens wgmma family"
+UNSERVED: dict[str, Unserved] = {
+    **{n: Unserved(n, _WGMMA) for n in ("Sm90_TkRmemTileA", "Sm90_TkRmemTileD")
+       + UNSUPPORTED_INSTR_NAMES},
+    # the registers the tk ops' scalar operands often live in (a value shared by aligned
+    # groups of n threads, mutated at that scope): a memory of its own, not modelled yet
+    "CudaRmemUniform": Unserved("CudaRmemUniform", "upstream's uniform registers, a value "
+                                "shared by aligned groups of threads"),
+}

@@ -44,8 +44,7 @@ class Memory:
     packed_dims: int = 0  # trailing dimensions windows must take whole (LANG-6.4, ERR-A10)
 
     def __post_init__(self) -> None:
-        args = f"({', '.join(map(str, self.params))})" if self.params else ""
-        object.__setattr__(self, "name", MemoryName(str(self.name), f"{self.name}{args}"))
+        object.__setattr__(self, "name", MemoryName(str(self.name), str(self)))
 
     def __call__(self, *params: int) -> "Memory":
         """Parameterised memories such as `Sm80_RmemMatrixD(16, 8)`."""
@@ -54,9 +53,10 @@ class Memory:
                       self.bases, self.packed_dims)
 
     def __str__(self) -> str:
+        """As upstream spells it, e.g. `CudaTkWarpVec(16, 'ortho')`."""
         if self.params:
-            return f"{self.name}({', '.join(map(str, self.params))})"
-        return self.name
+            return f"{self.name}({', '.join(map(repr, self.params))})"
+        return str(self.name)
 
     @property
     def is_smem(self) -> bool:
