@@ -269,17 +269,25 @@ def compiler(tmp_path: Path) -> Any:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
-    """A test that opens a debug-log file of a remark kind spork-verify does not write (API-6)
-    ends `unsupported`, naming the remark kind, not as a failure of its own."""
+    """A test that opens a debug-log file of a remark kind spork-verify does not write (API-6),
+    or that stops at a name spork-verify does not serve outside the compiler fixture (its own
+    helper building a proc), ends `unsupported` naming it, not as a failure of its own."""
+    from verifier.diagnostics import Unsupported
     from verifier.lang.stdlib import debug_log
 
     yield
     error = call.excinfo.value if call.excinfo is not None else None
-    if call.when == "call" and isinstance(error, FileNotFoundError) and error.filename:
+    if call.when != "call" or error is None:
+        return
+    if isinstance(error, FileNotFoundError) and error.filename:
         why = debug_log.missing(error.filename)
         if why is not None:
             _calls.append({"proc": Path(error.filename).name, "verdict": "unsupported",
                            "message": why})
+    elif isinstance(error, Unsupported) and not any(c["verdict"] == "unsupported"
+                                                    for c in _calls):
+        _calls.append({"proc": error.proc or "?", "verdict": "unsupported",
+                       "message": error.render()})
 
 
 @pytest.fixture

@@ -14,10 +14,11 @@ Non-goals: fp8 element types (e4m3, e5m2, e8m0) and the Sm90 ThunderKittens wgmm
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any
 
-from verifier.diagnostics import Unsupported
+from verifier.diagnostics import SrcLoc, Unsupported
 from verifier.lang.stdlib import units
 from verifier.lang.stdlib.instrs import UNSUPPORTED_INSTR_NAMES, Instr, InstrParam
 from verifier.lang.stdlib.memories import Memory, Sm90_SmemSwizzled
@@ -271,7 +272,9 @@ class Unserved:
         self.what = what
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        caller = sys._getframe(1)  # located at the use, also in a helper module's own code
         raise Unsupported(f"not supported by spork-verify: {self.name} ({self.what})",
+                          SrcLoc(caller.f_code.co_filename, caller.f_lineno, 1),
                           rule="LANG-3.6", code="ERR-V11")
 
     def __repr__(self) -> str:
