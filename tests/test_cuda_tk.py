@@ -152,3 +152,17 @@ def test_sm90_thunderkittens_wgmma_names_are_unsupported(tmp_path: Path) -> None
     with pytest.raises(Unsupported, match="Sm90_TkRmemTileD") as e:
         load_procs(path)
     assert e.value.code == "ERR-V11" and e.value.loc.line == 8  # the allocation
+
+
+@pytest.mark.rule("TK-1")
+@pytest.mark.parametrize("stmt, problem", [
+    ("t[w, 0, 0] = 1.0", "cannot write to buffer 't'"),
+    ("t[w, 0, 0] += 1.0", "cannot reduce to buffer 't'"),
+    ("for lane in cuda_threads(0, 32):\n                    y[lane] = t[w, 0, lane]",
+     "cannot read from buffer 't'"),
+])
+def test_no_element_access_of_a_tile(tmp_path: Path, stmt: str, problem: str) -> None:
+    text = KERNEL.format(alloc="t: f32[2, 16, 32] @ CudaTkWarpTile(16, 32)\n"
+                         "            y: f32[32] @ CudaSmemLinear", call=stmt)
+    code, message = _rejection(tmp_path, text)
+    assert code == "ERR-A01" and problem in message
