@@ -166,18 +166,21 @@ def call(an: AnalyzerView, s: ir.Call, ctx: Context) -> None:
 
 
 def no_aliased_arguments(s: ir.Call, callee: Instr) -> None:
-    """Two tensor or scalar arguments of one instr call never name the same buffer, as
-    upstream checks when it builds the proc (ERR-P21); e.g. `cuda_tk_tile_exp(t, t)` must be
-    written with an in-place form or a second tile. Rules: LANG-3.6"""
-    seen: set[ir.Sym] = set()
+    """A buffer an instr call writes through one argument is not passed through another
+    (ERR-P21): the order of the instr's own reads and writes is not part of the model; e.g.
+    `cuda_tk_tile_exp(t, t)` must be written with an in-place form or a second tile. Upstream
+    refuses two read-only arguments naming one buffer too; spork-verify accepts those, as no
+    synchronization depends on it. Rules: LANG-3.6"""
+    names: dict[ir.Sym, list[str]] = {}
     for param, arg in zip(callee.params, s.args):
         if param.kind in ("tensor", "scalar") and isinstance(arg, (ir.Window, ir.Read)):
-            if arg.buf in seen:
-                raise RejectedInput(f"Cannot Pass the same buffer '{arg.buf.name}' via multiple "
-                                    f"arguments in call to {callee.name}, since doing so would "
-                                    "introduce aliased arguments", s.loc, code="ERR-P21",
-                                    rule="LANG-3.6", variable=arg.buf.name)
-            seen.add(arg.buf)
+            names.setdefault(arg.buf, []).append(param.access)
+    for buf, accesses in names.items():
+        if len(accesses) > 1 and any(a != "r" for a in accesses):
+            raise RejectedInput(f"Cannot Pass the same buffer '{buf.name}' via multiple "
+                                f"arguments in call to {callee.name}, since doing so would "
+                                "introduce aliased arguments", s.loc, code="ERR-P21",
+                                rule="LANG-3.6", variable=buf.name)
 
 
 def callee_slices(an: AnalyzerView, s: ir.Call, param: InstrParam, arg: ir.Window,
