@@ -1,0 +1,111 @@
+"""Reading a file the user names (a kernel PATH, `--check-cert FILE.cu`) without ever blocking
+on it; a leaf module every package may import (specs/cli.md CLI-2, specs/loading.md LOAD-1).
+
+`open()` on a named pipe waits for a writer that may never come, a character device such as
+`/dev/zero` never ends, and a socket cannot be opened at all: anything but a regular file is
+refused by its kind before it is opened. The check is made again on the open descriptor (opened
+non-blocking), so a file swapped for a FIFO between the two cannot hang the run either. The one
+exception is a descriptor this process already holds (`/dev/stdin`, `/dev/fd/N`,
+`/proc/self/fd/N`): piping a kernel in (`spork-verify /dev/stdin < k.py`) reads the pipe to
+its end, as the user asked.
+
+Non-goals: decoding the bytes (`verifier.load.source` does, as Python would) and printing names
+(`printable`, below, escapes them for text output).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import unicodedata
+
+_OWN_DESCRIPTOR = re.compile(r"/dev/stdin|/dev/fd/\d+|/proc/self/fd/\d+")
+
+
+class UnreadableFile(Exception):
+    """The path cannot be read as a file; the message says why and what to name instead."""
+
+
+def kind_of(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _refusal(name: str, mode: int) -> UnreadableFile:
+    if stat.S_ISDIR(mode):
+        return UnreadableFile("is a folder; name a file")
+    return UnreadableFile(
+        f"is {kind_of(mode)}, not a regular file: reading it could wait for a writer or never "
+        "end; name the file itself (to pipe one in, give /dev/stdin)")
+
+
+def is_own_descriptor(name: str) -> bool:
+    """Whether `name` is a descriptor this process holds (a pipe the user gave us)."""
+    return _OWN_DESCRIPTOR.fullmatch(os.path.normpath(name)) is not None
+
+
+def read_user_file(name: str, limit: int) -> bytes:
+    """At most `limit + 1` bytes of the regular file `name` (the caller refuses more); raises
+    UnreadableFile for a missing, unreadable or special file, never blocks on one."""
+    own = is_own_descriptor(name)
+    try:
+        mode = os.stat(name).st_mode
+    except OSError as e:
+        raise UnreadableFile(f"cannot read it: {e.strerror}") from None
+    if stat.S_ISDIR(mode) or not (stat.S_ISREG(mode) or own):
+        raise _refusal(name, mode)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(name, flags)
+    except OSError as e:
+        raise UnreadableFile(f"cannot read it: {e.strerror}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not (stat.S_ISREG(mode) or own):  # replaced by a FIFO or device since the stat
+            raise _refusal(name, mode)
+        os.set_blocking(fd, True)  # a pipe the user gave: read it to its end
+        chunks, size = [], 0
+        while size <= limit and (chunk := os.read(fd, min(1 << 20, limit + 1 - size))):
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    except OSError as e:
+        raise UnreadableFile(f"cannot read it: {e.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+_ESCAPED_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
+
+
+def printable(name: str) -> str:
+    """`name` for a terminal or a text report: control characters (ESC, newline, ...), format
+    characters (bidi overrides), line separators and undecodable bytes (surrogate escapes) as
+    `\\xNN` / `\\uNNNN` escapes, and a backslash as `\\\\`, so the text shows what the name
+    holds and cannot move the cursor or recolour the screen. JSON and SARIF keep the name."""
+    if name.isprintable() and "\\" not in name:
+        return name
+    out = []
+    for ch in name:
+        code = ord(ch)
+        if ch == "\\":
+            out.append("\\\\")
+        elif 0xDC80 <= code <= 0xDCFF:  # a byte the file system name holds that is not UTF-8
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif unicodedata.category(ch) in _ESCAPED_CATEGORIES:
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000
+                       else f"\\U{code:08x}")
+        else:
+            out.append(ch)
+    return "".join(out)
