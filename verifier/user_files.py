@@ -18,7 +18,8 @@ from __future__ import annotations
 import os
 import re
 import stat
-import unicodedata
+
+from verifier.diagnostics import SrcLoc
 
 _OWN_DESCRIPTOR = re.compile(r"/dev/stdin|/dev/fd/\d+|/proc/self/fd/\d+")
 
@@ -86,26 +87,33 @@ def read_user_file(name: str, limit: int) -> bytes:
         os.close(fd)
 
 
-_ESCAPED_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
+def escape_char(ch: str) -> str:
+    """One character as `\\xNN`, `\\uNNNN` or `\\UNNNNNNNN` (a surrogate escape as the byte)."""
+    code = ord(ch)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte of a file name that is not UTF-8 (surrogate escape)
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 \
+        else f"\\U{code:08x}"
+
+
+def printable_text(text: str) -> str:
+    """`text` (a message, a quoted source line, what a file printed) for a terminal: every
+    character Python calls non-printable (controls such as ESC, format characters such as bidi
+    overrides, separators other than the space) but newline and tab as an escape, so the text
+    is shown, never obeyed."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c in "\n\t" else escape_char(c) for c in text)
 
 
 def printable(name: str) -> str:
-    """`name` for a terminal or a text report: control characters (ESC, newline, ...), format
-    characters (bidi overrides), line separators and undecodable bytes (surrogate escapes) as
-    `\\xNN` / `\\uNNNN` escapes, and a backslash as `\\\\`, so the text shows what the name
-    holds and cannot move the cursor or recolour the screen. JSON and SARIF keep the name."""
+    """A file name for text output: as `printable_text`, the newline and tab escaped too, and a
+    backslash doubled, so the name printed is unambiguous. JSON and SARIF keep the name."""
     if name.isprintable() and "\\" not in name:
         return name
-    out = []
-    for ch in name:
-        code = ord(ch)
-        if ch == "\\":
-            out.append("\\\\")
-        elif 0xDC80 <= code <= 0xDCFF:  # a byte the file system name holds that is not UTF-8
-            out.append(f"\\x{code - 0xDC00:02x}")
-        elif unicodedata.category(ch) in _ESCAPED_CATEGORIES:
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000
-                       else f"\\U{code:08x}")
-        else:
-            out.append(ch)
-    return "".join(out)
+    return "".join("\\\\" if c == "\\" else c if c.isprintable() else escape_char(c) for c in name)
+
+
+def printable_loc(loc: SrcLoc) -> str:
+    """`file:line:col` for text output, the file name as `printable` shows it."""
+    return f"{printable(loc.file)}:{loc.line}:{loc.col}"

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from verifier.diagnostics import SrcLoc
 from verifier.results import Finding, FindingKind
+from verifier.user_files import printable_loc
 
 _OPS = {FindingKind.RAW: ("write", "read"), FindingKind.WAR: ("read", "write"),
         FindingKind.WAW: ("write", "write")}
@@ -62,7 +63,7 @@ def view(f: Finding) -> CexView | None:
                for r in f.related if r.role in ("missing sync", "sync between")]  # trace order
     events.append(Event(1, "access", f.loc, f"{second} {element}"))
     sizes = ", ".join(f"{k}={v}" for k, v in sorted(c.sizes.items())) or "none"
-    title = f"{f.kind.value} on {element} at {f.loc}"
+    title = f"{f.kind.value} on {element} at {printable_loc(f.loc)}"
     return CexView(title, (_lane(f, "earlier"), _lane(f, "later")), tuple(events), sizes)
 
 
