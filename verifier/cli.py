@@ -154,8 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "into DIR/PROC/ID.smt2")
     p.add_argument("--recheck", metavar="SOLVER", choices=RECHECK_SOLVERS,
                    help="re-decide every proved obligation with an independent solver "
-                   f"({', '.join(RECHECK_SOLVERS)}; pip install 'spork-verify[cvc5]'); a "
-                   "disagreement is an internal error")
+                   f"({', '.join(RECHECK_SOLVERS)}; the extra cvc5: pip install -e '.[cvc5]' in a "
+                   "clone, see docs/integrations.md); a disagreement is an internal error")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress line on stderr (it shows only on a terminal, after 1 s)")
     p.add_argument("--color", "--colour", choices=("auto", "always", "never"), default="auto",
