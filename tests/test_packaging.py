@@ -16,8 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from verifier.cli import main
-
 from conftest import EXAMPLES, ROOT
 
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -65,20 +63,6 @@ def test_wheel_route_installs_the_cvc5_extra_offline(tmp_path: Path) -> None:
     where = subprocess.run([str(python), "-P", "-c", "import verifier; print(verifier.__file__)"],
                            capture_output=True, text=True, check=True, cwd=tmp_path).stdout
     assert where.startswith(str(venv)), where
-
-
-def test_a_missing_cvc5_names_a_command_that_works(capsys: pytest.CaptureFixture[str],
-                                                   tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = tmp_path / "fake" / "cvc5"
-    fake.mkdir(parents=True)
-    (fake / "__init__.py").write_text("raise ImportError('no cvc5 here')\n")
-    monkeypatch.setenv("PYTHONPATH", str(fake.parent))
-    code = main(["--recheck", "cvc5", "--no-progress", str(EXAMPLES / "saxpy.py")])
-    err = capsys.readouterr().err
-    assert code == 2 and "cvc5 is not installed" in err
-    assert "pip install -e '.[cvc5]'" in err and "spork_verify-VERSION-py3-none-any.whl[cvc5]" in err
-    assert "spork-verify[cvc5]" not in err
 
 
 # `pip install [options] spork-verify` or `'spork-verify[extra]'`: a name for an index to find
