@@ -4,13 +4,13 @@ compared with, and how the chain result joins the proc's verdict and certificate
 from __future__ import annotations
 
 import dataclasses
-import linecache
 import re
 from pathlib import Path
 
 from verifier.diagnostics import RejectedInput
 from verifier.lang.ir import ir
 from verifier.results import ChainResult, ChainStatus, ProcResult, Verdict
+from verifier.user_files import source_lines
 
 _DIRECTIVE = re.compile(r"^#\s*spork-verify:\s*against\s+(?:(?P<proc>\w+)\s*=\s*)?"
                         r"(?P<ref>\S+:\w+)\s*$")
@@ -22,7 +22,7 @@ def named_references(path: str) -> dict[str | None, str]:
     the path again: a pipe is read once, and a file edited meanwhile is not the one verified.
     Rules: CHAIN-9.1"""
     out: dict[str | None, str] = {}
-    for line in linecache.getlines(path):
+    for line in source_lines(path):
         m = _DIRECTIVE.match(line.strip())
         if m:
             out[m["proc"]] = m["ref"]

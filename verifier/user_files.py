@@ -15,9 +15,12 @@ Non-goals: decoding the bytes (`verifier.load.source` does, as Python would) and
 
 from __future__ import annotations
 
+import contextlib
+import linecache
 import os
 import re
 import stat
+from typing import Any
 
 from verifier.diagnostics import SrcLoc
 
@@ -85,6 +88,27 @@ def read_user_file(name: str, limit: int) -> bytes:
         raise UnreadableFile(f"cannot read it: {e.strerror}") from None
     finally:
         os.close(fd)
+
+
+def source_lines(file: str, module_globals: dict[str, Any] | None = None) -> list[str]:
+    """The lines of a source file as `linecache` holds them (the text that was loaded and
+    verified), else read through it; [] for a file that cannot be read as Python source (an
+    unknown coding declaration, undecodable bytes) or is not a regular file (never opened: a
+    FIFO would block), so quoting a line in a report never fails."""
+    if file not in linecache.cache:
+        with contextlib.suppress(OSError):
+            if not stat.S_ISREG(os.stat(file).st_mode):
+                return []
+    try:
+        return linecache.getlines(file, module_globals)
+    except (OSError, LookupError, UnicodeError, SyntaxError, ValueError):
+        return []
+
+
+def source_line(file: str, line: int) -> str:
+    """Line `line` (1-based) of `file` as `source_lines` reads it, "" when there is none."""
+    lines = source_lines(file)
+    return lines[line - 1] if 0 < line <= len(lines) else ""
 
 
 def escape_char(ch: str) -> str:

@@ -15,9 +15,11 @@ from __future__ import annotations
 import __future__
 import ast
 import contextlib
+import io
 import linecache
 import sys
 import sysconfig
+import tokenize
 import types
 from pathlib import Path
 from typing import Iterator
@@ -63,6 +65,23 @@ def _compile(path: str, source: str) -> types.CodeType:
         raise RejectedInput(f"Python syntax error: {e.msg}",
                             SrcLoc(e.filename or path, e.lineno or 0, e.offset or 0),
                             code="ERR-P00", rule="LOAD-1") from None
+    except (RecursionError, MemoryError):  # `not not ... x`, `a + a + ...` thousands deep
+        raise RejectedInput("Python's compiler cannot compile the file: an expression is "
+                            "nested thousands of levels deep (RecursionError while compiling); "
+                            "split it into local variables", _deepest(path, source),
+                            code="ERR-P00", rule="LOAD-1") from None
+
+
+def _deepest(path: str, source: str) -> SrcLoc:
+    """The line with the most tokens (tokenized without recursion; the syntax tree of such a
+    file may be too deep to build): where the over-deep expression is written."""
+    counts: dict[int, int] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            counts[token.start[0]] = counts.get(token.start[0], 0) + 1
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return SrcLoc(path, max(counts, key=lambda line: counts[line], default=1), 1)
 
 
 def exit_message(e: BaseException) -> str:

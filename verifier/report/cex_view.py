@@ -7,12 +7,11 @@ statements that ran between and did not order the two threads, and the later acc
 
 from __future__ import annotations
 
-import linecache
 from dataclasses import dataclass
 
 from verifier.diagnostics import SrcLoc
 from verifier.results import Finding, FindingKind
-from verifier.user_files import printable_loc
+from verifier.user_files import printable_loc, source_line
 
 _OPS = {FindingKind.RAW: ("write", "read"), FindingKind.WAR: ("read", "write"),
         FindingKind.WAW: ("write", "write")}
@@ -35,7 +34,7 @@ class CexView:
 
 
 def source_text(loc: SrcLoc, width: int = 48) -> str:
-    text = linecache.getline(loc.file, loc.line).strip()
+    text = source_line(loc.file, loc.line).strip()
     text = "".join(c if c.isprintable() else "?" for c in text)
     return text if len(text) <= width else text[:width - 3] + "..."
 

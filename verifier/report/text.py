@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import linecache
 
 from verifier.report.cex_view import table_lines
 from verifier.results import (ChainResult, Finding, FindingKind, ObligationResult, ObligationStatus,
                               ProcResult, ScheduledBy, Verdict, assumed_words)
-from verifier.user_files import printable, printable_loc, printable_text
+from verifier.diagnostics import SrcLoc
+from verifier.user_files import printable, printable_loc, printable_text, source_line
 
 _MARK = {Verdict.proved: "PROVED", Verdict.refuted: "REFUTED", Verdict.rejected: "REJECTED",
          Verdict.unknown: "UNKNOWN", Verdict.unsupported: "UNSUPPORTED",
@@ -59,22 +59,29 @@ def _cost(o: ObligationResult) -> str:
     stop = f", stopped by {o.stopped_by}" if o.stopped_by else ""
     return f"{o.time_s:.3f}s, {how}{stop}"
 
-def _source(file: str, line: int) -> str:
-    text = linecache.getline(file, line).rstrip()
-    return f"    {line:4d} | {text}" if text else ""
+QUOTE_WIDTH = 160  # characters of a source line quoted; a 100 KB line is cut around the column
+
+
+def _source(loc: SrcLoc) -> str:
+    text = source_line(loc.file, loc.line).rstrip()
+    if len(text) > QUOTE_WIDTH:
+        start = max(0, min(loc.col - 1 - QUOTE_WIDTH // 2, len(text) - QUOTE_WIDTH))
+        text = ("..." if start else "") + text[start:start + QUOTE_WIDTH] + \
+            ("..." if start + QUOTE_WIDTH < len(text) else "")
+    return f"    {loc.line:4d} | {text}" if text else ""
 
 
 def finding_lines(f: Finding) -> list[str]:
     tag = f.code or f.rule
     lines = [f"{printable_loc(f.loc)}: {f.kind.value}{f'[{tag}]' if tag else ''}: {f.message}"]
-    src = _source(f.loc.file, f.loc.line)
+    src = _source(f.loc)
     if src:
         lines.append(src)
     for r in f.related:
         if r.loc == f.loc and r.role == "later access":
             continue
         lines.append(f"  {r.role}: {printable_loc(r.loc)}")
-        src = _source(r.loc.file, r.loc.line)
+        src = _source(r.loc)
         if src:
             lines.append("  " + src)
     c = f.counterexample

@@ -15,11 +15,11 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
-import linecache
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from verifier.diagnostics import RejectedInput, SrcLoc, char_column
+from verifier.user_files import source_lines
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def find_definition(fn: Callable[..., Any]) -> Definition:
     """The `def` that made `fn`: the function (or async function) definition whose first line
     (its first decorator's) is the code's first line; its name decides between several."""
     file = inspect.getsourcefile(fn) or fn.__code__.co_filename
-    lines = linecache.getlines(file, fn.__globals__)
+    lines = source_lines(file, fn.__globals__)
     if not lines:
         raise OSError(f"the source of {fn.__name__} cannot be read (is {file} a file?)")
     first = fn.__code__.co_firstlineno

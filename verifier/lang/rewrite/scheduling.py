@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import linecache
 import sys
 from typing import Any, Callable
 
 from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported, char_column
+from verifier.user_files import source_line
 from verifier.lang.ir import ir
 from verifier.lang.ir.ir import EXO_GPU_HINT
 
@@ -139,7 +139,7 @@ def call_site(depth: int = 2) -> SrcLoc:
     positions = inspect.getframeinfo(frame).positions
     col = positions.col_offset if positions and positions.col_offset is not None else 0
     file = frame.f_code.co_filename
-    return SrcLoc(file, frame.f_lineno, char_column(linecache.getline(file, frame.f_lineno), col))
+    return SrcLoc(file, frame.f_lineno, char_column(source_line(file, frame.f_lineno), col))
 
 
 def _rewrite(name: str) -> Callable[..., ir.Proc]:
