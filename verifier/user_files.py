@@ -1,5 +1,7 @@
-"""Reading a file the user names (a kernel PATH, `--check-cert FILE.cu`) without ever blocking
-on it; a leaf module every package may import (specs/cli.md CLI-2, specs/loading.md LOAD-1).
+"""What comes from the user's file system: reading a file the user names (a kernel PATH,
+`--check-cert FILE.cu`) without ever blocking on it, quoting a line of a source file, and
+showing names and text on a terminal; a leaf module every package may import (specs/cli.md
+CLI-2, CLI-5, specs/loading.md LOAD-1).
 
 `open()` on a named pipe waits for a writer that may never come, a character device such as
 `/dev/zero` never ends, and a socket cannot be opened at all: anything but a regular file is
@@ -9,8 +11,10 @@ exception is a descriptor this process already holds (`/dev/stdin`, `/dev/fd/N`,
 `/proc/self/fd/N`): piping a kernel in (`spork-verify /dev/stdin < k.py`) reads the pipe to
 its end, as the user asked.
 
-Non-goals: decoding the bytes (`verifier.load.source` does, as Python would) and printing names
-(`printable`, below, escapes them for text output).
+A file name is the user's bytes: `printable` shows its control characters and undecodable
+bytes as escapes, so a name cannot recolour the terminal or move its cursor.
+
+Non-goals: decoding a kernel's bytes (`verifier.load.source` does, as Python would).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ class UnreadableFile(Exception):
     """The path cannot be read as a file; the message says why and what to name instead."""
 
 
-def kind_of(mode: int) -> str:
+def _kind_of(mode: int) -> str:
     """What a non-regular file is, in words."""
     if stat.S_ISDIR(mode):
         return "a folder"
@@ -46,11 +50,11 @@ def kind_of(mode: int) -> str:
     return "not a regular file"
 
 
-def _refusal(name: str, mode: int) -> UnreadableFile:
+def _refusal(mode: int) -> UnreadableFile:
     if stat.S_ISDIR(mode):
         return UnreadableFile("is a folder; name a file")
     return UnreadableFile(
-        f"is {kind_of(mode)}, not a regular file: reading it could wait for a writer or never "
+        f"is {_kind_of(mode)}, not a regular file: reading it could wait for a writer or never "
         "end; name the file itself (to pipe one in, give /dev/stdin)")
 
 
@@ -68,7 +72,7 @@ def read_user_file(name: str, limit: int) -> bytes:
     except OSError as e:
         raise UnreadableFile(f"cannot read it: {e.strerror}") from None
     if stat.S_ISDIR(mode) or not (stat.S_ISREG(mode) or own):
-        raise _refusal(name, mode)
+        raise _refusal(mode)
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(name, flags)
@@ -77,7 +81,7 @@ def read_user_file(name: str, limit: int) -> bytes:
     try:
         mode = os.fstat(fd).st_mode
         if not (stat.S_ISREG(mode) or own):  # replaced by a FIFO or device since the stat
-            raise _refusal(name, mode)
+            raise _refusal(mode)
         os.set_blocking(fd, True)  # a pipe the user gave: read it to its end
         chunks, size = [], 0
         while size <= limit and (chunk := os.read(fd, min(1 << 20, limit + 1 - size))):
