@@ -149,6 +149,42 @@ class ChainResult:
         return f"{self.status.value} against {self.reference}{extra}"
 
 
+SIGNAL_SCOPE_ABI = 6  # Landlock ABI that keeps the file's signals inside its domain (SEC-5)
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """How the process that ran a kernel file was confined (specs/threat_model.md SEC-2..5):
+    the Landlock ABI the kernel offers, 0 for none. `full`: writes only to its own temporary
+    folder, no signal or ptrace outside; `partial` (ABI 1-5): the same, but it can signal other
+    processes of the user; `none`: not confined, so nothing this run computes is stored
+    (no cache entry, no certificate, SEC-6)."""
+
+    landlock_abi: int
+
+    @property
+    def level(self) -> str:
+        if self.landlock_abi >= SIGNAL_SCOPE_ABI:
+            return "full"
+        return "partial" if self.landlock_abi >= 1 else "none"
+
+    @property
+    def confined(self) -> bool:
+        return self.landlock_abi >= 1
+
+    def warning(self) -> str:
+        """What stderr says when the isolation is less than full (empty when full)."""
+        if self.level == "full":
+            return ""
+        if self.level == "partial":
+            return (f"this kernel's Landlock (ABI {self.landlock_abi}) cannot keep a kernel "
+                    "file's signals inside its sandbox (Linux >= 6.12 can): a file could stop "
+                    "or kill this run (SEC-5)")
+        return ("this kernel offers no Landlock (Linux >= 5.13 with landlock among its LSMs): "
+                "kernel files run unconfined, so the proof cache is neither read nor written "
+                "and no certificate is written or accepted (SEC-6)")
+
+
 @dataclass(frozen=True)
 class ScheduledBy:
     """Where a proc came from when upstream Exo-GPU's own rewrites built it (SCHED-6). The
@@ -181,6 +217,7 @@ class ProcResult:
     scheduled_by: ScheduledBy | None = None  # built by upstream's rewrites (SCHED-6)
     # `--assume NAME=VALUE`: proved (or refuted) only for sizes with these values (CLI-11)
     assumptions: tuple[tuple[str, int], ...] = ()
+    isolation: Isolation | None = None  # how the file was confined while it loaded (SEC-2)
 
 
 def assumed_words(assumptions: tuple[tuple[str, int], ...]) -> str:
