@@ -17,6 +17,9 @@ from verifier.semantics import sync_check as _sync_check
 # The CLI's proof cache (CLI-7) goes to a folder of this test run, never the user's cache
 # (child processes inherit it); answers are the same either way, this only keeps runs apart.
 os.environ.setdefault("SPORK_VERIFY_CACHE_DIR", tempfile.mkdtemp(prefix="spork-verify-cache-"))
+# ... and its key (SEC-7) to a file of this run, outside that folder
+os.environ.setdefault("SPORK_VERIFY_KEY_FILE", os.path.join(
+    tempfile.mkdtemp(prefix="spork-verify-key-"), "cache.key"))
 
 _sync_check.install()  # `p.sync_check(...)` in files loaded in-process (API-3)
 

@@ -31,6 +31,7 @@ from verifier.load.load import is_user_file, read_source
 from verifier.load.load_protocol import (
     LoadReply, LoadRequest, PrintedProc, Stage, read_reply)
 from verifier.load.sandbox import Policy, landlock_abi, make_undumpable
+from verifier.locations import key_file
 from verifier.results import Isolation, ScheduledBy
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -157,8 +158,13 @@ def isolation() -> Isolation:
     return Isolation(landlock_abi())
 
 
+def hidden_paths() -> tuple[str, ...]:
+    """What no kernel file may read: the proof cache's key (SEC-3, SEC-7)."""
+    return (str(key_file()),)
+
+
 def run_child(command: Command, request: Request, timeout_s: float, start: float,
-              hidden: tuple[str, ...] = ()) -> ChildRun:
+              hidden: tuple[str, ...] | None = None) -> ChildRun:
     """Run a child with `request` on its stdin in its own session, under the time limit
     (LOAD-7), its stdout and stderr drained apart (LOAD-8), its reply written to a file of its
     own (LOAD-9), confined to a private temporary folder with `hidden` unreadable (SEC-2,
@@ -167,6 +173,7 @@ def run_child(command: Command, request: Request, timeout_s: float, start: float
     with tempfile.TemporaryFile() as reply_file, tempfile.TemporaryFile() as crash_file, \
             tempfile.TemporaryDirectory(prefix="spork-load-", ignore_cleanup_errors=True) as private:
         fds = (reply_file.fileno(), crash_file.fileno())
+        hidden = hidden_paths() if hidden is None else hidden
         policy = Policy((private,), hidden) if isolation().confined else None
         env = {**os.environ, "TMPDIR": private, "TEMP": private, "TMP": private}
         child = subprocess.Popen(
@@ -212,11 +219,11 @@ def _verifier_child(reply_fd: int, crash_fd: int) -> list[str]:
 
 
 def load_isolated(path: str | Path, timeout_s: float = DEFAULT_TIMEOUT_S,
-                  printed: tuple[PrintedProc, ...] = (), hidden: tuple[str, ...] = ()
+                  printed: tuple[PrintedProc, ...] = (), hidden: tuple[str, ...] | None = None
                   ) -> LoadedFile:
     """Run the file in a child interpreter and return its procs (or why loading failed).
     With `printed` (SCHED-3), the child parses those proc texts instead of running the file;
-    `hidden`: paths the file must not read (the proof cache's key, SEC-3)."""
+    `hidden`: paths the file must not read (default: the proof cache's key, SEC-3)."""
     path = str(path)
     start = time.monotonic()
     try:
