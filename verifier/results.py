@@ -154,13 +154,16 @@ SIGNAL_SCOPE_ABI = 6  # Landlock ABI that keeps the file's signals inside its do
 
 @dataclass(frozen=True)
 class Isolation:
-    """How the process that ran a kernel file was confined (specs/threat_model.md SEC-2..5):
-    the Landlock ABI the kernel offers, 0 for none. `full`: writes only to its own temporary
-    folder, no signal or ptrace outside; `partial` (ABI 1-5): the same, but it can signal other
-    processes of the user; `none`: not confined, so nothing this run computes is stored
-    (no cache entry, no certificate, SEC-6)."""
+    """How the process that ran a kernel file was confined (specs/threat_model.md SEC-2..6):
+    the Landlock ABI the kernel offers (0: none) and whether a seccomp filter refuses the
+    file's system calls on other processes (x86_64, aarch64). `full` (ABI >= 6): it writes
+    only to its own temporary folder and signals, traces or reads no other process; `partial`
+    (ABI 1-5): the same, with signals refused by the filter instead of Landlock; `none`: its
+    filesystem access is not confined (the filter still applies), so nothing this run computes
+    is stored (no cache entry, no certificate, SEC-6)."""
 
     landlock_abi: int
+    syscall_filter: bool = True
 
     @property
     def level(self) -> str:
@@ -173,16 +176,21 @@ class Isolation:
         return self.landlock_abi >= 1
 
     def warning(self) -> str:
-        """What stderr says when the isolation is less than full (empty when full)."""
-        if self.level == "full":
+        """What stderr says about what this machine cannot protect (empty when nothing)."""
+        if self.level == "none":
+            return ("this kernel offers no Landlock (Linux >= 5.13 with landlock among its "
+                    "LSMs): kernel files can write wherever this user can, so the proof cache "
+                    "is neither read nor written and no certificate is written or accepted "
+                    "(SEC-6)")
+        gaps = []
+        if self.level != "full" and not self.syscall_filter:
+            gaps.append("signal other processes of this user (stop or kill this run)")
+        if self.landlock_abi < 3:
+            gaps.append("truncate files it cannot write")
+        if not gaps:
             return ""
-        if self.level == "partial":
-            return (f"this kernel's Landlock (ABI {self.landlock_abi}) cannot keep a kernel "
-                    "file's signals inside its sandbox (Linux >= 6.12 can): a file could stop "
-                    "or kill this run (SEC-5)")
-        return ("this kernel offers no Landlock (Linux >= 5.13 with landlock among its LSMs): "
-                "kernel files run unconfined, so the proof cache is neither read nor written "
-                "and no certificate is written or accepted (SEC-6)")
+        return (f"with this kernel's Landlock (ABI {self.landlock_abi}) a kernel file can "
+                f"{' and '.join(gaps)} (SEC-5; Linux >= 6.12 prevents it)")
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
-# attack: the verifier stopped by the file it loads (issue 19, THREAT-SIGNAL). This kernel file
-# sends SIGSTOP to every ancestor process up to the verifier's own, which would hang the run.
-# (It stops at the process running spork-verify, so that a test never stops its own runner.)
+# attack: the verifier stopped by the file it loads (issue 19, SEC-5). This kernel file sends
+# SIGSTOP to its ancestors that run spork-verify (at most two: the loader and the CLI), which
+# would hang the run. (It never goes further, so that a test never stops its own runner.)
 # expect: stop_parent refuted RAW tile 18
 import os
 import signal
@@ -21,26 +21,26 @@ def stop_parent(n: size, x: f32[n] @ CudaGmemLinear, y: f32[n] @ CudaGmemLinear)
             Fence(cuda_in_order, cuda_in_order)
 
 
-def _ancestors() -> list[tuple[int, str]]:
+def _verifier_ancestors() -> list[tuple[int, str]]:
     out, pid = [], os.getppid()
-    while pid > 1:
+    while pid > 1 and len(out) < 2:
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
             with open(f"/proc/{pid}/stat") as f:
                 parent = int(f.read().rpartition(")")[2].split()[1])
         except OSError:
-            cmdline, parent = "", 1  # unreadable: stop there, but still try this one
-        out.append((pid, cmdline))
-        if "spork-verify" in cmdline or "verifier.cli" in cmdline or not cmdline:
             break
+        if "verifier" not in cmdline and "spork" not in cmdline:
+            break
+        out.append((pid, cmdline))
         pid = parent
     return out
 
 
-for _pid, _cmdline in _ancestors():
+for _pid, _cmdline in _verifier_ancestors():
     try:
         os.kill(_pid, signal.SIGSTOP)
-        print(f"stopped {_pid}: {_cmdline[:80]}", flush=True)
+        print(f"stopped {_pid}: {_cmdline[:60]}", flush=True)
     except OSError as e:
         print(f"could not stop {_pid}: {e}", flush=True)

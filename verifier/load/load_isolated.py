@@ -30,7 +30,8 @@ from verifier.lang.ir import ir
 from verifier.load.load import is_user_file, read_source
 from verifier.load.load_protocol import (
     LoadReply, LoadRequest, PrintedProc, Stage, read_reply)
-from verifier.load.sandbox import Policy, landlock_abi, make_undumpable
+from verifier.load.sandbox import (
+    Policy, filters_syscalls, landlock_abi, make_undumpable, on_linux)
 from verifier.locations import key_file
 from verifier.results import Isolation, ScheduledBy
 
@@ -155,7 +156,7 @@ Request = Callable[[Policy | None], bytes]  # the confinement -> the request on 
 @functools.cache
 def isolation() -> Isolation:
     """How loading children are confined on this machine (SEC-2, SEC-5): probed once."""
-    return Isolation(landlock_abi())
+    return Isolation(landlock_abi(), filters_syscalls())
 
 
 def hidden_paths() -> tuple[str, ...]:
@@ -174,7 +175,8 @@ def run_child(command: Command, request: Request, timeout_s: float, start: float
             tempfile.TemporaryDirectory(prefix="spork-load-", ignore_cleanup_errors=True) as private:
         fds = (reply_file.fileno(), crash_file.fileno())
         hidden = hidden_paths() if hidden is None else hidden
-        policy = Policy((private,), hidden) if isolation().confined else None
+        found = isolation()  # without Landlock, still the seccomp filter and the supervisor
+        policy = Policy((private,), hidden, found.landlock_abi) if on_linux() else None
         env = {**os.environ, "TMPDIR": private, "TEMP": private, "TMP": private}
         child = subprocess.Popen(
             command(*fds), stdin=subprocess.PIPE, stdout=subprocess.PIPE,

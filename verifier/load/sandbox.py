@@ -32,7 +32,7 @@ import signal
 import stat
 import sys
 from dataclasses import dataclass
-from typing import Callable, NoReturn
+from typing import Any, Callable, NoReturn
 
 # System call numbers: Landlock's are the same on every architecture (asm-generic numbering).
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
@@ -120,13 +120,14 @@ class Policy:
 
     writable: tuple[str, ...]
     hidden: tuple[str, ...] = ()
+    abi: int | None = None  # the Landlock ABI to use (None: the kernel's; tests ask for less)
 
-    def as_json(self) -> dict[str, list[str]]:
-        return {"writable": list(self.writable), "hidden": list(self.hidden)}
+    def as_json(self) -> dict[str, object]:
+        return {"writable": list(self.writable), "hidden": list(self.hidden), "abi": self.abi}
 
     @staticmethod
-    def from_json(data: dict[str, list[str]]) -> "Policy":
-        return Policy(tuple(data["writable"]), tuple(data["hidden"]))
+    def from_json(data: dict[str, Any]) -> "Policy":
+        return Policy(tuple(data["writable"]), tuple(data["hidden"]), data.get("abi"))
 
 
 def _beneath(path: str, root: str) -> bool:
@@ -192,15 +193,139 @@ def _drop_capabilities() -> None:
             _syscall(number, ctypes.byref(header), ctypes.byref(data))
 
 
-def confine(policy: Policy, abi: int | None = None) -> int:
-    """Confine this process (and its future children) to `policy`; the ABI used. Raises
-    OSError when the kernel has no Landlock or refuses: the caller must then not run the
-    file (fail closed)."""
-    abi = landlock_abi() if abi is None else abi
-    if abi < 1:
-        raise OSError(errno.EOPNOTSUPP, "this kernel offers no Landlock")
-    handled = handled_rights(abi)
+# Seccomp (SEC-5): system calls that act on another process by its pid, Landlock or not.
+_SECCOMP_MODE_FILTER, _SECCOMP_RET_ALLOW, _SECCOMP_RET_ERRNO = 2, 0x7FFF0000, 0x00050000
+_BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JGE_K, _BPF_RET_K = 0x20, 0x15, 0x35, 0x06
+_X32_SYSCALL_BIT = 0x40000000
+_AF_UNIX = 1
+# machine -> (audit arch, {name: number})
+_SYSCALLS = {
+    "x86_64": (0xC000003E, {
+        "kill": 62, "tkill": 200, "tgkill": 234, "rt_sigqueueinfo": 129,
+        "rt_tgsigqueueinfo": 297, "pidfd_send_signal": 424, "fcntl": 72, "ioctl": 16,
+        "socket": 41, "prlimit64": 302, "setpriority": 141, "sched_setaffinity": 203,
+        "sched_setparam": 142, "sched_setscheduler": 144, "sched_setattr": 314,
+        "ioprio_set": 251}),
+    "aarch64": (0xC00000B7, {
+        "kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138,
+        "rt_tgsigqueueinfo": 240, "pidfd_send_signal": 424, "fcntl": 25, "ioctl": 29,
+        "socket": 198, "prlimit64": 261, "setpriority": 140, "sched_setaffinity": 122,
+        "sched_setparam": 118, "sched_setscheduler": 119, "sched_setattr": 274,
+        "ioprio_set": 30}),
+}
+# name -> (argument, values refused); or (argument, None): refused unless it is 0 (this
+# process); the signal calls are added when Landlock cannot scope signals (ABI < 6).
+_ALWAYS: dict[str, tuple[int, tuple[int, ...] | None]] = {
+    "socket": (0, (_AF_UNIX,)),  # no unix socket: no daemon (systemd, docker) acts for it
+    "prlimit64": (0, None), "setpriority": (1, None), "sched_setaffinity": (0, None),
+    "sched_setparam": (0, None), "sched_setscheduler": (0, None), "sched_setattr": (0, None),
+    "ioprio_set": (1, None),
+}
+_UNSCOPED: dict[str, tuple[int, tuple[int, ...] | None]] = {
+    "fcntl": (1, (8, 10, 15)),  # F_SETOWN, F_SETSIG, F_SETOWN_EX: SIGIO to another process
+    "ioctl": (1, (0x8901, 0x8902)),  # FIOSETOWN, SIOCSPGRP
+}
+_SIGNAL_CALLS = ("kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
+                ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def _filter_program(arch: int, numbers: dict[str, int], scoped: bool, me: int
+                    ) -> list[tuple[int, int, int, int]]:
+    """The BPF program: EPERM for the calls above when they name another process (or a unix
+    socket), for any other architecture's calls and for x32 calls; ALLOW otherwise. A signal
+    call is allowed only towards this process itself (`me`; pid 0, a group, is refused)."""
+    deny = _SECCOMP_RET_ERRNO | errno.EPERM
+    rules = dict(_ALWAYS) if scoped else {**_ALWAYS, **_UNSCOPED}
+    checks = [(numbers[name], arg, refused) for name, (arg, refused) in rules.items()]
+    if not scoped:
+        checks += [(numbers[name], 0, ("me",)) for name in _SIGNAL_CALLS]
+        checks.append((numbers["pidfd_send_signal"], -1, ()))
+    prog = [(_BPF_LD_W_ABS, 0, 0, 4), (_BPF_JEQ_K, 1, 0, arch), (_BPF_RET_K, 0, 0, deny),
+            (_BPF_LD_W_ABS, 0, 0, 0), (_BPF_JGE_K, 0, 1, _X32_SYSCALL_BIT),
+            (_BPF_RET_K, 0, 0, deny)]
+    for number, arg, refused in checks:
+        block: list[tuple[int, int, int, int]] = []
+        if arg < 0:  # refused outright
+            block.append((_BPF_RET_K, 0, 0, deny))
+        elif refused == ("me",):  # only this process: the low word of the pid is `me`
+            block += [(_BPF_LD_W_ABS, 0, 0, 16 + 8 * arg), (_BPF_JEQ_K, 1, 0, me),
+                      (_BPF_RET_K, 0, 0, deny), (_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW)]
+        elif refused is None:  # only this process: the argument is 0
+            block += [(_BPF_LD_W_ABS, 0, 0, 16 + 8 * arg), (_BPF_JEQ_K, 1, 0, 0),
+                      (_BPF_RET_K, 0, 0, deny), (_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW)]
+        else:
+            block.append((_BPF_LD_W_ABS, 0, 0, 16 + 8 * arg))
+            for k, value in enumerate(refused):
+                block.append((_BPF_JEQ_K, len(refused) - k, 0, value))
+            block += [(_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW), (_BPF_RET_K, 0, 0, deny)]
+        # not this call: skip the block, reloading the number it overwrote
+        prog += [(_BPF_JEQ_K, 0, len(block), number), *block]
+        if block[0][0] == _BPF_LD_W_ABS:
+            prog.append((_BPF_LD_W_ABS, 0, 0, 0))
+    return prog + [(_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW)]
+
+
+def on_linux() -> bool:
+    return sys.platform.startswith("linux")
+
+
+def filters_syscalls() -> bool:
+    """Whether `confine` installs the seccomp filter on this machine (its table is here)."""
+    return on_linux() and os.uname().machine in _SYSCALLS
+
+
+def _filter_syscalls(scoped: bool) -> None:
+    """Install the seccomp filter of `_filter_program` (no_new_privs is already set); on an
+    architecture without a table here, nothing is filtered (specs/threat_model.md says so)."""
+    table = _SYSCALLS.get(os.uname().machine)
+    if table is None:
+        return
+    prog = _filter_program(table[0], table[1], scoped, os.getpid())
+    code = (_SockFilter * len(prog))(*(_SockFilter(*ins) for ins in prog))
+    fprog = _SockFprog(len(prog), code)
+    _prctl_ptr(22, _SECCOMP_MODE_FILTER, ctypes.addressof(fprog))  # PR_SET_SECCOMP
+
+
+def _prctl_ptr(option: int, arg: int, pointer: int) -> None:
+    result = _libc().prctl(option, ctypes.c_ulong(arg), ctypes.c_void_p(pointer),
+                           ctypes.c_ulong(0), ctypes.c_ulong(0))
+    if result < 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code))
+
+
+def confine(policy: Policy) -> int:
+    """Confine this process (and its future children) to `policy`; the Landlock ABI used (0:
+    the kernel has none, so only no_new_privs, the capabilities and the seccomp filter apply,
+    and the filesystem is not confined). Raises OSError when the kernel refuses: the caller
+    must then not run the file (fail closed)."""
+    abi = landlock_abi() if policy.abi is None else policy.abi
     scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= SIGNAL_SCOPE_ABI else 0
+    ruleset = _ruleset(policy, abi, scoped) if abi >= 1 else None
+    try:
+        _prctl(_PR_SET_NO_NEW_PRIVS, 1)
+        _drop_capabilities()
+        if ruleset is not None:
+            _syscall(_SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0))
+        _filter_syscalls(scoped=bool(scoped))
+    finally:
+        if ruleset is not None:
+            os.close(ruleset)
+    return abi
+
+
+def _ruleset(policy: Policy, abi: int, scoped: int) -> int:
+    """A Landlock ruleset granting `policy` (every right of the ABI handled, so what no rule
+    grants is denied)."""
+    handled = handled_rights(abi)
     attr = _RulesetAttr(handled, 0, scoped)
     size = ctypes.sizeof(attr) if abi >= SIGNAL_SCOPE_ABI else 8
     ruleset = _syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size),
@@ -213,12 +338,10 @@ def confine(policy: Policy, abi: int | None = None) -> int:
             _add_rule(ruleset, device, rights, handled)
         for folder in policy.writable:
             _add_rule(ruleset, folder, handled, handled)
-        _prctl(_PR_SET_NO_NEW_PRIVS, 1)
-        _drop_capabilities()
-        _syscall(_SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0))
-    finally:
+    except BaseException:
         os.close(ruleset)
-    return abi
+        raise
+    return ruleset
 
 
 def make_undumpable() -> None:
