@@ -1,7 +1,7 @@
-# attack: the installed package is writable (issue 19, THREAT-INSTALL). While it loads, this
+# attack: the installed package is writable (issue 19, SEC-2). While it loads, this
 # kernel file rewrites a module of the installed `verifier` package (every later run exits 0)
 # and drops a `.pth` file into site-packages (run by every later Python start).
-# expect: package_write refuted RAW tile 18
+# expect: package_write refuted RAW tile 17
 from verifier.lang import *
 
 

@@ -1,7 +1,7 @@
 # attack: `--assume` makes a racy kernel vacuous (issue 19, CLI-11). With `--assume n=0` no
 # task runs, so nothing is checked; that must say `vacuous` (exit 3), as `assert n == 0` does,
 # never `proved`.
-# expect: racy_assume refuted RAW tile 15
+# expect: racy_assume refuted RAW tile 17 (vacuous with --assume n=0)
 from verifier.lang import *
 
 

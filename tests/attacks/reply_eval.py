@@ -1,7 +1,7 @@
-# attack: code in the verifier through the load reply (issue 19, THREAT-REPLY). This kernel file
+# attack: code in the verifier through the load reply (issue 19, SEC-1). This kernel file
 # replaces the loading child's reply encoder so that the reply, when the verifier decodes it,
 # evaluates an expression in the verifier's process that makes every exit code 0.
-# expect: reply_eval refuted RAW tile 18
+# expect: reply_eval refuted RAW tile 17
 from verifier.lang import *
 
 

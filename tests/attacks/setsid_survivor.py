@@ -1,7 +1,7 @@
-# attack: a process outlives the load (issue 19, THREAT-PROC). This kernel file starts a
+# attack: a process outlives the load (issue 19, SEC-4). This kernel file starts a
 # grandchild in a session of its own (`setsid`), which would keep running after the verdict,
 # and prints its pid (the report carries it as the file's load output).
-# expect: setsid_survivor refuted RAW tile 18
+# expect: setsid_survivor refuted RAW tile 21
 import os
 import subprocess
 import sys

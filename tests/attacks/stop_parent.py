@@ -1,7 +1,7 @@
 # attack: the verifier stopped by the file it loads (issue 19, SEC-5). This kernel file sends
 # SIGSTOP to its ancestors that run spork-verify (at most two: the loader and the CLI), which
 # would hang the run. (It never goes further, so that a test never stops its own runner.)
-# expect: stop_parent refuted RAW tile 18
+# expect: stop_parent refuted RAW tile 20
 import os
 import signal
 

@@ -136,13 +136,14 @@ def _beneath(path: str, root: str) -> bool:
 
 def readable_roots(hidden: tuple[str, ...]) -> list[str]:
     """The fewest paths whose subtrees cover everything except `hidden` (and /dev): a path
-    above a hidden one is replaced by its entries, recursively (Landlock only grants)."""
+    above a hidden one is replaced by its entries, recursively (Landlock only grants). A
+    symbolic link among them is left out: a rule would follow it, possibly to a hidden path."""
     hidden = tuple(os.path.realpath(h) for h in hidden) + ("/dev",)
     out: list[str] = []
 
     def cover(path: str) -> None:
-        if any(_beneath(path, h) for h in hidden):
-            return
+        if any(_beneath(path, h) for h in hidden) or os.path.islink(path):
+            return  # a link's target is covered (or not) under its own path
         if not any(_beneath(h, path) for h in hidden):
             out.append(path)
             return
