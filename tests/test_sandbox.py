@@ -78,6 +78,8 @@ def test_confined_process(tmp_path: Path) -> None:
         "signal parent": lambda: os.kill(parent, 0),
         "prlimit parent": lambda: resource.prlimit(parent, resource.RLIMIT_NOFILE),
         "unix socket": lambda: socket.socket(socket.AF_UNIX).close(),
+        "chmod the verifier": lambda: os.chmod(sandbox.__file__, 0o666),
+        "chmod in private": lambda: os.chmod(private, 0o700),
         "write /dev/null": lambda: Path("/dev/null").write_text("x"),
         "read /dev/urandom": lambda: open("/dev/urandom", "rb").read(4),
     }

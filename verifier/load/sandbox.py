@@ -206,21 +206,28 @@ _SYSCALLS = {
         "rt_tgsigqueueinfo": 297, "pidfd_send_signal": 424, "fcntl": 72, "ioctl": 16,
         "socket": 41, "prlimit64": 302, "setpriority": 141, "sched_setaffinity": 203,
         "sched_setparam": 142, "sched_setscheduler": 144, "sched_setattr": 314,
-        "ioprio_set": 251}),
+        "ioprio_set": 251, "chmod": 90, "fchmod": 91, "fchmodat": 268, "fchmodat2": 452,
+        "chown": 92, "fchown": 93, "lchown": 94, "fchownat": 260}),
     "aarch64": (0xC00000B7, {
         "kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138,
         "rt_tgsigqueueinfo": 240, "pidfd_send_signal": 424, "fcntl": 25, "ioctl": 29,
         "socket": 198, "prlimit64": 261, "setpriority": 140, "sched_setaffinity": 122,
         "sched_setparam": 118, "sched_setscheduler": 119, "sched_setattr": 274,
-        "ioprio_set": 30}),
+        "ioprio_set": 30, "fchmod": 52, "fchmodat": 53, "fchmodat2": 452, "fchownat": 54,
+        "fchown": 55}),
 }
-# name -> (argument, values refused); or (argument, None): refused unless it is 0 (this
-# process); the signal calls are added when Landlock cannot scope signals (ABI < 6).
+# name -> (argument, values refused); (argument, None): refused unless it is 0 (this
+# process); (-1, ()): refused outright. The signal calls are added when Landlock cannot scope
+# signals (ABI < 6). Calls a machine's table lacks (aarch64 has no chmod) are left out.
 _ALWAYS: dict[str, tuple[int, tuple[int, ...] | None]] = {
     "socket": (0, (_AF_UNIX,)),  # no unix socket: no daemon (systemd, docker) acts for it
     "prlimit64": (0, None), "setpriority": (1, None), "sched_setaffinity": (0, None),
     "sched_setparam": (0, None), "sched_setscheduler": (0, None), "sched_setattr": (0, None),
     "ioprio_set": (1, None),
+    # Landlock does not cover metadata: no mode or owner change anywhere (e.g. the package
+    # made writable by others)
+    **{name: (-1, ()) for name in ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown",
+                                   "fchown", "lchown", "fchownat")},
 }
 _UNSCOPED: dict[str, tuple[int, tuple[int, ...] | None]] = {
     "fcntl": (1, (8, 10, 15)),  # F_SETOWN, F_SETSIG, F_SETOWN_EX: SIGIO to another process
@@ -245,7 +252,8 @@ def _filter_program(arch: int, numbers: dict[str, int], scoped: bool, me: int
     call is allowed only towards this process itself (`me`; pid 0, a group, is refused)."""
     deny = _SECCOMP_RET_ERRNO | errno.EPERM
     rules = dict(_ALWAYS) if scoped else {**_ALWAYS, **_UNSCOPED}
-    checks = [(numbers[name], arg, refused) for name, (arg, refused) in rules.items()]
+    checks = [(numbers[name], arg, refused) for name, (arg, refused) in rules.items()
+              if name in numbers]
     if not scoped:
         checks += [(numbers[name], 0, ("me",)) for name in _SIGNAL_CALLS]
         checks.append((numbers["pidfd_send_signal"], -1, ()))
