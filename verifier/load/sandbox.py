@@ -364,7 +364,16 @@ def make_undumpable() -> None:
 
 
 def _children() -> list[int]:
-    """This process's children (their parent pid is ours), read from /proc."""
+    """This process's children: from /proc/self/task/*/children, else (a kernel without
+    CONFIG_PROC_CHILDREN) every process whose parent pid is ours."""
+    try:
+        out = []
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as f:
+                out += [int(pid) for pid in f.read().split()]
+        return out
+    except OSError:
+        pass
     me, out = os.getpid(), []
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -412,28 +421,34 @@ def _exit_like(status: int) -> NoReturn:
 def supervise(run: Callable[[], NoReturn]) -> NoReturn:
     """Fork; the child runs `run` (never returns). This process forwards SIGUSR1 (the
     parent's request for a traceback) to it, ends it and all its descendants on SIGTERM or
-    SIGHUP or when it exits, and exits with its status. Rules: SEC-4"""
+    SIGHUP or when it exits, and exits with its status. The handlers are in place before the
+    fork, so no signal can end this process and leave the child unsupervised. Rules: SEC-4"""
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
-    pid = os.fork()
-    if pid == 0:
-        try:
-            run()
-        finally:
-            os._exit(CONFINE_FAILED)
+    child = [0]
 
     def forward(number: int, _frame: object) -> None:
-        try:
-            os.kill(pid, number)
-        except ProcessLookupError:
-            pass
+        if child[0]:
+            try:
+                os.kill(child[0], number)
+            except ProcessLookupError:
+                pass
 
     def end(_number: int, _frame: object) -> None:
         kill_descendants()
         os._exit(CONFINE_FAILED)
 
+    ending = (signal.SIGTERM, signal.SIGHUP)
     signal.signal(signal.SIGUSR1, forward)
-    signal.signal(signal.SIGTERM, end)
-    signal.signal(signal.SIGHUP, end)
-    _, status = os.waitpid(pid, 0)
+    for number in ending:
+        signal.signal(number, end)
+    child[0] = os.fork()
+    if child[0] == 0:
+        try:
+            for number in (signal.SIGUSR1, *ending):
+                signal.signal(number, signal.SIG_DFL)
+            run()
+        finally:
+            os._exit(CONFINE_FAILED)
+    _, status = os.waitpid(child[0], 0)
     kill_descendants()
     _exit_like(status)
