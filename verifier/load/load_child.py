@@ -71,7 +71,7 @@ def _load(request: LoadRequest, reply_fd: int, real_exit: Exit) -> LoadReply:
 def main(argv: list[str]) -> None:
     """Read the request; run the file in a confined child of this process, which stays
     outside the confinement as the subreaper that ends every process the file left (SEC-2,
-    SEC-4). Without a policy (no Landlock here) the file runs in this process."""
+    SEC-4). Without a policy (not Linux) the file runs in this process."""
     reply_fd, crash_fd = int(argv[0]), int(argv[1])
     for fd in (reply_fd, crash_fd):
         os.set_inheritable(fd, False)  # not passed on to processes the user's file starts

@@ -172,7 +172,8 @@ def run_child(command: Command, request: Request, timeout_s: float, start: float
     SEC-3); every process it leaves is ended when it ends (LOAD-6, SEC-4)."""
     make_undumpable()  # SEC-3: other processes of this user cannot read our memory
     with tempfile.TemporaryFile() as reply_file, tempfile.TemporaryFile() as crash_file, \
-            tempfile.TemporaryDirectory(prefix="spork-load-", ignore_cleanup_errors=True) as private:
+            tempfile.TemporaryDirectory(prefix="spork-load-",
+                                        ignore_cleanup_errors=True) as private:
         fds = (reply_file.fileno(), crash_file.fileno())
         hidden = hidden_paths() if hidden is None else hidden
         found = isolation()  # without Landlock, still the seccomp filter and the supervisor
