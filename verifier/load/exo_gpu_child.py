@@ -197,12 +197,7 @@ def _serve(request: dict[str, Any], reply_fd: int, crash_fd: int, sandbox: Any,
     faulthandler.enable(crash)
     faulthandler.register(signal.SIGUSR1, crash)
     if sandbox is not None:
-        try:
-            sandbox.confine(policy)
-        except OSError as e:  # never run the file unconfined when confinement was asked for
-            os.write(2, f"spork-verify: the Exo-GPU process could not confine itself: {e}\n"
-                     .encode())
-            os._exit(sandbox.CONFINE_FAILED)
+        sandbox.confine_or_exit(policy, "the Exo-GPU process")
     real_exit = os._exit
     begin = time.monotonic()
     write_frame(reply_fd, {"stage": "started"})

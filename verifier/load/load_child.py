@@ -95,12 +95,7 @@ def _run(request: LoadRequest, reply_fd: int, crash_fd: int,
     faulthandler.register(signal.SIGUSR1, crash)
     real_exit = os._exit
     if policy is not None:
-        try:
-            sandbox.confine(policy)
-        except OSError as e:  # never run the file unconfined when confinement was asked for
-            os.write(2, f"spork-verify: the loading process could not confine itself: {e}\n"
-                     .encode())
-            real_exit(sandbox.CONFINE_FAILED)
+        sandbox.confine_or_exit(policy, "the loading process")
     reply = _load(request, reply_fd, real_exit)
     try:
         write_reply(reply_fd, reply)

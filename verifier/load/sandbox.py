@@ -331,6 +331,16 @@ def confine(policy: Policy) -> int:
     return abi
 
 
+def confine_or_exit(policy: Policy, who: str) -> None:
+    """`confine`, or end this process (status CONFINE_FAILED, the reason on stderr): a file
+    never runs unconfined where confinement was asked for (fail closed)."""
+    try:
+        confine(policy)
+    except OSError as e:
+        os.write(2, f"spork-verify: {who} could not confine itself: {e}\n".encode())
+        os._exit(CONFINE_FAILED)
+
+
 def _ruleset(policy: Policy, abi: int, scoped: int) -> int:
     """A Landlock ruleset granting `policy` (every right of the ABI handled, so what no rule
     grants is denied)."""
