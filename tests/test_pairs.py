@@ -4,8 +4,6 @@ PR-7 settles is one the solver proves (specs/verification.md "Pruning")."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,7 +22,7 @@ from verifier.lang.ir import ir
 from verifier.load.load import load_procs
 from verifier.results import Verdict
 
-from conftest import EXAMPLES, ROOT, kernel_files, load_one
+from conftest import EXAMPLES, ROOT, benchmark, kernel_files, load_one
 
 
 def _dominated(sa: AccessSite, sb: AccessSite, writes: list[AccessSite]) -> bool:
@@ -71,14 +69,6 @@ def _variables(path: Path) -> list[list[AccessSite]]:
     return out
 
 
-def _scaling() -> object:
-    spec = importlib.util.spec_from_file_location("scaling", ROOT / "benchmarks" / "scaling.py")
-    assert spec is not None and spec.loader is not None
-    module = sys.modules.setdefault("scaling", importlib.util.module_from_spec(spec))
-    spec.loader.exec_module(module)
-    return module
-
-
 def _check_same_pairs(sites: list[AccessSite]) -> None:
     writes = [w for w in sites if is_cover(w)]
     expected = {(a.id, b.id) for b in sites for a in sites
@@ -103,7 +93,7 @@ def test_sweep_keeps_exactly_the_pairs_of_the_definition(path: Path) -> None:
 @pytest.mark.parametrize("shape", ["ping_pong", "one_element", "read_modify_write", "nest"])
 def test_sweep_on_generated_kernels(tmp_path, shape: str) -> None:
     path = tmp_path / f"{shape}.py"
-    path.write_text(_scaling().KERNELS[shape](24))
+    path.write_text(benchmark("scaling").KERNELS[shape](24))
     for sites in _variables(path):
         _check_same_pairs(sites)
 
@@ -129,7 +119,7 @@ def test_one_instance_rule_settles_only_what_the_solver_proves(tmp_path) -> None
                 count += _pr7_queries(EXAMPLES / f"{stem}.py", p.name)
     for shape in ("one_element", "read_modify_write", "ping_pong"):
         path = tmp_path / f"{shape}.py"
-        path.write_text(_scaling().KERNELS[shape](6))
+        path.write_text(benchmark("scaling").KERNELS[shape](6))
         count += _pr7_queries(path, shape)
     assert count > 20
 

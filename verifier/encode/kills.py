@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import z3
 
-from verifier.check.sites import AccessSite, ProgramModel
+from verifier.check.sites import AccessSite
 from verifier.encode.instances import Encoder, Instance, before, equal_on
 from verifier.encode.terms import conj, disj
-from verifier.encode.visibility import may_precede
+from verifier.encode.chains import may_precede
 from verifier.semantics.rules import drops_record
 
 
@@ -84,7 +84,7 @@ def may_lie_between(sa: AccessSite, sc: AccessSite, sb: AccessSite) -> bool:
     """Can an instance of `sc` in a's allocation instance lie strictly between a and b? When
     that allocation is inside the task loops, such an instance runs in a's task (and b's: the
     query asks for the same allocation instance), so it must follow a and precede b within
-    one task, which `visibility.may_precede` decides from the loop structure (SEM-1.8). False
+    one task, which `chains.may_precede` decides from the loop structure (SEM-1.8). False
     only where every `before(a, c) ∧ before(c, b)` is unsat, so leaving the site out of the
     kills changes no query's models."""
     dev = sa.ctx.device
@@ -94,14 +94,16 @@ def may_lie_between(sa: AccessSite, sc: AccessSite, sb: AccessSite) -> bool:
     return may_precede(sa.ctx, sc.ctx) and may_precede(sc.ctx, sb.ctx)
 
 
-def killed(enc: Encoder, model: ProgramModel, witnesses: object, sa: AccessSite, a: Instance,
-           sb: AccessSite, b: Instance, elem: tuple[z3.ArithRef, ...]) -> z3.BoolRef:
+def killed(enc: Encoder, sites: list[AccessSite], witnesses: object, sa: AccessSite,
+           a: Instance, sb: AccessSite, b: Instance, elem: tuple[z3.ArithRef, ...]
+           ) -> z3.BoolRef:
     """Some anchored instance of a dropping mutate of `elem` lies strictly between a and b.
-    `witnesses(ctx, a, b)` gives the anchored instances (visibility.VisibilityBuilder)."""
+    `sites`: the accesses of a's variable, in the model's order; `witnesses(ctx, a, b)` gives
+    the anchored instances (visibility.VisibilityBuilder)."""
     terms: list[z3.BoolRef] = []
     if a.thread is None or b.thread is None:  # witnesses anchor at device threads only
         return z3.BoolVal(False, enc.zctx)
-    for sc in model.accesses:
+    for sc in sites:
         if sc.buf != sa.buf or not sc.tracked or not drops(sa, sc):
             continue
         if sc.ctx.device is None:  # a CPU-scope mutate has no thread to anchor at: it is

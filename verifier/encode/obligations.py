@@ -93,6 +93,9 @@ class ObligationBuilder:
                     self.base.append(var == fixed_sizes[sym.name])
         self.vis = VisibilityBuilder(self.enc, model)
         self.pruner = Pruner(model)
+        self.sites_of: dict[ir.Sym, list[AccessSite]] = {}  # accesses by variable, in order
+        for site in model.accesses:
+            self.sites_of.setdefault(site.buf, []).append(site)
         self.size_names = {sym.name: var for sym, var in self.enc.sizes.items()}
         self.issued: dict[str, int] = {}  # obligation ids given so far (`unique`)
 
@@ -213,7 +216,8 @@ class ObligationBuilder:
         mode = self.vis.quantified
         self.vis.quantified = False
         try:
-            return killed(self.enc, self.model, self.vis.witnesses, sa, a, sb, b, elem)
+            return killed(self.enc, self.sites_of.get(sa.buf, []), self.vis.witnesses, sa, a,
+                          sb, b, elem)
         finally:
             self.vis.quantified = mode
 

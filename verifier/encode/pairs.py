@@ -88,19 +88,25 @@ class _Sweep:
             for m in range(1, len(key) + 1):
                 lo, hi = self.spans.get(key[:m], (s.ctx.path, s.ctx.path))
                 self.spans[key[:m]] = (min(lo, s.ctx.path), max(hi, s.ctx.path))
-        self.patterns: dict[tuple[int, int], tuple[Pattern, frozenset]] = {}
-        self.buckets: dict[tuple[int, Pattern], list[AccessSite]] = {}
+        self.patterns: dict[tuple[int, int], tuple[int, frozenset]] = {}
+        self._interned: dict[tuple[int, Pattern], int] = {}  # patterns hashed once each
+        self.buckets: dict[int, list[AccessSite]] = {}
         for w in self.sites:
             if is_cover(w):
                 for m in range(len(w.ctx.loops) + 1):
-                    self.buckets.setdefault((m, self.pattern(w, m)[0]), []).append(w)
+                    self.buckets.setdefault(self.pattern(w, m)[0], []).append(w)
         self.bucket_paths = {k: [w.ctx.path for w in ws] for k, ws in self.buckets.items()}
 
-    def pattern(self, site: AccessSite, m: int) -> tuple[Pattern, frozenset]:
+    def pattern(self, site: AccessSite, m: int) -> tuple[int, frozenset]:
+        """The site's pattern at depth m (as a number: equal numbers, equal patterns) and
+        its renamed `if` conditions."""
         key = (site.id, m)
-        if key not in self.patterns:
-            self.patterns[key] = pattern(site, m)
-        return self.patterns[key]
+        hit = self.patterns.get(key)
+        if hit is None:
+            pat, conds = pattern(site, m)
+            number = self._interned.setdefault((m, pat), len(self._interned))
+            hit = self.patterns[key] = (number, conds)
+        return hit
 
     def child(self, x: AccessSite, m: int) -> tuple[Path, Path]:
         """First and last path (among this variable's sites) of x's child of its depth-m
@@ -112,10 +118,10 @@ class _Sweep:
         """N(x, m) (after) or P(x, m): the nearest write outside x's child of its depth-m loop
         that covers x at depth m (PR-4)."""
         pat, conds = self.pattern(x, m)
-        bucket = self.buckets.get((m, pat))
+        bucket = self.buckets.get(pat)
         if not bucket:
             return None
-        paths = self.bucket_paths[(m, pat)]
+        paths = self.bucket_paths[pat]
         start, end = self.child(x, m)
         if after:
             candidates = bucket[bisect.bisect_right(paths, end):]
