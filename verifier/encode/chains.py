@@ -146,42 +146,53 @@ def _inner_loop(ctx: Context) -> Loop | None:
     return next((lp for lp in ctx.loops if lp.sym not in outside), None)
 
 
-class EventIndex:
-    """The sync events that can lie between two accesses, found without looking at every
-    event (a kernel of 3,000 fenced phases has 3,000 fences, and its pairs look at one or
-    two): an event between a and b in one task starts textually between them or inside a
-    loop shared with a or b inside the task (`may_precede`), so candidates come from the
-    events by first path and by that loop, and `_between` then decides exactly."""
+class BetweenIndex:
+    """Which of some items (each a first and a last context) can lie between two sites in
+    one task, found without looking at every item (a kernel of 3,000 fenced phases has 3,000
+    fences, and its pairs look at one or two). An item x with may_precede(a, first(x)),
+    may_precede(last(x), b) and may_precede(first(x), last(x)) starts textually between a and
+    b or inside the outermost loop inside the task of a or of b (specs/verification.md,
+    "Chains that cannot be ordered"), so `candidates` returns those: a superset, in item
+    order, for the caller's exact test."""
 
-    def __init__(self, events: list[Event]) -> None:
-        self.events = events
-        order = sorted(range(len(events)), key=lambda k: events[k].first_ctx.path)
+    def __init__(self, spans: list[tuple[Context, Context]]) -> None:
+        order = sorted(range(len(spans)), key=lambda k: spans[k][0].path)
         self._order = order
-        self._paths = [events[k].first_ctx.path for k in order]
+        self._paths = [spans[k][0].path for k in order]
         self._by_loop: dict[Loop, list[int]] = {}
-        self._own: dict[int, list[int]] = {}
-        for k, e in enumerate(events):
-            for ctx in {id(e.first_ctx): e.first_ctx, id(e.last_ctx): e.last_ctx}.values():
+        for k, (first, last) in enumerate(spans):
+            for ctx in (first,) if first is last else (first, last):
                 loop = _inner_loop(ctx)
                 if loop is not None:
                     self._by_loop.setdefault(loop, []).append(k)
+
+    def candidates(self, a: Context, b: Context) -> list[int]:
+        found: set[int] = set()
+        if a.path < b.path:
+            found.update(self._order[bisect.bisect_right(self._paths, a.path):
+                                     bisect.bisect_left(self._paths, b.path)])
+        for ctx in (a, b):
+            loop = _inner_loop(ctx)
+            if loop is not None:
+                found.update(self._by_loop.get(loop, ()))
+        return sorted(found)
+
+
+class EventIndex:
+    """The sync events that can sit between two accesses (`BetweenIndex`, then `_between`
+    exactly; an Await retiring a's own tags, SEM-6.5, starts at a itself)."""
+
+    def __init__(self, events: list[Event]) -> None:
+        self.events = events
+        self._between = BetweenIndex([(e.first_ctx, e.last_ctx) for e in events])
+        self._own: dict[int, list[int]] = {}
+        for k, e in enumerate(events):
             if e.tag_site is not None:
                 self._own.setdefault(e.tag_site.id, []).append(k)
 
     def window(self, a: AccessSite, b: AccessSite) -> list[Event]:
-        """The events that can sit between a and b in one task, in `events` order (every
-        event of an ordered chain is one; an Await retiring a's own tags, SEM-6.5, starts at
-        a itself)."""
-        pa, pb = a.ctx.path, b.ctx.path
-        found: set[int] = set()
-        if pa < pb:
-            found.update(self._order[bisect.bisect_right(self._paths, pa):
-                                     bisect.bisect_left(self._paths, pb)])
-        for ctx in (a.ctx, b.ctx):
-            loop = _inner_loop(ctx)
-            if loop is not None:
-                found.update(self._by_loop.get(loop, ()))
-        found.update(self._own.get(a.id, ()))
+        """The events that can sit between a and b in one task, in `events` order."""
+        found = set(self._between.candidates(a.ctx, b.ctx)) | set(self._own.get(a.id, ()))
         out = []
         for k in sorted(found):
             e = self.events[k]

@@ -26,7 +26,7 @@ from verifier.check.sites import (
 from verifier.encode.barrier_counts import (element_vars, free_point, last_instance,
                                             short_of_partner)
 from verifier.encode.instances import Encoder, Instance, before, equal_on
-from verifier.encode.kills import clipped_bounds, killed
+from verifier.encode.kills import KillSites, clipped_bounds, killed
 from verifier.encode.pairs import kept_pairs
 from verifier.encode.pruning import Pruner
 from verifier.encode.terms import conj
@@ -93,9 +93,7 @@ class ObligationBuilder:
                     self.base.append(var == fixed_sizes[sym.name])
         self.vis = VisibilityBuilder(self.enc, model)
         self.pruner = Pruner(model)
-        self.sites_of: dict[ir.Sym, list[AccessSite]] = {}  # accesses by variable, in order
-        for site in model.accesses:
-            self.sites_of.setdefault(site.buf, []).append(site)
+        self.kill_sites = KillSites(model.accesses)
         self.size_names = {sym.name: var for sym, var in self.enc.sizes.items()}
         self.issued: dict[str, int] = {}  # obligation ids given so far (`unique`)
 
@@ -216,7 +214,7 @@ class ObligationBuilder:
         mode = self.vis.quantified
         self.vis.quantified = False
         try:
-            return killed(self.enc, self.sites_of.get(sa.buf, []), self.vis.witnesses, sa, a,
+            return killed(self.enc, self.kill_sites.around(sa, sb), self.vis.witnesses, sa, a,
                           sb, b, elem)
         finally:
             self.vis.quantified = mode
