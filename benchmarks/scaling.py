@@ -1,8 +1,8 @@
 """Issues 19/20 ("verification time linear in the number of statements"): generated kernels of
-250 to 10,000 statements in several shapes, each verified by the command line in a fresh
-process (loading included, no proof cache, one job), with wall and CPU seconds, obligations
-and the time per statement; then the 3,000-phase fenced ping-pong kernel, and a large one with
-one fence removed (refuted, replayed).
+250 to 10,000 statements in several shapes, each loaded and verified in a fresh interpreter
+(no proof cache, one job), with wall and CPU seconds, obligations and the time per statement;
+then the 3,000-phase fenced ping-pong kernel, and a large one with one fence removed (refuted,
+replayed).
 
     python benchmarks/scaling.py [--sizes 250,1000,3000,10000] [--shapes ping_pong,one_element]
                                  [--phases 3000] [--cut 1000]
@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from harness import load_average  # noqa: E402
+from harness import child_json, load_average  # noqa: E402
 from mutants import ping_pong as _ping_pong  # noqa: E402
 
 _HEAD = ["from verifier.lang import *", "", "", "@proc"]
@@ -102,36 +101,41 @@ def statements(text: str) -> int:
     return sum(1 for line in body if line.strip() and not line.strip().startswith("assert"))
 
 
-def run(path: Path) -> dict[str, object]:
-    """One `spork-verify --format json` run in a fresh process: wall and CPU seconds (user +
-    system of the child), verdict, obligations and those a solver decided."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "verifier.cli", str(path), "--format", "json",
-                          "--no-cache", "--jobs", "1", "--no-progress"],
-                         capture_output=True, text=True, cwd=ROOT, check=False)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    doc = json.loads(out.stdout)
-    (result,) = doc["results"]
-    obligations = result["obligations"]
-    findings = [(f["kind"], f["variable"], f["location"]["line"],
-                 (f.get("counterexample") or {}).get("replayed"))
-                for f in result["findings"]]
-    return {"verdict": result["verdict"], "wall": wall, "cpu": cpu,
-            "verify": result.get("time_s", 0.0), "obligations": len(obligations),
-            "solved": sum(1 for o in obligations if not o.get("discharged_by")),
+def measure(path: Path) -> dict[str, object]:
+    """Load and verify the kernel's proc here (no proof cache, one job): wall and CPU
+    seconds of this process for both, verdict, obligations, those a solver decided, and the
+    findings. Run in a fresh interpreter per kernel (`row`), so no cache of an earlier one
+    helps."""
+    from verifier.encode import Options, verify_proc
+    from verifier.lang.ir import ir
+    from verifier.load.load import load_procs
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    (proc,) = [p for p in load_procs(path) if isinstance(p, ir.Proc)]
+    loaded = time.perf_counter() - t0
+    result = verify_proc(proc, Options(jobs=1))
+    findings = [(f.kind.value, f.variable, f.loc.line,
+                 f.counterexample is not None and f.counterexample.replayed)
+                for f in result.findings]
+    return {"verdict": result.verdict.value, "wall": time.perf_counter() - t0,
+            "cpu": time.process_time() - c0, "load": loaded,
+            "obligations": len(result.obligations),
+            "solved": sum(1 for o in result.obligations if not o.discharged_by),
             "findings": findings}
 
 
 def row(label: str, text: str, tmp: Path) -> dict[str, object]:
+    """One kernel measured in a fresh interpreter; `process` is that child's whole CPU time
+    (interpreter start and imports included)."""
     path = tmp / "kernel.py"
     path.write_text(text)
     n = statements(text)
-    r = run(path)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    r = child_json([sys.executable, str(Path(__file__).resolve()), "--measure", str(path)])
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    process = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     print(f"{label:<22} {n:>6} {r['verdict']:>8} {r['wall']:>8.2f} {r['cpu']:>8.2f} "
-          f"{r['verify']:>8.2f} {r['obligations']:>6} {r['solved']:>6} "
+          f"{process:>8.2f} {r['obligations']:>6} {r['solved']:>6} "
           f"{1000 * r['wall'] / n:>7.2f} {1000 * r['cpu'] / n:>7.2f} "
           f"{os.getloadavg()[0]:>6.2f}", flush=True)
     return r
@@ -144,11 +148,16 @@ def main() -> int:
     ap.add_argument("--phases", type=int, default=3000, help="the fenced ping-pong kernel")
     ap.add_argument("--cut", type=int, default=1000,
                     help="phases of the ping-pong kernel with its middle fence removed")
+    ap.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # the child's part
     args = ap.parse_args()
-    print(f"scaling: {os.cpu_count()} CPUs, load {load_average()} (wall s and CPU s of the "
-          f"whole `spork-verify` run, loading included; verify s: the proc's own time_s)")
+    if args.measure:
+        print(json.dumps(measure(args.measure)))
+        return 0
+    print(f"scaling: {os.cpu_count()} CPUs, load {load_average()}. wall s, cpu s: loading and "
+          f"verifying the proc (no proof cache, one job) in a fresh interpreter; process s: "
+          f"that interpreter's whole CPU time, its start and imports included")
     print(f"{'kernel':<22} {'stmts':>6} {'verdict':>8} {'wall s':>8} {'cpu s':>8} "
-          f"{'verify s':>8} {'obls':>6} {'solved':>6} {'ms/stmt':>7} {'cpu ms':>7} "
+          f"{'process':>8} {'obls':>6} {'solved':>6} {'ms/stmt':>7} {'cpu ms':>7} "
           f"{'load1':>6}")
     with tempfile.TemporaryDirectory() as tmp:
         for shape in args.shapes.split(","):

@@ -6,7 +6,7 @@ instance pair a ≺ b (PR-4). With d the depth of the loops a and b share (their
 loop L), the rule's cases reduce to two covers per site and depth (the proof is in the spec):
 
 * N(x, d), the textually first write after x in L, outside x's own child of L (the loop at
-  depth d + 1 holding x, or x itself), that covers x at depth d (`_pattern`: same loops up to
+  depth d + 1 holding x, or x itself), that covers x at depth d (`pattern`: same loops up to
   d, identical inner loops and element, a subset of x's `if` conditions); P(x, d) the last
   such write before x.
 * a textually before b: the pair is left out iff N(a, d) lies before b's child of L, or b is
@@ -18,7 +18,7 @@ loop L), the rule's cases reduce to two covers per site and depth (the proof is 
 For each loop L the sites below it are swept once in textual order (an active set of the
 earlier sites whose N is not yet passed), so the work is the number of sites times their
 depth plus the pairs kept, not the number of pairs: a kernel of 10,000 statements writing one
-element keeps O(10,000) pairs of 5·10^7. Reads no rule. Everything here is static; no Z3.
+element keeps O(10,000) pairs of 5·10^7. Everything here is static; no Z3.
 """
 
 from __future__ import annotations
@@ -123,13 +123,11 @@ class _Sweep:
             return None
         paths = self.bucket_paths[pat]
         start, end = self.child(x, m)
-        if after:
-            candidates = bucket[bisect.bisect_right(paths, end):]
-        else:
-            candidates = reversed(bucket[:bisect.bisect_left(paths, start)])
-        for c in candidates:
-            if self.pattern(c, m)[1] <= conds:
-                return c
+        order = range(bisect.bisect_right(paths, end), len(bucket)) if after else \
+            range(bisect.bisect_left(paths, start) - 1, -1, -1)
+        for k in order:  # the first one whose conditions x has (without any: the first)
+            if self.pattern(bucket[k], m)[1] <= conds:
+                return bucket[k]
         return None
 
 
