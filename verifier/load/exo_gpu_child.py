@@ -21,6 +21,7 @@ from __future__ import annotations
 import __future__
 import faulthandler
 import hashlib
+import io
 import json
 import linecache
 import os
@@ -130,7 +131,8 @@ def _run(request: dict[str, Any]) -> list[dict[str, Any]]:
     module = types.ModuleType("spork_user_exo_gpu")
     module.__file__ = path
     sys.modules[module.__name__] = module
-    linecache.cache[path] = (len(source), None, source.splitlines(True), path)
+    linecache.cache[path] = (len(source), None, io.StringIO(source, newline="\n").readlines(),
+                             path)  # only "\n" ends a line, as for Python (LOAD-1)
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     code = compile(source, path, "exec", flags=__future__.annotations.compiler_flag,
                    dont_inherit=True)
