@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -69,6 +72,17 @@ def kernel_files() -> list[Path]:
         sorted(PROGRAMS_ASYNC.glob("*.py")) + sorted(PROGRAMS_NESTS.glob("*.py")) + \
         sorted(PROGRAMS_HOPPER.glob("*.py"))
     return [f for f in files if expectations(f)]
+
+
+def benchmark(name: str) -> Any:
+    """The module benchmarks/NAME.py (its kernel generators), loaded once."""
+    if name not in sys.modules:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        sys.modules[name] = module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
 def load_one(path: Path, name: str) -> ir.Proc:
