@@ -82,6 +82,16 @@ class HistoryTable:
         self.histories: list[History] = [((), ())]
         self.groups: list[Group] = []  # every group created since the last collection
         self.live_before = 0
+        self.interned: dict[tuple[tuple[int, ...], tuple[int, ...]], int] = {}
+
+    def intern(self, reads: tuple[Group, ...], mutates: tuple[Group, ...]) -> int:
+        """The id of this history, one id per distinct history added through here since the
+        last collection (the batched machine shares histories between elements, fast.py)."""
+        key = (tuple(map(id, reads)), tuple(map(id, mutates)))
+        hid = self.interned.get(key)
+        if hid is None:
+            hid = self.interned[key] = self.add(reads, mutates)
+        return hid
 
     def add(self, reads: tuple[Group, ...], mutates: tuple[Group, ...]) -> int:
         self.histories.append((reads, mutates))
@@ -119,5 +129,6 @@ class HistoryTable:
             if not g.alive:
                 g.records = []  # breaks the group <-> record cycle: freed without the cyclic GC
         self.histories = kept
+        self.interned = {}
         self.groups = alive
         self.live_before = len(alive)
