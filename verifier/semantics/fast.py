@@ -51,6 +51,7 @@ class FastMachine(Machine):
         self.regions: dict[int, bool] = {}
         self.region = RegionRecords()
         self._col_arrays: tuple[np.ndarray, np.ndarray] | None = None
+        self.batched = 0  # regions run batched (tests read it)
 
     def report(self, finding: Finding) -> None:
         raise Diverge(finding.message)
@@ -68,6 +69,7 @@ class FastMachine(Machine):
                 if walk.rows_seen >= MIN_ROWS:
                     self.region = RegionRecords()
                     apply_region(self, walk.sites)
+                    self.batched += 1
                     return
             except NotBatched:
                 pass
