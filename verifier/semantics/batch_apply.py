@@ -233,9 +233,14 @@ def check_old(m: Any, hist: np.ndarray, sig: np.ndarray, col: np.ndarray) -> Non
             raise Diverge("hazard against an older history")
     many = np.flatnonzero(~one)
     if len(many):
-        key = np.unique(np.stack([hist[many], sig[many], col[many]], axis=1), axis=0)
-        for h, s, c in key.tolist():
-            if not m.history_ok(h, m.sigs[s], m.cols[c]):
+        ns, nc = len(m.sigs), len(m.cols)
+        key = (hist[many] * ns + sig[many]) * nc + col[many]
+        uniq, _ = unique_inverse(key, len(m.table.histories) * ns * nc)
+        hs, rest = np.divmod(uniq, ns * nc)
+        ss, cs = np.divmod(rest, nc)
+        checks: dict[tuple[int, int], Any] = {}
+        for h, s, c in zip(hs.tolist(), ss.tolist(), cs.tolist()):
+            if not m.history_ok(h, m.sigs[s], m.cols[c], checks):
                 raise Diverge("hazard against an older history")
 
 
@@ -265,15 +270,19 @@ def update_buffer(m: Any, buf: BufInstance, elem: np.ndarray, col: np.ndarray, s
         made = [m.region_record(*divmod(k, nc)) for k in uniq.tolist()]
         mut[has] = np.asarray(made, dtype=np.int64)[inv.reshape(-1)]
     base = np.where(has, -1, old[ends])
-    key = np.stack([base, reads, mut], axis=1)
-    uniq, inv = np.unique(key, axis=0, return_inverse=True)
+    nr, nm = len(m.region.read_groups) + 1, len(m.region.groups) + 1
+    uniq, inv = unique_inverse(((base + 1) * nr + reads + 1) * nm + mut + 1,
+                               (len(m.table.histories) + 1) * nr * nm)
     hids = []
-    for b, rset, mt in uniq.tolist():
+    for k in uniq.tolist():
+        rest, mt = divmod(k, nm)
+        b, rset = divmod(rest, nr)
+        b, rset, mt = b - 1, rset - 1, mt - 1
         old_reads, old_muts = ((), ()) if b < 0 else m.table.histories[b]
         new_reads = old_reads + (m.region.read_groups[rset] if rset >= 0 else ())
         new_muts = (m.region.groups[mt],) if mt >= 0 else old_muts
         hids.append(m.table.intern(new_reads, new_muts))
-    buf.ids.reshape(-1)[elem[ends]] = np.asarray(hids, dtype=np.int64)[inv.reshape(-1)]
+    buf.ids.reshape(-1)[elem[ends]] = np.asarray(hids, dtype=np.int64)[inv]
 
 
 def read_sets(m: Any, run: np.ndarray, sig: np.ndarray, col: np.ndarray, nruns: int

@@ -175,9 +175,18 @@ class FastMachine(Machine):
             mask &= r.passing(task, sig.quals, sig.qbits, f, sig.conv)
         return mask
 
-    def history_ok(self, h: int, sig: Sig, threads: Threads) -> bool:
-        return all(r.lacking(threads, sig.quals, sig.qbits, f, sig.conv) is None
-                   for r, f in self._checked(h, sig))
+    def history_ok(self, h: int, sig: Sig, threads: Threads,
+                   memo: dict[tuple[int, int], Any]) -> bool:
+        """SEM-4.5 of an access by `threads` against history h (`memo`: the records checked,
+        per history and signature, for the caller's region)."""
+        checked = memo.get((h, id(sig)))
+        if checked is None:
+            checked = memo[(h, id(sig))] = self._checked(h, sig)
+        quals, qbits, conv = sig.quals, sig.qbits, sig.conv
+        for r, f in checked:
+            if r.lacking(threads, quals, qbits, f, conv) is not None:
+                return False
+        return True
 
 
 __all__ = ["FastMachine", "Diverge"]
