@@ -195,6 +195,17 @@ def file_rows(test: Path, records: list[dict], expected: dict[str, list[str]] | 
     return rows
 
 
+def same_hazard(theirs: dict, ours: dict) -> bool:
+    """Upstream's hazard is ours: the same variable, and the same kind, or endgame's
+    `free_missing_sync` at the free our WAW/WAR at free(x) names."""
+    if theirs.get("variable") != ours.get("variable"):
+        return False
+    if theirs.get("kind") == "free_missing_sync":
+        return bool(ours.get("free")) and ours.get("kind") in ("WAW", "WAR")
+    return theirs.get("kind") == ours.get("kind") and \
+        bool(theirs.get("free")) == bool(ours.get("free"))
+
+
 def upstream_recheck(python: str, copy: Path, rec: dict) -> str:
     """For a row where we refute a proc upstream's compile accepts: what upstream's own
     sync_check says of the same proc at our counterexample's sizes, compared by hazard kind
@@ -219,8 +230,7 @@ def upstream_recheck(python: str, copy: Path, rec: dict) -> str:
     at = ", ".join(f"{k}={v}" for k, v in sizes.items()) or "no sizes"
     if got["upstream"] == "raises":
         ours = call.get("hazard", {})
-        theirs = (got.get("kind"), got.get("variable"))
-        if theirs == (ours.get("kind"), ours.get("variable")):
+        if same_hazard(got, ours):
             return f"upstream's own sync_check ({at}) agrees: {got['message'][:90]}"
         return (f"upstream's own sync_check ({at}) differs: it reports {got['message'][:90]}, "
                 f"we report {ours.get('kind')} on {ours.get('variable')}")

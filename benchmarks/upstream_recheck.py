@@ -7,7 +7,8 @@ concrete checker, at the counterexample's sizes, report a hazard too?
 CAMSPORK_JIT_DIR set; KWARGS_JSON maps each keyword to its source text, evaluated in the test
 module's namespace. Prints one JSON line: {"upstream": "raises" (a hazard: CamsporkError)|"cannot check" (another
 error: a limitation of upstream's checker)|"passes"|"not rebuilt", "message": ...}; with a
-hazard also its "kind" (RAW, WAR, WAW) and "variable" (the buffer, `free(x)` as `x`), read off
+hazard also its "kind" (RAW, WAR, WAW; endgame's free_missing_sync, ...), "variable" (the
+buffer, `free(x)` as `x`) and "free" (whether it is at a free), read off
 the remark upstream's checker writes to its debug log ("WAW HAZARD @ free(s[0])"), so that
 the caller compares them with spork-verify's finding instead of only "upstream raised".
 A proc that calls another proc (upstream's sync_check refuses those calls) is checked through
@@ -52,6 +53,7 @@ def main() -> int:
             hazard = next((m for m in map(_HAZARD.search, remarks) if m), None)
             if found and hazard:
                 out.update(kind=hazard["kind"], variable=hazard["var"],
+                           free=bool(hazard["free"]),
                            message=f"{type(e).__name__}: {hazard[0]}")
             print(json.dumps(out))
             return 0
@@ -59,7 +61,10 @@ def main() -> int:
     return 0
 
 
-_HAZARD = re.compile(r"(?P<kind>RAW|WAR|WAW) HAZARD @ (?:free\()?(?P<var>\w+)[^\n]*")
+# camspork_jit and dev26 name RAW, WAR and WAW; endgame also `free_missing_sync` (a free not
+# ordered after an access: our WAW or WAR at free(x)) and a few kinds of its own
+_HAZARD = re.compile(r"(?P<kind>RAW|WAR|WAW|free_missing_sync|free_missing_arrive|use_after_free|"
+                     r"use_before_alloc) HAZARD @ (?P<free>free\()?(?P<var>\w+)[^\n]*")
 
 
 def _capture_remarks() -> list[str]:
