@@ -22,7 +22,7 @@ try:  # Ctrl-C while the verifier's modules load (the console script imports the
     from verifier import __version__
     from verifier.cli_io import (
         QueryWriter, ReportSink, UsageError, check_emit_dir, check_output_file,
-        ignore_further_interrupts, interrupt_requested, interruptible_solvers,
+        ignore_further_interrupts, interrupt_requested, interruptible_solvers, say,
         stop_if_interrupted)
     from verifier.diagnostics import InternalError, RejectedInput, SporkError, Unsupported
     from verifier.encode.recheck import RECHECK_SOLVERS, RecheckSession, RecheckUnavailable
@@ -154,8 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "into DIR/PROC/ID.smt2")
     p.add_argument("--recheck", metavar="SOLVER", choices=RECHECK_SOLVERS,
                    help="re-decide every proved obligation with an independent solver "
-                   f"({', '.join(RECHECK_SOLVERS)}; pip install 'spork-verify[cvc5]'); a "
-                   "disagreement is an internal error")
+                   f"({', '.join(RECHECK_SOLVERS)}; the extra cvc5: pip install -e '.[cvc5]' in a "
+                   "clone, see docs/integrations.md); a disagreement is an internal error")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress line on stderr (it shows only on a terminal, after 1 s)")
     p.add_argument("--color", "--colour", choices=("auto", "always", "never"), default="auto",
@@ -288,11 +288,10 @@ def _emit(p: Proc, result: ProcResult, folder: str) -> bool:
         out.mkdir(parents=True, exist_ok=True)
         (out / f"{p.name}.cu").write_bytes(emit_cuda(p, result.certificate).encode("utf-8"))
     except (Unsupported, RejectedInput) as e:  # proved, but not lowered: say why
-        print(f"spork-verify: no CUDA emitted for {p.name}: {e.render()}", file=sys.stderr)
+        say(f"spork-verify: no CUDA emitted for {p.name}: {e.render()}")
         return False
     except OSError as e:  # checked writable before the proofs; the disk may be full
-        print(f"spork-verify: error: --emit-cuda {out}: cannot write {p.name}.cu: "
-              f"{e.strerror}", file=sys.stderr)
+        say(f"spork-verify: error: --emit-cuda {out}: cannot write {p.name}.cu: {e.strerror}")
         return False
     return True
 
@@ -308,10 +307,9 @@ def write_pictures(results: list[ProcResult] | None, folder: str) -> bool:
             return True
         written = write_cex_svgs(results, folder)
     except OSError as e:
-        print(f"spork-verify: error: --cex-svg {folder}: cannot write there ({e.strerror})",
-              file=sys.stderr)
+        say(f"spork-verify: error: --cex-svg {folder}: cannot write there ({e.strerror})")
         return False
-    print(f"spork-verify: {len(written)} counterexample picture(s) in {folder}", file=sys.stderr)
+    say(f"spork-verify: {len(written)} counterexample picture(s) in {folder}")
     return True
 
 
@@ -320,8 +318,8 @@ def explain_code(code: str) -> int:
 
     text = explain(code)
     if text is None:
-        print(f"spork-verify: unknown error code {code!r} (codes look like ERR-V01; "
-              f"{len(catalog())} are listed in docs/error-codes.md)", file=sys.stderr)
+        say(f"spork-verify: unknown error code {code!r} (codes look like ERR-V01; "
+            f"{len(catalog())} are listed in docs/error-codes.md)")
         return 2
     sys.stdout.write(text)
     return 0
@@ -333,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
         return _main(argv)
     except KeyboardInterrupt:
         ignore_further_interrupts()
-        print("spork-verify: interrupted", file=sys.stderr)
+        say("spork-verify: interrupted")
         return 130
 
 
@@ -347,7 +345,7 @@ def _main(argv: list[str] | None) -> int:
         return explain_code(args.explain)
     if not args.paths and not args.check_cert:
         parser.print_usage(sys.stderr)
-        print("spork-verify: error: give at least one PATH", file=sys.stderr)
+        say("spork-verify: error: give at least one PATH")
         return 2
     try:
         _check_destinations(args)
@@ -360,17 +358,16 @@ def _main(argv: list[str] | None) -> int:
             return 2
         return _verify_all(args)
     except UsageError as e:
-        print(f"spork-verify: error: {e}", file=sys.stderr)
+        say(f"spork-verify: error: {e}")
         return 2
     except ExoGpuUnavailable as e:  # SCHED-5: the interpreter named cannot run Exo-GPU
-        print(f"spork-verify: error: {e}", file=sys.stderr)
+        say(f"spork-verify: error: {e}")
         return 2
     except RejectedInput as e:
-        print(e.render(), file=sys.stderr)
+        say(e.render())
         return 2
     except Exception:  # a bug in spork-verify, not the user's mistake
-        print("spork-verify: internal error (this is a bug in spork-verify, please report it):",
-              file=sys.stderr)
+        say("spork-verify: internal error (this is a bug in spork-verify, please report it):")
         traceback.print_exc()
         return 4
 
@@ -447,13 +444,12 @@ def _verify_all(args: argparse.Namespace) -> int:
     if args.cex_svg and not write_pictures(results, args.cex_svg):
         return 2
     if interrupted:
-        print(f"spork-verify: interrupted; the report holds the {len(results)} result(s) that "
-              "finished", file=sys.stderr)
+        say(f"spork-verify: interrupted; the report holds the {len(results)} result(s) that "
+            "finished")
         return 130
     if not results:
-        print("spork-verify: no @proc found" + (f" named {', '.join(args.proc)}" if args.proc
-              else " (a kernel file defines `@proc def name(...)` at module level)"),
-              file=sys.stderr)
+        say("spork-verify: no @proc found" + (f" named {', '.join(args.proc)}" if args.proc
+            else " (a kernel file defines `@proc def name(...)` at module level)"))
         return 2
     code = exit_code(results)
     code = 3 if not_lowered and code == 0 else code

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from verifier.cli_chain import named_references, with_chain
 from verifier.cli_io import (
-    UsageError, interruptible_solvers, read_file_bytes, stop_if_interrupted)
+    UsageError, interruptible_solvers, read_file_bytes, say, stop_if_interrupted)
 from verifier.codegen import MARKERS, proc_problems, proof_problems, read_emitted
 from verifier.lang.ir import ir
 from verifier.load.load_scheduled import PRINTED_MARK, load_file
@@ -52,7 +51,7 @@ def _find_proc(name: str, paths: list[str], load_timeout: float, exo_gpu_python:
     for path in paths:
         loaded = load_file(path, load_timeout, exo_gpu_python)
         if loaded.error is not None:
-            print(loaded.error.render(), file=sys.stderr)
+            say(loaded.error.render())
             return None, 2
         for p in loaded.procs:
             if p.name == name:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import __future__
 import faulthandler
 import hashlib
+import io
 import json
 import linecache
 import os
@@ -133,7 +134,8 @@ def _run(request: dict[str, Any]) -> list[dict[str, Any]]:
     # name the file where it is, not relative to the caller's working folder
     module.__file__ = request.get("abspath", path)
     sys.modules[module.__name__] = module
-    linecache.cache[path] = (len(source), None, source.splitlines(True), path)
+    linecache.cache[path] = (len(source), None, io.StringIO(source, newline="\n").readlines(),
+                             path)  # only "\n" ends a line, as for Python (LOAD-1)
     sys.path.insert(0, os.path.dirname(request.get("abspath", os.path.abspath(path))))
     code = compile(source, path, "exec", flags=__future__.annotations.compiler_flag,
                    dont_inherit=True)

@@ -27,6 +27,7 @@ import verifier
 from verifier.diagnostics import InternalError, RejectedInput, SporkError, SrcLoc
 from verifier.lang.ir import ir
 from verifier.load.load import is_user_file, read_source
+from verifier.load.source import python_lines
 from verifier.load.load_protocol import (
     LoadReply, LoadRequest, PrintedProc, Stage, read_reply)
 from verifier.results import ScheduledBy
@@ -187,7 +188,7 @@ def run_child(command: Command, request: bytes, timeout_s: float, start: float,
 def remember_source(path: str, source: str) -> None:
     """The report quotes the text that was verified, also for a pipe, a file edited meanwhile,
     or a text Exo-GPU printed (SCHED-3)."""
-    linecache.cache[path] = (len(source), None, source.splitlines(True), path)
+    linecache.cache[path] = (len(source), None, python_lines(source), path)
 
 
 def _verifier_child(reply_fd: int, crash_fd: int) -> list[str]:
