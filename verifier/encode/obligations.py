@@ -61,6 +61,15 @@ class Obligation:
     description: str = ""
     discharged_by: str = ""  # the pruning rule that settled it without a solver (PR-*)
     release: str = ""  # the early release (CG-R1) it belongs to; "" for the proc's own
+    note: str = ""  # shown under `-v`: where this obligation's rule departs from upstream's
+
+
+# D3 (docs/reference/semantics.md §10): a free is a write-only mutate, so temporal visibility
+# of an earlier write suffices (SEM-4.7); upstream's checker demands full visibility
+D3_NOTE = ("D3: a free needs only temporal visibility of an earlier write (SEM-4.7); upstream's "
+           "sync_check demands full visibility and reports a WAW hazard at this free when a "
+           "temporal-only sync (e.g. Fence(cuda_in_order, cuda_temporal)) is all that orders "
+           "the write before it")
 
 
 def required_flag(earlier: AccessSite, later: AccessSite) -> Flag | None:
@@ -185,11 +194,21 @@ class ObligationBuilder:
 
         kind = _hazard_kind(sa, sb)
         what = f"free({sb.buf.name})" if sb.is_free else sb.buf.name
+        note = D3_NOTE if sb.is_free and flag is Flag.temp and \
+            sa.kind is not AccessKind.read and self._temporal_only(sa.qual.q0) else ""
         return Obligation(
             f"{kind}:{sb.buf.name}@{sa.loc.line}:{sa.loc.col}->{sb.loc.line}:{sb.loc.col}",
             "SEM-4.7" if sb.is_free else "SEM-4.5", kind, sb.buf.name, sb.loc,
             [(sa.loc, "earlier access"), (sb.loc, "later access")], build, len(LEVELS),
-            f"{sb.kind.value} of {what} sees {sa.kind.value} ({flag.value})")
+            f"{sb.kind.value} of {what} sees {sa.kind.value} ({flag.value})", note=note)
+
+    def _temporal_only(self, q0: object) -> bool:
+        """Some Fence or Await of the proc grants only temporal visibility on q0 (its second
+        sync-tl's temporal set holds q0, its full set does not): a free of a write may then
+        be ordered after it temporally only, where D3 departs from upstream."""
+        seconds = [f.second for f in self.model.fences] + [a.second for a in self.model.awaits]
+        return any(q0 in rules.SYNC_SETS[tl].temporal and q0 not in rules.SYNC_SETS[tl].full
+                   for tl in seconds)
 
     def _hazard_common(self, sa: AccessSite, sb: AccessSite, state: dict[str, object]
                        ) -> tuple[list[z3.BoolRef], object, object]:

@@ -261,7 +261,12 @@ class VisibilityBuilder:
             thread_terms = self.enc.thread_iter_terms(site_ctx, anchor.thread)
             free_seq = []
             for lp in site_ctx.loops:
-                if self.quantified and lp.kind == "seq":
+                # quantified: a thread loop the anchor does not share is bound too, e.g. the
+                # consumer warpgroup of a producer -> consumer -> producer chain, whose
+                # iterator the producer's thread does not determine (the chain's memberships
+                # and links fix it)
+                if self.quantified and (lp.kind == "seq" or lp.kind == "threads" and
+                                        lp.sym not in anchor_loops):
                     var = z3.Int(f"{lp.sym.name}#{lp.sym.id}@w{next(self.fresh)}", self.zctx)
                     self.bound.append(var)
                     pinned[lp.sym] = var

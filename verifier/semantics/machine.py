@@ -22,13 +22,13 @@ from verifier import collectives
 from verifier.diagnostics import SrcLoc, UnhandledNode, Unsupported
 from verifier.lang.ir import ir
 from verifier.lang.rewrite.inline import inline_calls
-from verifier.lang.stdlib.instrs import Instr
+from verifier.lang.stdlib.instrs import Instr, callee_distributed
 from verifier.lang.ir.lifetimes import early_releases
 from verifier.lang.stdlib.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
 from verifier.lang.stdlib.timelines import InstrTL, QualTL
 from verifier.semantics import barriers, rules
 from verifier.semantics.access import (
-    InstrArg, callee_distributed, clipped_box, instr_args, tracked_buffers, window_box,
+    InstrArg, clipped_box, instr_args, tracked_buffers, window_box,
 )
 from verifier.semantics.exprs import admits, compile_expr, data_reads
 from verifier.semantics.hazards import HazardChecks
