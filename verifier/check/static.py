@@ -50,7 +50,8 @@ class Analyzer:
         self.mems: dict[ir.Sym, Memory] = {}
         self.alloc_loops: dict[ir.Sym, tuple[ir.Sym, ...]] = {}
         self.alloc_ctx: dict[ir.Sym, Context] = {}
-        self.uses: dict[ir.Sym, list[tuple[Any, list[object]]]] = {}
+        # indexing pairs in program order, each marked whether an Await made it (COLL-5.14)
+        self.uses: dict[ir.Sym, list[tuple[Any, list[object], bool]]] = {}
         self.alloc_site_loc: dict[ir.Sym, SrcLoc] = {}
         self.alloc_lists: dict[ir.Sym, tuple[ir.Stmt, ...]] = {}
         self.barrier_decls: dict[ir.Sym, Any] = {}
@@ -116,11 +117,24 @@ class Analyzer:
             if ctx.device is None or (mem.native_unit is None and not is_barrier):
                 continue
             shape = self.model.shapes[sym]
+            dims = [d.value if isinstance(d, ir.Const) else _text_dim(d) for d in shape]
+            native = None if is_barrier else mem.native_unit
+            uses = [(t, idx) for t, idx, _ in self.uses.get(sym, [])]
             try:
-                dist = collectives.deduce_distribution(
-                    ctx.tiling, None if is_barrier else mem.native_unit, self.uses.get(sym, []),
-                    [d.value if isinstance(d, ir.Const) else _text_dim(d) for d in shape],
-                    ctx.device.cfg, name=sym.name)
+                if is_barrier and self.barrier_decls[sym].mech is CudaMbarrier:
+                    # COLL-5.14 (upstream dev26): the Arrive side (with TMA trailing
+                    # barriers) and the Await side are deduced apart, then must agree on
+                    # every CTA-in-cluster index
+                    sides = [[(t, idx) for t, idx, aw in self.uses.get(sym, []) if aw == side]
+                             for side in (False, True)]
+                    dist, other = (collectives.deduce_distribution(
+                        ctx.tiling, None, side, dims, ctx.device.cfg, name=sym.name)
+                        for side in sides)
+                    if all(sides):
+                        collectives.roles_agree(dist, other, name=sym.name)
+                else:
+                    dist = collectives.deduce_distribution(ctx.tiling, native, uses, dims,
+                                                           ctx.device.cfg, name=sym.name)
             except SporkError as e:
                 raise _located(e, self.alloc_site_loc[sym]) from None
             check_packed_shape(sym.name, mem, self.elem_types.get(sym, ""), shape[dist.R:],
@@ -133,7 +147,9 @@ class Analyzer:
                                     "if needed", self.alloc_site_loc[sym], code="ERR-A16",
                                     rule="LANG-6.3", variable=sym.name)
 
-    def note_use(self, sym: ir.Sym, ctx: Context, idx: tuple[Any, ...]) -> None:
+    def note_use(self, sym: ir.Sym, ctx: Context, idx: tuple[Any, ...], *,
+                 awaits: bool = False) -> None:
+        """One indexing pair (COLL-5.3); an Await's is kept apart (COLL-5.14)."""
         if sym not in self.alloc_ctx or not ctx.cuda:
             return
         entries: list[object] = []
@@ -146,7 +162,7 @@ class Analyzer:
                 entries.append(pt.name)
             else:
                 entries.append(collectives.NotAVariable(expr_text(pt)))
-        self.uses.setdefault(sym, []).append((ctx.tiling, entries))
+        self.uses.setdefault(sym, []).append((ctx.tiling, entries, awaits))
 
     def block(self, stmts: tuple[ir.Stmt, ...], ctx: Context) -> None:
         allocs: list[ir.Alloc] = []

@@ -26,7 +26,7 @@ from verifier.lang.stdlib.units import cuda_warpgroup
 from verifier.semantics import rules
 from verifier.semantics.rules import AccessKind
 from verifier.check import static_instr_args as args
-from verifier.semantics.access import callee_distributed
+from verifier.lang.stdlib.instrs import callee_distributed
 from verifier.check.sites import Context, Element, FenceSite, Loop
 from verifier.check.walk_view import AnalyzerView
 

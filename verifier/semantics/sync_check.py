@@ -17,7 +17,7 @@ from typing import Iterator, Mapping
 from verifier.diagnostics import (
     InternalError, RejectedInput, SharedLimitation, SporkError, Unsupported)
 from verifier.lang.ir import ir
-from verifier.semantics.machine import run_machine
+from verifier.semantics.run import run_machine
 from verifier.semantics.sync_remarks import log_sync_error
 
 

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from verifier.diagnostics import RejectedInput
 from verifier.lang.stdlib import units
-from verifier.lang.ir.ir import SCALAR_TYPES
+from verifier.lang.ir.ir import SCALAR_TYPES, Interval, Window
 from verifier.lang.stdlib.timelines import InstrTL, QualTL
 
 
@@ -43,6 +43,27 @@ class InstrParam:
     # required element stride of the window's row dimension (wgmma), or the template keyword
     # that gives it (a dense SMEM tile of ThunderKittens)
     row_stride: int | str = 0
+
+
+@dataclass(frozen=True)
+class DistributedDim:
+    """A window dimension a callee distributes (COLL-5.12): its position in the index list,
+    the interval, and the unit of the synthetic `cuda_threads` loop over it."""
+
+    pos: int
+    interval: Interval
+    unit: units.CollUnit
+
+
+def callee_distributed(param: InstrParam, w: Window) -> tuple[DistributedDim, ...]:
+    """The first len(param.distributed) intervals of `w` with their units (COLL-5.12)."""
+    if not param.distributed:
+        return ()
+    out: list[DistributedDim] = []
+    for pos, a in enumerate(w.idx):
+        if isinstance(a, Interval) and len(out) < len(param.distributed):
+            out.append(DistributedDim(pos, a, param.distributed[len(out)]))
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)
