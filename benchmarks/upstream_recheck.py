@@ -39,9 +39,9 @@ def main() -> int:
         return 0
     checks = []
     for p in built if isinstance(built, (list, tuple)) else [built]:
-        checks.extend(_callees(p, sizes) or [(p, sizes)])
+        checks.extend(_callees(p, sizes) or [(p, sizes, {})])
     remarks = _capture_remarks()
-    for p, at in checks:
+    for p, at, actual in checks:
         try:
             p.sync_check(**at)
         except Exception as e:  # a finding (CamsporkError) or a limitation of upstream's
@@ -51,8 +51,8 @@ def main() -> int:
             out = {"upstream": "raises" if found else "cannot check",
                    "message": f"{type(e).__name__}: {first[:160]}"}
             hazard = next((m for m in map(_HAZARD.search, remarks) if m), None)
-            if found and hazard:
-                out.update(kind=hazard["kind"], variable=hazard["var"],
+            if found and hazard:  # a callee's parameter is named as the caller's argument
+                out.update(kind=hazard["kind"], variable=actual.get(hazard["var"], hazard["var"]),
                            free=bool(hazard["free"]),
                            message=f"{type(e).__name__}: {hazard[0]}")
             print(json.dumps(out))
@@ -80,7 +80,9 @@ def _capture_remarks() -> list[str]:
 def _callees(p, sizes):  # type: ignore[no-untyped-def]
     """Upstream's sync_check refuses a proc that calls a non-instr proc (a test app's CPU
     wrapper around the kernel): check each called proc instead, at the sizes its control
-    arguments take (constants, or the caller's sizes by name); [] when there is no such call."""
+    arguments take (constants, or the caller's sizes by name), with the caller's buffer behind
+    each tensor parameter (spork-verify inlines the call and names the caller's, CALL-2);
+    [] when there is no such call."""
     from exo.API import Procedure
     from exo.core.LoopIR import LoopIR
 
@@ -88,15 +90,17 @@ def _callees(p, sizes):  # type: ignore[no-untyped-def]
     for s in p._loopir_proc.body:
         if not isinstance(s, LoopIR.Call) or s.f.instr is not None:
             continue
-        at = {}
+        at, actual = {}, {}
         for arg, formal in zip(s.args, s.f.args):
             if formal.type.is_numeric():
+                if getattr(arg, "name", None) is not None:
+                    actual[str(formal.name)] = str(arg.name)
                 continue
             if isinstance(arg, LoopIR.Read) and not arg.idx and str(arg.name) in sizes:
                 at[str(formal.name)] = sizes[str(arg.name)]
             elif isinstance(arg, LoopIR.Const):
                 at[str(formal.name)] = arg.val
-        out.append((Procedure(s.f), at))
+        out.append((Procedure(s.f), at, actual))
     return out
 
 
