@@ -8,7 +8,8 @@ CAMSPORK_JIT_DIR set; KWARGS_JSON maps each keyword to its source text, evaluate
 module's namespace. Prints one JSON line: {"upstream": "raises" (a hazard: CamsporkError)|"cannot check" (another
 error: a limitation of upstream's checker)|"passes"|"not rebuilt", "message": ...}; with a
 hazard also its "kind" (RAW, WAR, WAW; endgame's free_missing_sync, ...), "variable" (the
-buffer, `free(x)` as `x`) and "free" (whether it is at a free), read off
+buffer, `free(x)` as `x`) and "free" (whether it is at a free), or for unequal barrier counts
+"barrier-count" and the "line" of the barrier's allocation, read off
 the remark upstream's checker writes to its debug log ("WAW HAZARD @ free(s[0])"), so that
 the caller compares them with spork-verify's finding instead of only "upstream raised".
 A proc that calls another proc (upstream's sync_check refuses those calls) is checked through
@@ -51,6 +52,10 @@ def main() -> int:
             out = {"upstream": "raises" if found else "cannot check",
                    "message": f"{type(e).__name__}: {first[:160]}"}
             hazard = next((m for m in map(_HAZARD.search, remarks) if m), None)
+            count = next((m for m in map(_COUNT.search, remarks) if m), None)
+            if found and count and not hazard:  # names no variable: the barrier's line
+                out.update(kind="barrier-count", line=int(count["line"]),
+                           message=f"{type(e).__name__}: {count['what']} (line {count['line']})")
             if found and hazard:  # a callee's parameter is named as the caller's argument
                 out.update(kind=hazard["kind"], variable=actual.get(hazard["var"], hazard["var"]),
                            free=bool(hazard["free"]),
@@ -65,6 +70,11 @@ def main() -> int:
 # ordered after an access: our WAW or WAR at free(x)) and a few kinds of its own
 _HAZARD = re.compile(r"(?P<kind>RAW|WAR|WAW|free_missing_sync|free_missing_arrive|use_after_free|"
                      r"use_before_alloc) HAZARD @ (?P<free>free\()?(?P<var>\w+)[^\n]*")
+
+
+# a barrier freed with unequal counts: the remark names the allocation's line, not the variable
+_COUNT = re.compile(r"^\S*?:(?P<line>\d+):\d+:(?:\(s\d+\))?:?\n"
+                    r"(?P<what>Arrive count \(\d+\) != Await count \(\d+\))", re.M)
 
 
 def _capture_remarks() -> list[str]:
