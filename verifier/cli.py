@@ -1,7 +1,7 @@
 """`spork-verify PATH... [options]`: verify every module-level proc of each file.
 
 Exit codes (one mapping, `exit_code`; specs/cli.md CLI-1): 0 all proved (with `--sizes`: no
-hazard at those sizes), 1 any refuted, 2 rejected input or usage, 3 unknown/unsupported/vacuous
+hazard at those sizes), 1 any refuted (or a hazard an in-file sync_check found), 2 rejected input or usage, 3 unknown/unsupported/vacuous
 (none refuted), 4 internal error, 5 `--check-cert`: the file does not match its certificate,
 130 interrupted (Ctrl-C).
 """
@@ -33,7 +33,7 @@ try:  # Ctrl-C while the verifier's modules load (the console script imports the
     from verifier.report.progress import Progress, colour_verdicts, use_colour
     from verifier.cli_chain import named_references, unchecked_chain, with_chain
     from verifier.encode.assumptions import check_assumed_names
-    from verifier.results import ChainStatus, ProcResult, Verdict
+    from verifier.results import ChainStatus, ProcResult, SyncCheckStatus, Verdict
 except KeyboardInterrupt:  # exits 130 quietly, as main() does (CLI-4), never a traceback
     sys.stderr.write("spork-verify: interrupted\n")
     raise SystemExit(130) from None
@@ -43,8 +43,9 @@ def exit_code(results: list[ProcResult]) -> int:
     if any(r.internal_error for r in results):
         return 4
     verdicts = {r.verdict for r in results}
-    if Verdict.refuted in verdicts:
-        return 1
+    if Verdict.refuted in verdicts or any(s.status is SyncCheckStatus.hazard
+                                          for r in results for s in r.sync_checks):
+        return 1  # a hazard an in-file sync_check found at its sizes is refuted too (SYNC-6)
     if Verdict.rejected in verdicts:
         return 2
     if verdicts - {Verdict.proved, Verdict.no_hazard_at_sizes}:
@@ -244,6 +245,10 @@ def verify_file(path: str, args: argparse.Namespace, progress: Progress | None =
         if args.emit_cuda and results[-1].verdict is Verdict.proved and \
                 results[-1].certificate is not None:
             not_lowered += not _emit(p, results[-1], args.emit_cuda)
+    if loaded.sync_calls:  # the file's own sync_check calls, answered now (SYNC-3..7)
+        from verifier.cli_sync import settle
+
+        results = settle(loaded.sync_calls, procs, results, options(args), args.proc)
     return [dataclasses.replace(r, load_output=loaded.output) for r in results], not_lowered
 
 

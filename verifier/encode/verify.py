@@ -57,6 +57,24 @@ class Options:
     # prove early releases (CG-R1) after a proof: only codegen's layout needs them, so the CLI
     # asks for them with --emit-cuda / --check-cert and a plain proof does not pay for them
     releases: bool = False
+    # ids of obligations an earlier proof of the same proc proved for all sizes its asserts
+    # (and assumptions) admit: with `fixed_sizes` inside those, they hold there too and are not
+    # solved again (specs/loading.md SYNC-5: an in-file sync_check proved at its sizes)
+    proved_before: frozenset[str] = frozenset()
+
+
+PROVED_BEFORE = "SYNC-5"  # discharged_by of an obligation an earlier proof proved (above)
+
+
+def proved_before(earlier: ProcResult) -> frozenset[str]:
+    """The obligations of `earlier` a proof of the same proc at sizes inside its own may take
+    as proved (`Options.proved_before`, SYNC-5): every proved one, provided every premise a
+    closed-form count relied on (SEM-6.4) was proved too; else none, since a count proved on
+    an unproved premise holds only with it."""
+    proved = ObligationStatus.proved
+    if any(o.kind == "premise" and o.status is not proved for o in earlier.obligations):
+        return frozenset()
+    return frozenset(o.id for o in earlier.obligations if o.status is proved)
 
 
 def static_finding(e: SporkError) -> Finding:
@@ -181,6 +199,9 @@ def _verify_proc(proc: ir.Proc, opts: Options | None,
     try:
         builder = ObligationBuilder(model, fresh_context(), opts.fixed_sizes)
         obligations = builder.all(opts.prune)
+        for ob in obligations:
+            if ob.id in opts.proved_before and not ob.discharged_by:
+                ob.discharged_by = PROVED_BEFORE
         empty = vacuity(builder, assumed, opts.timeout_s)
         if empty is not None:
             return done(Verdict.vacuous, [], [empty])

@@ -25,6 +25,7 @@ from typing import Any
 
 from verifier.diagnostics import InternalError, RejectedInput, SporkError, SrcLoc, Unsupported
 from verifier.lang.ir import ir
+from verifier.load.sync_record import SyncCall
 
 MAGIC = b"SPORKLD1"
 _HEADER = struct.Struct(">8sQ32s")
@@ -90,6 +91,7 @@ class LoadReply:
     exit_loc: SrcLoc | None = None
     startup_s: float = 0.0  # spawn until the user's file starts (interpreter + our imports)
     run_s: float = 0.0  # running the user's file
+    sync_calls: tuple[SyncCall, ...] = ()  # the file's own sync_check calls (SYNC-1)
 
 
 def _immutable(value: object) -> bool:
