@@ -204,7 +204,24 @@ def _start(args: list[str]) -> subprocess.Popen[str]:
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
+def _handles_sigint(pid: int) -> bool:
+    """Whether the process has a SIGINT handler installed (Linux: /proc/PID/status SigCgt);
+    True where that cannot be read. Before the interpreter installs Python's, SIGINT kills the
+    process (exit -2), which on a loaded machine can take longer than a test's sleep."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+    caught = next((line.split()[1] for line in status.splitlines()
+                   if line.startswith("SigCgt:")), None)
+    return caught is None or bool(int(caught, 16) & (1 << (signal.SIGINT - 1)))
+
+
 def _interrupt(child: subprocess.Popen[str]) -> tuple[int, str, str, float]:
+    deadline = time.monotonic() + 60
+    while not _handles_sigint(child.pid) and child.poll() is None and \
+            time.monotonic() < deadline:
+        time.sleep(0.01)
     sent = time.monotonic()
     child.send_signal(signal.SIGINT)
     out, err = child.communicate(timeout=60)

@@ -248,3 +248,17 @@ def test_nothing_is_taken_from_a_proof_whose_premise_was_not_proved() -> None:
     with_premise = ProcResult("k.py", "k", Verdict.unknown, 0.0,
                               tuple(base + [ob("extent@2:1", "premise", unknown)]))
     assert proved_before(with_premise) == frozenset()
+
+
+@pytest.mark.rule("SYNC-6")
+def test_a_rejected_proc_is_not_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The machine's semantics presumes the static rules: a rejected proc's call names the
+    rule and runs nothing (sporkbench's legacy GEMMs: minutes of machine for no answer)."""
+    path = _write(tmp_path, EVERY_TASK.replace("x[t] = 1.0", "x[t] = 1.0\n"
+                  "            Fence(cuda_in_order, Sm80_cp_async)") +
+                  "every_task.sync_check(n=256 * 1024)\n")
+    code, doc = _json(capsys, path)
+    (res,) = doc["results"]
+    (sc,) = res["sync_checks"]
+    assert res["verdict"] == "rejected" and code == 2
+    assert sc["status"] == "not-run" and "ERR-L02" in sc["message"] and sc["time_s"] < 1

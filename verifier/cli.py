@@ -16,6 +16,8 @@ try:  # Ctrl-C while the verifier's modules load (the console script imports the
     import dataclasses
     import math
     import os
+    import threading
+    import time
     import traceback
     from pathlib import Path
 
@@ -27,12 +29,12 @@ try:  # Ctrl-C while the verifier's modules load (the console script imports the
     from verifier.diagnostics import InternalError, RejectedInput, SporkError, Unsupported
     from verifier.encode.recheck import RECHECK_SOLVERS, RecheckSession, RecheckUnavailable
     from verifier.lang.ir.ir import Proc
-    from verifier.load.load_isolated import DEFAULT_TIMEOUT_S
+    from verifier.load.load_isolated import DEFAULT_TIMEOUT_S, kill_loading_children
     from verifier.load.load_scheduled import ENV_VAR, ExoGpuUnavailable, check_python, load_file
     from verifier.report import FORMATS
     from verifier.report.progress import Progress, colour_verdicts, use_colour
     from verifier.cli_chain import named_references, unchecked_chain, with_chain
-    from verifier.encode.assumptions import check_assumed_names
+    from verifier.load.load_isolated import LoadedFile
     from verifier.results import ChainStatus, ProcResult, SyncCheckStatus, Verdict
 except KeyboardInterrupt:  # exits 130 quietly, as main() does (CLI-4), never a traceback
     sys.stderr.write("spork-verify: interrupted\n")
@@ -205,13 +207,17 @@ def assumed(args: argparse.Namespace) -> dict[str, int]:
 
 
 def verify_file(path: str, args: argparse.Namespace, progress: Progress | None = None,
-                recheck: RecheckSession | None = None, queries: QueryWriter | None = None
-                ) -> tuple[list[ProcResult], int]:
-    """Results of every proc in the file, and how many proved procs got no CUDA."""
+                recheck: RecheckSession | None = None, queries: QueryWriter | None = None,
+                loaded: LoadedFile | None = None) -> tuple[list[ProcResult], int]:
+    """Results of every proc in the file (`loaded` already, or loaded now), and how many
+    proved procs got no CUDA."""
+    from verifier.encode.assumptions import check_assumed_names
+
     if args.recheck and recheck is None:  # a caller that did not open a session (pytest plugin)
         with RecheckSession(args.recheck, options(args).timeout_s) as session:
-            return verify_file(path, args, progress, session, queries)
-    loaded = load_file(path, args.load_timeout, args.exo_gpu_python)
+            return verify_file(path, args, progress, session, queries, loaded)
+    if loaded is None:
+        loaded = load_file(path, args.load_timeout, args.exo_gpu_python)
     if loaded.error is not None:
         failed = _error_result(path, loaded.error.proc or "<file>", loaded.error)
         return [dataclasses.replace(failed, load_output=loaded.output)], 0
@@ -407,11 +413,54 @@ def _check_destinations(args: argparse.Namespace) -> None:
                          "instead: drop one of them")
 
 
+class LoadAhead(threading.Thread):
+    """Loads the first file in a thread while the main thread imports the prover: the loading
+    child (an interpreter of its own) and those imports overlap, some 0.3 s of a run on two
+    cores. `cancel` (Ctrl-C, or the imports failing) ends the child at once."""
+
+    def __init__(self, path: str, args: argparse.Namespace) -> None:
+        super().__init__(name="spork-verify-load", daemon=True)
+        self.path, self.args = path, args
+        self.loaded: LoadedFile | None = None
+        self.error: BaseException | None = None
+        # not join()/is_alive(): Python 3.11 marks a thread stopped when Ctrl-C interrupts a
+        # join with a timeout while the thread still runs (bpo-45274's fix)
+        self.done = threading.Event()
+        self.start()
+
+    def run(self) -> None:
+        try:
+            self.loaded = load_file(self.path, self.args.load_timeout, self.args.exo_gpu_python)
+        except BaseException as e:  # ExoGpuUnavailable and the like: raised in the main thread
+            self.error = e
+        finally:
+            self.done.set()
+
+    def result(self) -> LoadedFile:
+        while not self.done.wait(timeout=0.05):  # in slices: Ctrl-C is handled in between
+            pass
+        if self.error is not None:
+            raise self.error
+        assert self.loaded is not None
+        return self.loaded
+
+    def cancel(self) -> None:
+        deadline = time.monotonic() + 1.0
+        while not self.done.is_set() and time.monotonic() < deadline:  # a child spawned late too
+            kill_loading_children()
+            self.done.wait(timeout=0.05)
+
+
 def _verify_all(args: argparse.Namespace) -> int:
     """Verify each PATH, writing each file's results as it finishes (CLI-3); Ctrl-C stops a
     running check, writes what finished and exits 130 (CLI-4)."""
-    from verifier.report import render
-    from verifier.encode.solver import stop_checks_on_interrupt
+    ahead = LoadAhead(args.paths[0], args)  # the loading child runs while the prover imports
+    try:
+        from verifier.report import render
+        from verifier.encode.solver import stop_checks_on_interrupt
+    except BaseException:
+        ahead.cancel()
+        raise
 
     progress = Progress(not args.no_progress)
     colour = args.format == "text" and not args.output and use_colour(args.color, sys.stdout)
@@ -431,13 +480,15 @@ def _verify_all(args: argparse.Namespace) -> int:
                 recheck or contextlib.nullcontext():
             for index, path in enumerate(args.paths, 1):
                 progress.file(path, index, len(args.paths))
-                file_results, failures = verify_file(path, args, progress, recheck, queries)
+                file_results, failures = verify_file(path, args, progress, recheck, queries,
+                                                     ahead.result() if index == 1 else None)
                 stop_if_interrupted()
                 not_lowered += failures
                 sink.add_file(file_results)
     except KeyboardInterrupt:
         interrupted = True
         ignore_further_interrupts()
+        ahead.cancel()
     except RecheckUnavailable as e:  # before any proof: the solver is not installed
         raise UsageError(str(e)) from None
     except Exception:

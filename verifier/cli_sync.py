@@ -88,6 +88,12 @@ def settle_call(call: SyncCall, result: ProcResult | None, opts: Options) -> Syn
                 return _result(call, SyncCheckStatus.hazard, "proof-at-sizes",
                                f"at {found.loc}: {found.message}",
                                start, finding=found)
+    if result is not None and result.verdict is Verdict.rejected:  # SYNC-6: outside the rules
+        why = result.findings[0] if result.findings else None
+        return _result(call, SyncCheckStatus.not_run, "machine",
+                       "the proc is rejected" + (f" ({why.code or why.rule} at {why.loc}: "
+                                                 f"{why.message})" if why else "") +
+                       "; the machine runs only procs the static rules accept", start)
     from verifier.semantics.sync_check import answer  # SYNC-6: the machine, to the end
 
     status, found_at, why = answer(call.proc, sizes)

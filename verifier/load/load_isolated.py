@@ -142,6 +142,15 @@ class ChildRun:
 
 
 Command = Callable[[int, int], list[str]]  # (reply fd, crash fd) -> the child's argv
+_RUNNING: set[subprocess.Popen[bytes]] = set()  # children running now, for Ctrl-C elsewhere
+
+
+def kill_loading_children() -> None:
+    """Kill every loading child running now, and what it started (LOAD-6): for a caller that
+    loads in another thread, where Ctrl-C does not reach `run_child`'s own cleanup."""
+    for child in list(_RUNNING):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signal.SIGKILL)
 
 
 def run_child(command: Command, request: bytes, timeout_s: float, start: float) -> ChildRun:
@@ -156,6 +165,7 @@ def run_child(command: Command, request: bytes, timeout_s: float, start: float) 
         reader = _OutputReader(child.stdout)  # type: ignore[arg-type]
         reader.start()
         timed_out = False
+        _RUNNING.add(child)
         try:
             try:
                 assert child.stdin is not None
@@ -172,6 +182,7 @@ def run_child(command: Command, request: bytes, timeout_s: float, start: float) 
                 time.sleep(_DUMP_WAIT_S)
         finally:
             _kill_group(child)  # also on Ctrl-C; and processes the file left running
+            _RUNNING.discard(child)
         reader.join(timeout=1.0)  # a process that left our group may still hold the pipe
         if not reader.is_alive():
             child.stdout.close()  # type: ignore[union-attr]
