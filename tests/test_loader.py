@@ -328,7 +328,8 @@ def test_ctrl_c_while_loading_kills_the_child(tmp_path: Path) -> None:
     """SIGINT to the verifier ends it promptly and takes the loading child with it (LOAD-6)."""
     import signal
     import subprocess
-    import sys
+
+    from process_support import start_cli
 
     pid_file = tmp_path / "pid"
     path = write(tmp_path, "slow.py", f"""
@@ -336,10 +337,8 @@ import os, time
 open({str(pid_file)!r}, "w").write(str(os.getpid()))
 time.sleep(60)
 """)
-    root = Path(__file__).resolve().parent.parent
-    cli = subprocess.Popen([sys.executable, "-m", "verifier.cli", str(path)], cwd=root,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    for _ in range(200):
+    cli = start_cli([str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    for _ in range(1200):
         if pid_file.exists() and pid_file.read_text():
             break
         time.sleep(0.05)

@@ -454,13 +454,7 @@ class LoadAhead(threading.Thread):
 def _verify_all(args: argparse.Namespace) -> int:
     """Verify each PATH, writing each file's results as it finishes (CLI-3); Ctrl-C stops a
     running check, writes what finished and exits 130 (CLI-4)."""
-    ahead = LoadAhead(args.paths[0], args)  # the loading child runs while the prover imports
-    try:
-        from verifier.report import render
-        from verifier.encode.solver import stop_checks_on_interrupt
-    except BaseException:
-        ahead.cancel()
-        raise
+    from verifier.report import render
 
     progress = Progress(not args.no_progress)
     colour = args.format == "text" and not args.output and use_colour(args.color, sys.stdout)
@@ -473,7 +467,10 @@ def _verify_all(args: argparse.Namespace) -> int:
     not_lowered = 0
     interrupted = False
     queries = QueryWriter(args.smt2) if args.smt2 else None
+    ahead = LoadAhead(args.paths[0], args)  # the loading child runs while the prover imports
     try:
+        from verifier.encode.solver import stop_checks_on_interrupt
+
         recheck = RecheckSession(args.recheck, options(args).timeout_s) if args.recheck \
             else None
         with interruptible_solvers(stop_checks_on_interrupt()), \
@@ -488,7 +485,6 @@ def _verify_all(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         interrupted = True
         ignore_further_interrupts()
-        ahead.cancel()
     except RecheckUnavailable as e:  # before any proof: the solver is not installed
         raise UsageError(str(e)) from None
     except Exception:
@@ -497,6 +493,7 @@ def _verify_all(args: argparse.Namespace) -> int:
         interrupted = True  # z3 calls other than check() end in an exception once interrupted
         ignore_further_interrupts()
     finally:
+        ahead.cancel()  # nothing to do unless interrupted before the first file was taken
         progress.clear()
         sink.finish()  # also on an internal error: the document holds what finished
     results = sink.results
