@@ -22,16 +22,21 @@ def start_cli(args: list[str], **kwargs: object) -> subprocess.Popen:  # type: i
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **kwargs)
 
 
-def _children(pid: int) -> list[int]:
-    out = []
+def descendants(root: int) -> set[int]:
+    """Every process below `root`, read from /proc."""
+    parents: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                out.append(int(entry.name))
+                parents[int(entry.name)] = int((entry / "stat").read_text()
+                                               .rpartition(")")[2].split()[1])
+            except (OSError, ValueError, IndexError):
+                pass
+    out: set[int] = set()
+    frontier = {root}
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier} - out
+        out |= frontier
     return out
 
 
@@ -42,8 +47,14 @@ def wait_until_loading(child: subprocess.Popen, timeout_s: float = 60.0) -> None
         time.sleep(1.0)
         return
     deadline = time.monotonic() + timeout_s
-    while child.poll() is None and not _children(child.pid) and time.monotonic() < deadline:
+    while child.poll() is None and not descendants(child.pid) and time.monotonic() < deadline:
         time.sleep(0.01)
+
+
+def stop_limit_s(quiet_s: float = 2.0) -> float:
+    """How long a Ctrl-C may take to end a run: `quiet_s` on a quiet machine, stretched by the
+    load per core (at a load of 20 on two cores a process gets a tenth of a core)."""
+    return quiet_s * max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
 
 
 def interrupt(child: subprocess.Popen) -> tuple[int, str, str, float]:  # type: ignore[type-arg]
@@ -54,4 +65,4 @@ def interrupt(child: subprocess.Popen) -> tuple[int, str, str, float]:  # type: 
     return child.returncode, out, err, time.monotonic() - sent
 
 
-__all__ = ["ROOT", "interrupt", "start_cli", "wait_until_loading"]
+__all__ = ["ROOT", "descendants", "interrupt", "start_cli", "stop_limit_s", "wait_until_loading"]

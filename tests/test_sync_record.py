@@ -125,7 +125,7 @@ def test_a_call_the_file_catches_runs_at_once(tmp_path: Path,
     loaded = load_isolated(path)
     assert loaded.error is None and loaded.output == "caught RejectedInput\n"
     racy, fine = loaded.sync_calls
-    assert (racy.answer, racy.loc.line, racy.finding.kind) == ("hazard", 13, "WAW")
+    assert (racy.answer, racy.loc.line, racy.finding.kind.value) == ("hazard", 13, "WAW")
     assert (fine.answer, fine.loc.line) == ("no-hazard", 17)
     code, doc = _json(capsys, path)
     racy_json, fine_json = doc["results"][0]["sync_checks"]

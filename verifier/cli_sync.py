@@ -33,11 +33,10 @@ def _result(call: SyncCall, status: SyncCheckStatus, settled_by: str, message: s
                            time_s=time.perf_counter() - start, **extra)  # type: ignore[arg-type]
 
 
-def _machine(call: SyncCall, status: str, found: object, why: str, settled_by: str,
+def _machine(call: SyncCall, status: str, finding: Finding | None, why: str, settled_by: str,
              start: float) -> SyncCheckResult:
     """A SyncCheckResult of the machine's answer (`verifier.semantics.sync_check.answer`)."""
-    if status == "hazard":
-        finding = machine_finding(found, dict(call.sizes), True)  # type: ignore[arg-type]
+    if status == "hazard" and finding is not None:
         return _result(call, SyncCheckStatus.hazard, settled_by,
                        f"at {finding.loc}: {finding.message}", start,
                        finding=finding)
@@ -97,7 +96,8 @@ def settle_call(call: SyncCall, result: ProcResult | None, opts: Options) -> Syn
     from verifier.semantics.sync_check import answer  # SYNC-6: the machine, to the end
 
     status, found_at, why = answer(call.proc, sizes)
-    return _machine(call, status, found_at, why, "machine", start)
+    finding = machine_finding(found_at, sizes, True) if found_at is not None else None
+    return _machine(call, status, finding, why, "machine", start)
 
 
 def settle(calls: Sequence[SyncCall], procs: Sequence[Proc], results: list[ProcResult],

@@ -100,7 +100,7 @@ def _judge(run: Solving, ob: Obligation, outcome: Outcome | None
             f"({outcome.reason or outcome.stopped_by})"
     sizes = {name: outcome.model[name] for name in run.builder.size_names}
     target = (ob.kind, ob.variable, ob.loc)
-    from verifier.semantics.machine import run_machine  # only a candidate's replay needs it
+    from verifier.semantics.run import run_machine  # only a candidate's replay needs it
 
     holds, found = run_machine(run.proc, sizes, collect_all=True, stop_at=target,
                                only=frozenset({ob.variable}), releases=True)

@@ -27,6 +27,7 @@ from typing import Any, Callable, Mapping
 from verifier.diagnostics import UNKNOWN_LOC, SrcLoc
 from verifier.lang.ir import ir
 from verifier.load.load import is_user_file
+from verifier.results import Finding
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,8 @@ class SyncCall:
     sizes: tuple[tuple[str, int], ...]
     loc: SrcLoc
     answer: str = ""  # "": deferred (SYNC-1); else run while loading (SYNC-3): no-hazard,
-    reason: str = ""  # hazard, not-run (why: `reason`); the machine's first finding
-    finding: Any = None  # (a verifier.semantics Finding) travels with a hazard
+    reason: str = ""  # hazard, not-run (why: `reason`); the machine's first finding, as the
+    finding: Finding | None = None  # report shows it, travels with a hazard
     time_s: float = 0.0  # the machine's run while loading
 
 
@@ -51,7 +52,7 @@ _CALLS: list[SyncCall] = []
 
 def install(semantics: Callable[[], Any]) -> None:
     """Record `p.sync_check(...)` calls from now on; `semantics()` gives the module with
-    `check_call`, `answer` and `as_upstream` (imported on the first call)."""
+    `check_call`, `answer`, `machine_finding` and `as_upstream` (imported on the first call)."""
     _SEMANTICS[:] = [semantics]
     _CALLS.clear()
     ir.SYNC_CHECK_HOOK[0] = record
@@ -75,7 +76,8 @@ def record(proc: ir.Proc, sizes: Mapping[str, object]) -> None:
         return
     start = time.perf_counter()  # SYNC-3: the file could catch the exception; answer now
     status, found, why = answer = semantics.answer(proc, values)
-    _CALLS.append(SyncCall(proc, tuple(values.items()), loc, status, why, found,
+    finding = semantics.machine_finding(found, values, True) if found is not None else None
+    _CALLS.append(SyncCall(proc, tuple(values.items()), loc, status, why, finding,
                            time.perf_counter() - start))
     semantics.as_upstream(proc, values, answer)  # raises on a hazard, as upstream's
 

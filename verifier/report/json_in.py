@@ -8,9 +8,9 @@ from typing import Any
 
 from verifier.diagnostics import SrcLoc
 from verifier.results import (ChainResult, ChainStatus, Counterexample, Finding, FindingKind,
-                              ObligationResult, ObligationStatus, ProcResult, Recheck, Related,
-                              ReleaseResult, ScheduledBy, SyncCheckResult, SyncCheckStatus,
-                              Verdict)
+                              Isolation, ObligationResult, ObligationStatus, ProcResult, Recheck,
+                              Related, ReleaseResult, ScheduledBy, SyncCheckResult,
+                              SyncCheckStatus, Verdict)
 
 
 def _loc(d: dict[str, Any]) -> SrcLoc:
@@ -60,6 +60,8 @@ def results_from_json(text: str) -> list[ProcResult]:
                               releases=tuple(_release(x) for x in r.get("releases", ())),
                               scheduled_by=ScheduledBy(**r["scheduled_by"])
                               if "scheduled_by" in r else None,
+                              isolation=Isolation(r["isolation"]["landlock_abi"])
+                              if "isolation" in r else None,
                               sync_checks=tuple(_sync_check(s)
                                                 for s in r.get("sync_checks", ()))))
     return out

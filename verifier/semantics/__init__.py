@@ -15,7 +15,7 @@ __all__ = ["run_machine", "Finding"]
 
 def __getattr__(name: str) -> Any:
     if name == "run_machine":
-        from verifier.semantics.machine import run_machine
+        from verifier.semantics.run import run_machine
         return run_machine
     if name == "Finding":
         from verifier.semantics.state import Finding

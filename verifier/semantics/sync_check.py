@@ -21,6 +21,9 @@ from verifier.diagnostics import (
     InternalError, RejectedInput, SharedLimitation, SporkError, Unsupported)
 from verifier.lang.ir import ir
 from verifier.semantics.exprs import PY_OPS, admits, eval_expr
+from verifier.semantics.report_finding import machine_finding
+
+__all__ = ["answer", "as_upstream", "check_call", "install", "machine_finding", "sync_check"]
 
 if TYPE_CHECKING:
     from verifier.semantics.state import Finding
@@ -76,7 +79,7 @@ def answer(proc: ir.Proc, sizes: dict[str, int]) -> Answer:
     a clock: (`no-hazard`, None, ""), (`hazard`, its first finding, ""), or (`not-run`, None,
     why) for a construct outside its fragment. SharedLimitation (outside upstream's checker
     too) raises, naming the proc; anything else the machine raises is an InternalError."""
-    from verifier.semantics.machine import run_machine
+    from verifier.semantics.run import run_machine
 
     try:
         holds, findings = run_machine(proc, sizes)
