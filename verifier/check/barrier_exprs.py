@@ -46,8 +46,12 @@ def arrive_home(an: AnalyzerView, s: ir.Arrive, decl: BarrierDecl, ctx: Context
     multicast = tuple(tuple(_casts_wider(a, extent) for a, extent in zip(r.idx, decl.shape))
                       for r in refs)
     home: list[ir.Expr] = []
+    ring = decl.ring.dim if decl.ring is not None else None
     for i in range(len(decl.shape)):
         points = [r.idx[i].pt for r in refs if isinstance(r.idx[i], ir.Point)]
+        if i == ring:
+            home.append(_ring_point(s, refs, i))
+            continue
         if not points:
             raise RejectedInput(f"{_text(s)}: at least one trailing barrier expression must have "
                                 f"idx[{i}] be a point, not an interval", s.loc, code="ERR-A26",
@@ -71,6 +75,25 @@ def arrive_home(an: AnalyzerView, s: ir.Arrive, decl: BarrierDecl, ctx: Context
     return tuple(home)
 
 
+def _ring_point(s: ir.Arrive, refs: tuple[ir.BarrierRef, ...], i: int) -> ir.Expr:
+    """The index of an Arrive's barrier expressions on a ring dimension: a point, the same in
+    every expression (an interval there is upstream's "cannot have interval on managed ring
+    buffer dimension"). Rules: DIAL-2"""
+    for r in refs:
+        if not isinstance(r.idx[i], ir.Point):
+            raise RejectedInput(f"{_text(s)}: cannot have interval {expr_text(r.idx[i])} on "
+                                "managed ring buffer dimension", s.loc, code="ERR-A26",
+                                rule="DIAL-2")
+    first = refs[0].idx[i]
+    assert isinstance(first, ir.Point)
+    for r in refs[1:]:
+        if expr_text(r.idx[i]) != expr_text(first):
+            raise RejectedInput(f"{_text(s)}: {expr_text(r.idx[i])} mismatches idx[{i}] in "
+                                "previous trailing barrier expressions", s.loc,
+                                code="ERR-A26", rule="LANG-5.6")
+    return first.pt
+
+
 def named_elements(s: ir.Arrive, decl: BarrierDecl, home: tuple[ir.Expr, ...]
                    ) -> tuple[tuple[ir.Expr | None, ...], ...]:
     """Per barrier expression of the Arrive: a point per dimension, None where it multicasts
@@ -85,6 +108,10 @@ def named_elements(s: ir.Arrive, decl: BarrierDecl, home: tuple[ir.Expr, ...]
 def await_element(an: AnalyzerView, s: ir.Await, decl: BarrierDecl, ctx: Context
                   ) -> tuple[ir.Expr, ...]:
     """An Await names one element: points only (ERR-A30). Rules: LANG-5.5"""
+    if decl.ring is not None and isinstance(s.target.idx[decl.ring.dim], ir.Interval):
+        raise RejectedInput(f"{_text(s)}: cannot have interval "
+                            f"{expr_text(s.target.idx[decl.ring.dim])} on managed ring buffer "
+                            "dimension", s.loc, code="ERR-A30", rule="DIAL-2")
     if any(isinstance(a, ir.Interval) for a in s.target.idx):
         raise RejectedInput(f"{_text(s)}: multicast is for Arrive, not Await", s.loc,
                             code="ERR-A30", rule="LANG-5.5")
@@ -168,6 +195,8 @@ def check_collectives(an: AnalyzerView) -> None:
     first: dict[tuple[ir.Sym, str], SyncUse] = {}
     for use in an.sync_uses:
         mech = decls[use.sym].mech
+        if decls[use.sym].ring is not None:
+            continue  # endgame rings: one arrive thread count instead (DIAL-5)
         checks: list[tuple[SyncUse | None, str]] = []
         prev = first.setdefault((use.sym, use.kind), use)
         if prev is not use:

@@ -23,7 +23,7 @@ from verifier.lang.ir.lifetimes import early_releases
 from verifier.lang.stdlib.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
 from verifier.lang.ir.printer import expr_text, stmt_lines
 from verifier.lang.stdlib.timelines import InstrTL, QualTL
-from verifier.check import barrier_exprs, static_barriers, static_calls
+from verifier.check import barrier_exprs, static_barriers, static_calls, static_rings
 from verifier.semantics import rules
 from verifier.semantics.access import mutated_syms, walk_stmts
 from verifier.semantics.exprs import data_reads
@@ -100,6 +100,7 @@ class Analyzer:
         if self.later:
             raise min(self.later, key=lambda e: (e.loc.line, e.loc.col))
         barrier_exprs.check_collectives(self)
+        static_rings.arrive_counts(self)
         if self.deferred:
             raise min(self.deferred, key=lambda e: (e.loc.line, e.loc.col))
         return self.model
@@ -111,10 +112,12 @@ class Analyzer:
             is_barrier = sym in self.barrier_decls
             if ctx.device is None or (mem.native_unit is None and not is_barrier):
                 continue
-            shape = self.model.shapes[sym]
+            shape = static_rings.without_ring(self.barrier_decls.get(sym),
+                                              self.model.shapes[sym])
             try:
                 dist = collectives.deduce_distribution(
-                    ctx.tiling, None if is_barrier else mem.native_unit, self.uses.get(sym, []),
+                    ctx.tiling, static_rings.native_unit(self.barrier_decls.get(sym))
+                    if is_barrier else mem.native_unit, self.uses.get(sym, []),
                     [d.value if isinstance(d, ir.Const) else _text_dim(d) for d in shape],
                     ctx.device.cfg, name=sym.name)
             except SporkError as e:
@@ -332,12 +335,14 @@ class Analyzer:
             static_barriers.declare(self, s, ctx)
             decl = self.barrier_decls[s.name]
             self.mems[s.name] = MBARRIER_STORAGE
-            self.model.shapes[s.name] = tuple(ir.Const(d, s.loc) for d in decl.shape)
+            self.model.shapes[s.name] = decl.logical_shape(s.loc)
             self.alloc_loops[s.name] = decl.alloc_loops
             self.alloc_ctx[s.name] = ctx
             self.alloc_site_loc[s.name] = s.loc
             if decl.mech is CudaMbarrier:
                 self.mutated = self.mutated | {s.name}  # storage is always tracked (SEM-2.1)
+            if static_rings.is_ring(decl):
+                static_rings.handoff(self, s, decl, ctx)
             return
         mem = s.mem
         assert isinstance(mem, Memory)

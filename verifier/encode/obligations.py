@@ -18,6 +18,7 @@ import z3
 from verifier.diagnostics import SrcLoc
 from verifier.lang.ir import ir
 from verifier.lang.ir.lifetimes import RELEASE_PREFIX
+from verifier.lang.stdlib.timelines import QualTL
 from verifier.semantics import rules
 from verifier.semantics.rules import AccessKind, Flag
 from verifier.check.sites import (
@@ -66,6 +67,8 @@ def required_flag(earlier: AccessSite, later: AccessSite) -> Flag | None:
     """The flag `later` needs on `earlier`'s record, or None when they cannot conflict."""
     if earlier.kind is AccessKind.read:
         return None if later.kind is AccessKind.read else Flag.temp
+    if earlier.qual.q0 is QualTL.slot:
+        return Flag.temp  # DIAL-6: a ring slot's handoff is seen once temporally ordered
     if later.kind is AccessKind.read:
         return Flag.full
     if later.kind is AccessKind.atomic and earlier.atomic_quals & later.qual.extended:

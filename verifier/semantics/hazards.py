@@ -22,6 +22,8 @@ from verifier.semantics.records import (
     FIDX, FLAGS_ALL, QIDX, TEMP, Group, Record, qual_bits,
 )
 from verifier.semantics.rules import AccessKind, Flag
+
+SLOT = QIDX[QualTL.slot]  # DIAL-6: a ring slot's handoff record needs temp visibility only
 from verifier.semantics.state import Finding, Origin
 from verifier.semantics.threads import ALL, Threads
 
@@ -69,8 +71,8 @@ class HazardChecks:
 
         def checks(h: History) -> list[Check]:
             reads, mutates = h
-            out = [(r, mflag, False) for g in mutates for r in g.records
-                   if not (atomic and r.atomic_bits & qbits)]
+            out = [(r, TEMP if r.q == SLOT else mflag, False) for g in mutates
+                   for r in g.records if not (atomic and r.atomic_bits & qbits)]
             if not is_read:
                 out += [(r, TEMP, True) for g in reads for r in g.records]
             return out
