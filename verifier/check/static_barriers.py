@@ -189,10 +189,10 @@ def await_(an: AnalyzerView, s: ir.Await, ctx: Context) -> None:
         raise RejectedInput("CudaMbarrier requires N < 0 (e.g. N = ~0)", s.loc,
                             code="ERR-A29", rule="LANG-5.9")
     if mech is CudaCommitGroup and s.n < 0:
-        raise RejectedInput("CudaCommitGroup requires N >= 0", s.loc, code="ERR-A29",
+        raise RejectedInput(f"{decl.mech_name} requires N >= 0", s.loc, code="ERR-A29",
                             rule="LANG-5.9")
     if mech is CudaClusterSync and s.n != 0:
-        raise RejectedInput("CudaClusterSync requires N = 0", s.loc, code="ERR-A29",
+        raise RejectedInput(f"{decl.mech_name} requires N = 0", s.loc, code="ERR-A29",
                             rule="LANG-5.9")
     previous = an.barrier_uses[sym].awaits
     if mech is CudaMbarrier and previous and previous[0].n != s.n and decl.ring is None:

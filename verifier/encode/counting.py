@@ -260,17 +260,21 @@ def _affine_pins(enc: Encoder, ctx: Context, index: tuple[ir.Expr, ...],
     loops = {lp.sym: lp for lp in ctx.loops}
     out, conds = dict(pins), []
     for e, v in zip(index, element):
-        if isinstance(e, ir.Var):
+        if not free_syms(e) & set(loops):  # a constant index: the site names one element
+            conds.append(v == enc.value(e, {s: point_iters[s] for s in fixed
+                                            if s in point_iters}))
             continue
         found = _solve(e, v, enc, set(loops))
-        if found is None or found[0] not in loops or found[0] in fixed or found[0] in out:
+        if isinstance(e, ir.Var) and found is not None and found[0] in pins:
+            pass  # a plain iterator pinned by _pins: its range is checked below
+        elif found is None or found[0] not in loops or found[0] in fixed or found[0] in out:
             raise Unsupported("not supported by spork-verify: a ring-barrier index that is not "
                               "`i + c` for one loop iterator i of its statement (its counter "
                               "has no closed form here)", loc, code="ERR-V11", rule="DIAL-2")
         sym, value = found
         lp = loops[sym]
         env = {s: point_iters[s] for s in fixed if s in point_iters}
-        if (free_syms(lp.lo) | free_syms(lp.hi)) - set(env):
+        if (free_syms(lp.lo) | free_syms(lp.hi)) & set(loops) - set(env):
             raise Unsupported("not supported by spork-verify: a ring-barrier index over a loop "
                               "whose bounds use other loop iterators", loc, code="ERR-V11",
                               rule="DIAL-2")

@@ -18,6 +18,7 @@ import z3
 from verifier.diagnostics import SrcLoc
 from verifier.lang.ir import ir
 from verifier.lang.ir.lifetimes import RELEASE_PREFIX
+from verifier.lang.stdlib.dialects import ENDGAME
 from verifier.lang.stdlib.timelines import QualTL
 from verifier.semantics import rules
 from verifier.semantics.rules import AccessKind, Flag
@@ -242,8 +243,8 @@ class ObligationBuilder:
                 description=f"each Arrive on {arrive.barrier.name} completes a ring element "
                 "no other Arrive completes"))
         for decl in self.model.barriers.values():
-            if decl.ring is not None:
-                continue  # one-shot elements may be awaited any number of times (DIAL-12)
+            if self.model.proc.dialect == ENDGAME:
+                continue  # endgame: no count balance at the free (DIAL-12)
             out.append(Obligation(
                 f"balance:{decl.sym.name}@{decl.loc.line}:{decl.loc.col}", "SEM-6.6",
                 "barrier-count", decl.sym.name, decl.loc, [(decl.loc, "later access")],

@@ -140,13 +140,15 @@ def _all_events(model: ProgramModel) -> list[Event]:
     return events
 
 
-def sync_graph(events: list[Event]) -> nx.DiGraph:
-    """Static sync graph: e → g when τ2(e).F meets τ1(g).F (chaining, SEM-5.4)."""
+def sync_graph(events: list[Event], temporal: bool = False) -> nx.DiGraph:
+    """Static sync graph: e → g when τ2(e).F meets τ1(g).F (chaining, SEM-5.4); with
+    `temporal`, τ2(e).T: how a ring slot's handoff is carried (DIAL-6)."""
     g = nx.DiGraph()
     for e in events:
         g.add_node(e.key)
     for e, h in itertools.product(events, repeat=2):
-        if e.device is h.device and e.second.full & h.first.full:
+        out = e.second.temporal if temporal else e.second.full
+        if e.device is h.device and out & h.first.full:
             g.add_edge(e.key, h.key)
     return g
 
@@ -207,6 +209,7 @@ class VisibilityBuilder:
         self.events = sync_events(model)
         self.barriers = BarrierCounts(enc, model)
         self.graph = sync_graph(self.events)
+        self._slot_graph: nx.DiGraph | None = None
 
     def true(self) -> z3.BoolRef:
         return z3.BoolVal(True, self.zctx)
@@ -267,7 +270,13 @@ class VisibilityBuilder:
         if a.thread is None or b.thread is None:
             return []
         out = []
-        for chain in candidate_chains(self.events, self.graph, sa, sb, flag, self.max_chain):
+        graph = self.graph
+        decl = self.model.barriers.get(sa.buf)
+        if decl is not None and decl.ring is not None:  # DIAL-6: temporal grants carry it
+            if self._slot_graph is None:
+                self._slot_graph = sync_graph(self.events, temporal=True)
+            graph = self._slot_graph
+        for chain in candidate_chains(self.events, graph, sa, sb, flag, self.max_chain):
             out.extend(self.chain_terms(chain, sa, a, b))
         return out
 

@@ -33,6 +33,7 @@ class BarrierInstance:
     serial: int = field(default_factory=lambda: next(_SERIALS))  # one per allocation instance
     ring: ir.RingDim | None = None  # an endgame ring of one-shot elements (ring_slots)
     pre_arrive: int = 0
+    balanced: bool = True  # SEM-6.6 applies (February's rule; not endgame's, DIAL-12)
 
     def count(self, element: tuple[int, ...]) -> list[int]:
         return self.counts.setdefault(element, [0, 0])
@@ -165,8 +166,8 @@ def free_barrier(m: MachineView, bar: BarrierInstance, loc: SrcLoc) -> None:
         found = m.ledger.check(key, bar.sym.name, None)
         if found is not None:
             m.report(found)
-    if bar.ring is not None:
-        return  # one-shot elements: awaited any number of times (DIAL-12)
+    if not bar.balanced:
+        return  # endgame: no count balance at the free (DIAL-12)
     for elem in bar.elements():
         a, w = bar.count(elem)
         if a != w:

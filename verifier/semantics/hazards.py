@@ -98,7 +98,7 @@ class HazardChecks:
         cov = {QIDX[q] * 4 + FIDX[Flag.atom]: {None: ALL} for q in atomic_quals}
         rec = Record(threads, QIDX[entry.q0], _ISSUE_ONLY if ooo else FLAGS_ALL,
                      not conv and threads.task is not None, cov, set(tags), origin,
-                     qual_bits(atomic_quals), group)
+                     qual_bits(atomic_quals), group, buf.ordering)
         self.add_records(None if atomic_quals else threads.task, [rec])
         if is_read:
             new = [self.table.add(histories[h][0] + (group,), histories[h][1]) for h in uniq]

@@ -25,6 +25,7 @@ from verifier.lang.rewrite.inline import inline_calls
 from verifier.lang.stdlib.instrs import Instr
 from verifier.lang.ir.lifetimes import early_releases
 from verifier.lang.stdlib.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
+from verifier.lang.stdlib.dialects import ENDGAME
 from verifier.lang.stdlib.timelines import InstrTL, QualTL
 from verifier.semantics import barriers, ring_slots, rules
 from verifier.semantics.access import (
@@ -143,10 +144,12 @@ class Machine(HazardChecks):
     def declare_barrier(self, sym: ir.Sym, typ: ir.BarrierType, ctx: Ctx, loc: SrcLoc) -> None:
         shape = tuple(self.value(d) for d in typ.shape)
         ring = typ.ring if typ.mech is CudaMbarrier else None
-        bar = self.barriers[sym] = barriers.BarrierInstance(sym, shape, typ.mech, ring=ring,
-                                                            pre_arrive=typ.pre_arrive)
+        bar = self.barriers[sym] = barriers.BarrierInstance(
+            sym, shape, typ.mech, ring=ring, pre_arrive=typ.pre_arrive,
+            balanced=self.proc.dialect != ENDGAME)
         if typ.mech is CudaMbarrier:
-            self.bufs[sym] = BufInstance(sym, shape, MBARRIER_STORAGE, self.keeps(sym))
+            self.bufs[sym] = BufInstance(sym, shape, MBARRIER_STORAGE, self.keeps(sym),
+                                         ordering=ring is not None)
         if ring is not None:
             ring_slots.start(self, bar, self.collective(ctx).task, loc)
 

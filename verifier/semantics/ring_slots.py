@@ -13,22 +13,29 @@ temporally ordered before it. Non-goals: physical slots and parities (codegen).
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from verifier.diagnostics import SrcLoc
 from verifier.lang.ir import ir
 from verifier.lang.stdlib.timelines import QualTL
 from verifier.semantics import rules
-from verifier.semantics.rules import AccessKind
+from verifier.semantics.machine_view import MachineView
 from verifier.semantics.state import Finding
 from verifier.semantics.threads import Threads
 
-if TYPE_CHECKING:
-    from verifier.semantics.barriers import BarrierInstance
-    from verifier.semantics.machine_view import MachineView
+
+class RingBarrier(Protocol):
+    """What these rules read of a `barriers.BarrierInstance` (no import of `barriers`)."""
+
+    sym: ir.Sym
+    shape: tuple[int, ...]
+    counts: dict[tuple[int, ...], list[int]]
+    serial: int
+    ring: ir.RingDim | None
+    pre_arrive: int
 
 
-def start(m: "MachineView", bar: "BarrierInstance", task: int | None, loc: SrcLoc) -> None:
+def start(m: MachineView, bar: RingBarrier, task: int | None, loc: SrcLoc) -> None:
     """DIAL-3 pre-arrived elements; DIAL-6 the handoff of every slot y ≥ depth."""
     assert bar.ring is not None
     r, depth = bar.ring.dim, bar.ring.depth
@@ -41,18 +48,18 @@ def start(m: "MachineView", bar: "BarrierInstance", task: int | None, loc: SrcLo
                             frozenset({(bar.serial, before, 0)}))
 
 
-def arrive(m: "MachineView", s: ir.Arrive, threads: Threads, bar: "BarrierInstance",
+def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: RingBarrier,
            home: tuple[int, ...], named: list[tuple[int, ...]], number: int, sm80: bool) -> None:
     """DIAL-10: a one-shot element takes one Arrive, never on a pre-arrived one; DIAL-7: the
     Arrive on y recycles the slot of y - depth (a write of its storage)."""
     assert bar.ring is not None
     r, depth = bar.ring.dim, bar.ring.depth
     if number > 0:
-        why = f"it is pre-arrived (ring index {home[r]} < {bar.pre_arrive})" \
-            if home[r] < bar.pre_arrive else f"arrive #{number} on it"
+        why = f"the element is pre-arrived (ring index {home[r]} < {bar.pre_arrive})" \
+            if home[r] < bar.pre_arrive else f"this is arrive #{number} on it"
         m.report(Finding(
             "barrier-count", f"SECOND ARRIVE @ {bar.sym.name}{list(home)}: a ring mbarrier "
-            f"element completes with one Arrive, and this is {why}", bar.sym.name, home, s.loc,
+            f"element completes with one Arrive; {why}", bar.sym.name, home, s.loc,
             m.origin(s.loc, "arrive", threads), None, rule="DIAL-10", code="ERR-V15",
             sync_hint="give each Arrive its own ring index (e.g. `>> z[..., n + p]` with "
                       "`CudaMbarrierPreArrive(p)`)"))
@@ -64,6 +71,6 @@ def arrive(m: "MachineView", s: ir.Arrive, threads: Threads, bar: "BarrierInstan
                             s.loc, entry, frozenset())
 
 
-def a_max(bar: "BarrierInstance") -> int:
+def a_max(bar: RingBarrier) -> int:
     """DIAL-4: every Await on a ring element pairs with its arrive #0."""
     return 0
