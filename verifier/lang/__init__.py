@@ -11,6 +11,7 @@ from verifier.lang.stdlib.instrs import INSTRS as _INSTRS
 from verifier.lang.stdlib.instrs_cuda import CUDA_INSTRS as _CUDA_INSTRS
 from verifier.lang.stdlib.instrs_cuda import get_cuda_packed32_load_v, get_cuda_packed32_store_v
 from verifier.lang.stdlib.instrs_sm90 import SM90_INSTRS as _SM90_INSTRS
+from verifier.lang.stdlib.instrs_endgame import ENDGAME_SM80_INSTRS as _ENDGAME_SM80_INSTRS
 from verifier.lang.parse.procs import proc, simplify
 from verifier.lang.stdlib.scalars import ScalarInfo, bf16, f16, f32, f64, i8, i32, ui8, ui16
 from verifier.lang.parse.user_instrs import (
@@ -70,6 +71,8 @@ globals().update(_REWRITES)
 globals().update(_INSTRS)
 globals().update(_CUDA_INSTRS)
 globals().update(_SM90_INSTRS)
+globals().update(_ENDGAME_SM80_INSTRS)
+Sm80_RmemMatrixD_m16n8 = Sm80_RmemMatrixD(16, 8)
 
 __all__ = [name for name in list(globals()) if not name.startswith("_")
            and name not in ("annotations",)]
