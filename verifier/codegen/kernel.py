@@ -232,7 +232,7 @@ class KernelEmitter:
         """With clusterDim > 1 and mbarriers, no CTA leaves while a peer may still arrive on
         its mbarriers or multicast into its SMEM (defence in depth: the verified task ends
         with a cluster-scope synchronization). Rules: SEM-8.5"""
-        if self.plan.dev.clusterDim == 1 or not self.plan.rings:
+        if self.plan.dev.clusterDim == 1 or not (self.plan.rings or self.plan.indexed):
             return []
         return ['    asm volatile("barrier.cluster.arrive.release;\\n\\t"',
                 '                 "barrier.cluster.wait.acquire;" ::: "memory");']
