@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import os
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -79,9 +80,18 @@ def scan(tree: ast.AST, loc: Callable[[ast.AST], SrcLoc], notes: DialectNotes) -
                            f"{ast.unparse(node.args[2])})`", loc(node))
 
 
-@functools.lru_cache(maxsize=64)
 def file_dialect(file: str) -> str | None:
     """The dialect a file's imports name (one dialect's names or modules only), or None."""
+    try:
+        stat = os.stat(file)
+    except OSError:
+        return None
+    return _imports_dialect(file, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _imports_dialect(file: str, mtime_ns: int, size: int) -> str | None:
+    """`file_dialect` of one version of the file (the key holds its time and size)."""
     try:
         with open(file, encoding="utf-8") as f:
             tree = ast.parse(f.read())
