@@ -518,6 +518,11 @@ class Machine(HazardChecks):
         each thread's own for an endgame ring (DIAL-6: every arriving thread arrives)."""
         buf = self.bufs[sym]
         if len(elem) != len(buf.shape) or any(not 0 <= i < n for i, n in zip(elem, buf.shape)):
+            if buf.ordering:  # an endgame ring index past its extent (DIAL-2, SEM-4.3)
+                self.report(Finding("out-of-bounds", f"OUT OF BOUNDS @ {sym.name}{list(elem)} "
+                                    f"(shape {list(buf.shape)})", sym.name, elem, loc,
+                                    self.origin(loc, "read", threads), None))
+                return
             raise Unsupported(f"barrier element {sym.name}{list(elem)} outside its shape "
                               f"{list(buf.shape)}", loc, code="ERR-V11", rule="COLL-5.9")
         if not buf.tracked:
