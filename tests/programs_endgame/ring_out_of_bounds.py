@@ -1,4 +1,4 @@
-# expect: ring_oob refuted out-of-bounds bar 14
+# expect: ring_oob refuted out-of-bounds bar 15
 # An Arrive on ring element k + 2 of a barrier with K + 1 elements: past the extent at the last
 # iteration (SEM-4.3; the ring index is bounds-checked like any index, DIAL-2), and Await bar[1]
 # pairs with an arrive that never comes first (DIAL-11).
