@@ -1,6 +1,6 @@
-"""Sm80 instructions under their endgame names (July 2026; specs/dialects.md DIAL-1): the
-generic `Sm80_mma_m16n8` on packed registers and `Sm80_mma_m16n8_zero`, with their typed
-`partial`s, as upstream's `exo.platforms.Sm80` declares them.
+"""Instructions under their endgame names (July 2026; specs/dialects.md DIAL-1): the generic
+`Sm80_mma_m16n8` on packed registers and `Sm80_mma_m16n8_zero`, with their typed `partial`s,
+as upstream's `exo.platforms.Sm80` declares them, and the renamed warp shuffles.
 
 Rows of the same `Instr` records as `instrs` (signatures as data). `Sm80_mma_m16n8` reads its
 A and B operands as `CudaRmemPacked32` windows whose two leading dimensions are distributed
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from verifier.lang.stdlib import units
-from verifier.lang.stdlib.instrs import Instr, InstrParam
+from verifier.lang.stdlib.instrs import FixedShape, Instr, InstrParam, lane_mask_check
 from verifier.lang.stdlib.scalars import ScalarInfo
 from verifier.lang.stdlib.timelines import InstrTL
 
@@ -47,7 +47,28 @@ Sm80_mma_m16n8_zero = Instr(
     (InstrParam("D", "tensor", "w", "Sm80_RmemMatrixD", lambda kw: (16, 8)),),
     _IN_ORDER, units.cuda_warp, precisions=("D",))
 
+def _shuffle(name: str) -> Instr:
+    """Endgame's warp shuffles: February's `cuda_shfl_xor_sync_1f32[_sum]` with the operands
+    named dst/src and their type a precision keyword (upstream's cuda_warp_instr)."""
+    pair = (units.cuda_thread,)
+    return Instr(
+        name,
+        (InstrParam("dst", "tensor", "w", "CudaRmem", FixedShape((2,)), distributed=pair,
+                    owner_only=True),
+         InstrParam("src", "tensor", "r", "CudaRmem", FixedShape((2,)), distributed=pair,
+                    owner_only=True)),
+        _IN_ORDER, 2 * units.cuda_threads_strided(1, 1), ("laneMask",), lane_mask_check,
+        unit_of=lambda kw: 2 * units.cuda_threads_strided(1, kw["laneMask"]),
+        precisions=("dst", "src"))
+
+
+_shfl_1d = _shuffle("cuda_shfl_xor_sync_1d")
+_shfl_sum_1d = _shuffle("cuda_shfl_xor_sync_sum_1d")
+
 ENDGAME_SM80_INSTRS: dict[str, Instr] = {
+    "cuda_shfl_xor_sync_1d": _shfl_1d,
+    "cuda_shfl_xor_sync_sum_1d": _shfl_sum_1d,
+    "cuda_shfl_xor_sync_sum_1f32": _shfl_sum_1d.partial(dst="f32", src="f32"),
     "Sm80_mma_m16n8": Sm80_mma_m16n8,
     "Sm80_mma_m16n8_zero": Sm80_mma_m16n8_zero,
     "Sm80_mma_m16n8k8_f32_tf32": Sm80_mma_m16n8.partial(K_pack=1, D="f32", A="f32", B="f32"),
