@@ -144,9 +144,13 @@ def _multicast(an: AnalyzerView, s: ir.Arrive, decl: BarrierDecl, ctx: Context,
         _convergent(an, s, it.name)
         guard = ctx.tiling.guard_of(it.name)
         if guard is not None and guard.thread_pitch % block != 0:
+            # endgame: such a dimension is an array in one CTA's SMEM (DIAL-5), upstream's words
+            within = " (Cannot multicast on non-distributed dimension, i.e. cannot multicast " \
+                "across mbarriers in the same CTA)" if decl.ring is not None else ""
             raise RejectedInput(f"{_text(s)}: multicasted {it.name.name}: thread_pitch "
                                 f"{guard.thread_pitch} not divisible by blockDim ({block}); "
-                                "cannot be multicast", s.loc, code="ERR-A24", rule="LANG-5.13")
+                                f"cannot be multicast{within}", s.loc, code="ERR-A24",
+                                rule="LANG-5.13")
 
 
 def _convergent(an: AnalyzerView, s: ir.Arrive, it: ir.Sym) -> None:

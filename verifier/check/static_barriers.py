@@ -256,7 +256,8 @@ def _mechanism_rules(an: AnalyzerView, decl: BarrierDecl, first: SyncTL | None,
             problem = collectives.matches_unit(ctx.tiling, cuda_agnostic_sub_cta, dev)
             if problem is not None:
                 raise RejectedInput(f"{name} must be distributed so each mbarrier is resident "
-                                    f"in 1 CTA only: {problem}", loc, code="ERR-L04",
+                                    f"in 1 CTA only ({decl.mech_name} requires "
+                                    f"cuda_agnostic_sub_cta): {problem}", loc, code="ERR-L04",
                                     rule="LANG-5.14")
         if second is not None:
             sets = rules.SYNC_SETS[second]
