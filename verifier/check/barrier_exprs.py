@@ -23,6 +23,7 @@ from verifier.lang.stdlib.memories import CudaCommitGroup, CudaMbarrier
 from verifier.lang.ir.printer import expr_text, stmt_lines
 from verifier.lang.stdlib.timelines import SyncTL, implements
 from verifier.check.sites import BarrierDecl, Context
+from verifier.check.static_rings import worded
 from verifier.check.walk_view import AnalyzerView
 
 
@@ -113,8 +114,9 @@ def await_element(an: AnalyzerView, s: ir.Await, decl: BarrierDecl, ctx: Context
                             f"{expr_text(s.target.idx[decl.ring.dim])} on managed ring buffer "
                             "dimension", s.loc, code="ERR-A30", rule="DIAL-2")
     if any(isinstance(a, ir.Interval) for a in s.target.idx):
-        raise RejectedInput(f"{_text(s)}: multicast is for Arrive, not Await", s.loc,
-                            code="ERR-A30", rule="LANG-5.5")
+        raise RejectedInput(worded(an, f"{_text(s)}: multicast is for Arrive, not Await",
+                                   f"Unsupported multicast in {_text(s)}; multicast is for "
+                                   "Arrive, not Await"), s.loc, code="ERR-A30", rule="LANG-5.5")
     an.sync_uses.append(SyncUse("Await", decl.sym, s, ctx))
     return tuple(a.pt for a in s.target.idx if isinstance(a, ir.Point))
 
@@ -125,7 +127,9 @@ def _multicast(an: AnalyzerView, s: ir.Arrive, decl: BarrierDecl, ctx: Context,
     LANG-5.13 (ERR-A24)."""
     assert ctx.device is not None
     if not decl.mech.multicast:
-        raise RejectedInput(f"{_text(s)}: {decl.mech} does not support multicast", s.loc,
+        raise RejectedInput(worded(an, f"{_text(s)}: {decl.mech} does not support multicast",
+                                   f"Unsupported multicast in {_text(s)}; {decl.mech_name} "
+                                   "does not support multicast"), s.loc,
                             code="ERR-A30", rule="LANG-5.7")
     if decl.mech is CudaMbarrier and not implements(s.first, SyncTL.cuda_in_order):
         raise RejectedInput(f"{_text(s)}: Sm80_cp_async mbarrier must be within 1 CTA (no "
@@ -222,7 +226,11 @@ def check_collectives(an: AnalyzerView) -> None:
                 continue
             reason = collectives.base_mismatch(old.ctx.tiling, use.ctx.tiling, subdiv_only=False)
             if reason is not None:
-                raise RejectedInput(f"{_text(use.stmt)} has inconsistent collective tiling with "
+                # endgame finds a commit group's thread mismatch in its distributed memory
+                head = f"Distributed memory deduction for {use.sym.name} failed: " \
+                    if mech is CudaCommitGroup else ""
+                raise RejectedInput(worded(an, "", head) +
+                                    f"{_text(use.stmt)} has inconsistent collective tiling with "
                                     f"previous {what} at line {old.stmt.loc.line}: {reason}",
                                     use.stmt.loc, code="ERR-A24", rule="LANG-5.12")
             assert use.ctx.device is not None

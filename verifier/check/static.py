@@ -33,6 +33,16 @@ from verifier.check.sites import (
 )
 
 
+def uniform_write(buf: ir.Sym, mem: Memory, ctx: Context) -> None:
+    """A scalar write of `CudaRmemUniform(n)` registers runs at `n * cuda_thread` scope, all n
+    threads storing the group's value (upstream's rule; specs/dialects.md). Rules: COLL-2.6, DIAL-14"""
+    assert ctx.device is not None and mem.native_unit is not None
+    problem = collectives.matches_unit(ctx.tiling, mem.native_unit, ctx.device.cfg)
+    if problem is not None:
+        raise RejectedInput(f"{buf.name} @ {mem} must be written at {mem.params[0]} * "
+                            f"cuda_thread scope: {problem}", code="ERR-A18", rule="COLL-2.6")
+
+
 def _located(e: SporkError, loc: SrcLoc) -> SporkError:
     if e.loc.line == 0:
         e.loc = loc
@@ -451,12 +461,18 @@ class Analyzer:
         self.check_rank(buf, len(idx), s.loc)
         self.note_use(buf, ctx, idx)
         kind = AccessKind.write if isinstance(s, ir.Assign) else AccessKind.read_write
+        mem = self.mems.get(buf)
+        uniform = mem is not None and mem.name == "CudaRmemUniform" and mem.params[0] > 1
         self.record_access(buf, Element(idx, tuple(None for _ in idx)), kind, instr_tl, ctx,
-                           s.loc, len(reads), False)
+                           s.loc, len(reads), False, single_thread=not uniform)
         if ctx.cuda:
             assert ctx.device is not None
             try:
-                collectives.one_thread(ctx.tiling, ctx.device.cfg)
+                if uniform:
+                    assert mem is not None
+                    uniform_write(buf, mem, ctx)  # endgame: one value per n-thread group
+                else:
+                    collectives.one_thread(ctx.tiling, ctx.device.cfg)
             except RejectedInput as e:
                 e.message += f"\nstmt: {stmt_lines(s, 0)[0].strip()}"
                 self.later.append(_located(e, s.loc))

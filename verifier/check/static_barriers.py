@@ -137,8 +137,11 @@ def arrive(an: AnalyzerView, s: ir.Arrive, ctx: Context) -> None:
                             rule="LANG-5.6")
     names = {t.buf for t in s.targets}
     if len(names) > 1:
-        raise RejectedInput("cannot arrive on different queue barrier arrays", s.loc,
-                            code="ERR-A26", rule="LANG-5.6")
+        both = " and ".join(sorted(n.name for n in names))
+        raise RejectedInput(static_rings.worded(
+            an, "cannot arrive on different queue barrier arrays",
+            f"cannot arrive on different barrier variables {both}"), s.loc,
+            code="ERR-A26", rule="LANG-5.6")
     sym = s.targets[0].buf
     decl = an.barrier_decls[sym]
     home = barrier_exprs.arrive_home(an, s, decl, ctx)
@@ -281,7 +284,8 @@ def _mechanism_rules(an: AnalyzerView, decl: BarrierDecl, first: SyncTL | None,
         problem = collectives.matches_unit(ctx.tiling, cuda_cluster, dev)
         if problem is not None:
             what = "Arrive" if arrive else "Await"
-            raise RejectedInput(f"{what} for {name} must be by full cluster: {problem}", loc,
+            raise RejectedInput(f"{what} for {name} must be by full cluster" + static_rings.worded(
+                an, "", " (Missing threads to match cuda_cluster)") + f": {problem}", loc,
                                 code="ERR-L02", rule="COLL-3.2")
 
 

@@ -30,6 +30,12 @@ def is_endgame(an: AnalyzerView) -> bool:
     return an.model.proc.dialect == dialects.ENDGAME
 
 
+def worded(an: AnalyzerView, february: str, endgame: str) -> str:
+    """A rule's message in the words of the proc's dialect (upstream's tests read them; the
+    rule is the same in both, DIAL-1)."""
+    return endgame if is_endgame(an) else february
+
+
 def is_ring(decl: BarrierDecl) -> bool:
     return decl.ring is not None and decl.mech is CudaMbarrier
 

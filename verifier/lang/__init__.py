@@ -23,8 +23,8 @@ from verifier.lang.rewrite.replace_copy import replace
 from verifier.lang.rewrite.scheduling_loops import cut_loop, inline_window
 from verifier.lang.stdlib.timelines import InstrTL, QualTL, SyncTL
 from verifier.lang.stdlib.endgame import (
-    CudaMbarrierPreArrive, Sm80_CommitGroup, Sm90_TmaCommitGroup, Sm90_WgmmaCommitGroup,
-    ring_buffer_by,
+    CudaMbarrierPreArrive, CudaRmemLinear, CudaRmemUniform, Sm80_CommitGroup,
+    Sm90_TmaCommitGroup, Sm90_WgmmaCommitGroup, ring_buffer_by,
 )
 from verifier.lang.stdlib.units import (
     CollUnit, blockDim, clusterDim, cuda_cluster, cuda_cta_in_cluster,

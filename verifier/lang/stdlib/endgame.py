@@ -13,7 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from verifier.lang.stdlib.memories import BarrierMechanism, CudaCommitGroup, CudaMbarrier
+from dataclasses import replace
+
+from verifier.lang.stdlib import units
+from verifier.lang.stdlib.memories import (
+    BarrierMechanism, CudaCommitGroup, CudaMbarrier, CudaRmem, Memory,
+)
 from verifier.lang.stdlib.timelines import SyncTL
 
 
@@ -70,6 +75,21 @@ Sm90_TmaCommitGroup = MechanismSpelling("Sm90_TmaCommitGroup", CudaCommitGroup, 
 Sm90_WgmmaCommitGroup = MechanismSpelling("Sm90_WgmmaCommitGroup", CudaCommitGroup, 0,
                                           SyncTL.wgmma_async)
 
+# Endgame's register memories: per-thread registers under their new name, and registers whose
+# value is shared by aligned groups of n threads (its shards belong to n-thread units, COLL-5).
+CudaRmemLinear = replace(CudaRmem, name="CudaRmemLinear", bases=CudaRmem.bases + ("CudaRmem",))
+
+
+def CudaRmemUniform(n_threads: int) -> Memory:  # noqa: N802 - upstream's spelling
+    """Registers holding one value per aligned group of `n_threads` threads."""
+    if not isinstance(n_threads, int) or isinstance(n_threads, bool) or n_threads < 1:
+        raise ValueError(f"CudaRmemUniform expects a positive int, not {n_threads!r}")
+    bases = CudaRmemLinear.bases + ("CudaRmemLinear",) if n_threads == 1 else \
+        ("CudaBasicDeviceVisible", "CudaDeviceVisibleLinear")
+    return Memory("CudaRmemUniform", "rmem", "", "rwc", n_threads * units.cuda_thread, False,
+                  True, (n_threads,), bases=bases)
+
+
 ENDGAME_MECHANISMS = {m.name: m for m in (Sm80_CommitGroup, Sm90_TmaCommitGroup,
                                           Sm90_WgmmaCommitGroup)}
 
@@ -85,4 +105,4 @@ def base_mechanism(value: object) -> tuple[BarrierMechanism, int, SyncTL | None,
 
 
 __all__ = ["ring_buffer_by", "CudaMbarrierPreArrive", "Sm80_CommitGroup", "Sm90_TmaCommitGroup",
-           "Sm90_WgmmaCommitGroup"]
+           "Sm90_WgmmaCommitGroup", "CudaRmemLinear", "CudaRmemUniform"]
