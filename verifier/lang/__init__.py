@@ -16,6 +16,7 @@ from verifier.lang.stdlib.instrs import INSTRS as _INSTRS
 from verifier.lang.stdlib.instrs_cuda import CUDA_INSTRS as _CUDA_INSTRS
 from verifier.lang.stdlib.instrs_cuda import get_cuda_packed32_load_v, get_cuda_packed32_store_v
 from verifier.lang.stdlib.instrs_sm90 import SM90_INSTRS as _SM90_INSTRS
+from verifier.lang.stdlib.instrs_endgame import ENDGAME_SM80_INSTRS as _ENDGAME_SM80_INSTRS
 from verifier.lang.parse.procs import proc, simplify
 from verifier.lang.stdlib.scalars import ScalarInfo, bf16, f16, f32, f64, i8, i32, ui8, ui16
 from verifier.lang.parse.user_instrs import (
@@ -26,6 +27,10 @@ from verifier.lang.rewrite.scheduling import delete_buffer, rename, set_precisio
 from verifier.lang.rewrite.replace_copy import replace
 from verifier.lang.rewrite.scheduling_loops import cut_loop, inline_window
 from verifier.lang.stdlib.timelines import InstrTL, QualTL, SyncTL
+from verifier.lang.stdlib.endgame import (
+    CudaMbarrierPreArrive, CudaRmemLinear, CudaRmemUniform, Sm80_CommitGroup,
+    Sm90_TmaCommitGroup, Sm90_WgmmaCommitGroup, ring_buffer_by,
+)
 from verifier.lang.stdlib.units import (
     CollUnit, blockDim, clusterDim, cuda_cluster, cuda_cta_in_cluster,
     cuda_cta_in_cluster_strided, cuda_quadpair, cuda_thread, cuda_threads_strided, cuda_warp,
@@ -76,6 +81,8 @@ globals().update(_TK_COPIES)  # ThunderKittens (upstream's exo.platforms.cuda_tk
 globals().update(_TK_TILE_OPS)
 globals().update(_TK_VEC_OPS)
 globals().update(_TK_UNSERVED)  # upstream's Sm90 ThunderKittens wgmma names: unsupported
+globals().update(_ENDGAME_SM80_INSTRS)
+Sm80_RmemMatrixD_m16n8 = Sm80_RmemMatrixD(16, 8)
 
 __all__ = [name for name in list(globals()) if not name.startswith("_")
            and name not in ("annotations",)]

@@ -248,7 +248,7 @@ def _sm80() -> dict[str, Instr]:
     return out
 
 
-def _lane_mask_check(kw: dict[str, int]) -> str | None:
+def lane_mask_check(kw: dict[str, int]) -> str | None:
     return None if kw["laneMask"] in (1, 2, 4, 8, 16) else \
         "laneMask must be one bit: 1, 2, 4, 8 or 16"
 
@@ -268,7 +268,7 @@ def _warp_shuffles() -> dict[str, Instr]:
              InstrParam("inputs", "tensor", "r", "CudaRmem", FixedShape((2,)),
                         distributed=pair, owner_only=True)),
             InstrTL.cuda_in_order_instr, 2 * units.cuda_threads_strided(1, 1), ("laneMask",),
-            _lane_mask_check,
+            lane_mask_check,
             unit_of=lambda kw: 2 * units.cuda_threads_strided(1, kw["laneMask"]))
     return out
 
