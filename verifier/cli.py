@@ -1,7 +1,7 @@
 """`spork-verify PATH... [options]`: verify every module-level proc of each file.
 
 Exit codes (one mapping, `exit_code`; specs/cli.md CLI-1): 0 all proved (with `--sizes`: no
-hazard at those sizes), 1 any refuted, 2 rejected input or usage, 3 unknown/unsupported/vacuous
+hazard at those sizes), 1 any refuted (or a hazard an in-file sync_check found), 2 rejected input or usage, 3 unknown/unsupported/vacuous
 (none refuted), 4 internal error, 5 `--check-cert`: the file does not match its certificate,
 130 interrupted (Ctrl-C).
 """
@@ -16,6 +16,8 @@ try:  # Ctrl-C while the verifier's modules load (the console script imports the
     import dataclasses
     import math
     import os
+    import threading
+    import time
     import traceback
     from pathlib import Path
 
@@ -27,13 +29,15 @@ try:  # Ctrl-C while the verifier's modules load (the console script imports the
     from verifier.diagnostics import InternalError, RejectedInput, SporkError, Unsupported
     from verifier.encode.recheck import RECHECK_SOLVERS, RecheckSession, RecheckUnavailable
     from verifier.lang.ir.ir import Proc
-    from verifier.load.load_isolated import DEFAULT_TIMEOUT_S
+    from verifier.load.load_isolated import DEFAULT_TIMEOUT_S, isolation, kill_loading_children
     from verifier.load.load_scheduled import ENV_VAR, ExoGpuUnavailable, check_python, load_file
     from verifier.report import FORMATS
     from verifier.report.progress import Progress, colour_verdicts, use_colour
     from verifier.cli_chain import named_references, unchecked_chain, with_chain
-    from verifier.encode.assumptions import check_assumed_names
-    from verifier.results import ChainStatus, ProcResult, Verdict
+    from verifier.cli_gate import add_options as add_gate_options
+    from verifier.cli_gate import announce, cache_options, certificates_allowed
+    from verifier.load.load_isolated import LoadedFile
+    from verifier.results import ChainStatus, ProcResult, SyncCheckStatus, Verdict
 except KeyboardInterrupt:  # exits 130 quietly, as main() does (CLI-4), never a traceback
     sys.stderr.write("spork-verify: interrupted\n")
     raise SystemExit(130) from None
@@ -43,8 +47,9 @@ def exit_code(results: list[ProcResult]) -> int:
     if any(r.internal_error for r in results):
         return 4
     verdicts = {r.verdict for r in results}
-    if Verdict.refuted in verdicts:
-        return 1
+    if Verdict.refuted in verdicts or any(s.status is SyncCheckStatus.hazard
+                                          for r in results for s in r.sync_checks):
+        return 1  # a hazard an in-file sync_check found at its sizes is refuted too (SYNC-6)
     if Verdict.rejected in verdicts:
         return 2
     if verdicts - {Verdict.proved, Verdict.no_hazard_at_sizes}:
@@ -130,9 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default 60,000,000): the verdict does not depend on the machine's load")
     p.add_argument("--jobs", "-j", type=positive_int, default=1, metavar="N",
                    help="solve obligations in N worker processes (same results for every N)")
-    p.add_argument("--no-cache", action="store_true",
-                   help="neither read nor write the on-disk proof cache "
-                   "($SPORK_VERIFY_CACHE_DIR, else ~/.cache/spork-verify)")
+    add_gate_options(p)  # --cache-mode, --no-cache, --ci (CLI-12)
     p.add_argument("--load-timeout", type=positive_seconds, default=DEFAULT_TIMEOUT_S,
                    metavar="SECONDS", help="time limit for running each file to build its procs "
                    f"(default {DEFAULT_TIMEOUT_S:g})")
@@ -184,10 +187,9 @@ def _error_result(file: str, name: str, e: SporkError) -> ProcResult:
 def options(args: argparse.Namespace) -> "Options":
     """The proof options the command line asks for (CLI-7: budget, workers, cache)."""
     from verifier.encode import Options
-    from verifier.encode.proof_cache import default_dir
 
     given = {"timeout_s": args.timeout, "rlimit": args.rlimit}
-    return Options(jobs=args.jobs, cache_dir=None if args.no_cache else default_dir(),
+    return Options(jobs=args.jobs, **cache_options(args),  # CLI-12, SEC-7
                    releases=bool(args.emit_cuda or args.check_cert),  # CG-R2
                    fixed_sizes=assumed(args) or None,  # CLI-11
                    **{k: v for k, v in given.items() if v is not None})
@@ -204,16 +206,20 @@ def assumed(args: argparse.Namespace) -> dict[str, int]:
 
 
 def verify_file(path: str, args: argparse.Namespace, progress: Progress | None = None,
-                recheck: RecheckSession | None = None, queries: QueryWriter | None = None
-                ) -> tuple[list[ProcResult], int]:
-    """Results of every proc in the file, and how many proved procs got no CUDA."""
+                recheck: RecheckSession | None = None, queries: QueryWriter | None = None,
+                loaded: LoadedFile | None = None) -> tuple[list[ProcResult], int]:
+    """Results of every proc in the file (`loaded` already, or loaded now), and how many
+    proved procs got no CUDA."""
+    from verifier.encode.assumptions import check_assumed_names
+
     if args.recheck and recheck is None:  # a caller that did not open a session (pytest plugin)
         with RecheckSession(args.recheck, options(args).timeout_s) as session:
-            return verify_file(path, args, progress, session, queries)
-    loaded = load_file(path, args.load_timeout, args.exo_gpu_python)
+            return verify_file(path, args, progress, session, queries, loaded)
+    if loaded is None:
+        loaded = load_file(path, args.load_timeout, args.exo_gpu_python)
     if loaded.error is not None:
         failed = _error_result(path, loaded.error.proc or "<file>", loaded.error)
-        return [dataclasses.replace(failed, load_output=loaded.output)], 0
+        return [dataclasses.replace(failed, load_output=loaded.output, isolation=isolation())], 0
     origin = dict(zip(map(id, loaded.procs), loaded.scheduled_by))  # SCHED-6
     procs = list(loaded.procs)
     references = named_references(path)
@@ -244,7 +250,12 @@ def verify_file(path: str, args: argparse.Namespace, progress: Progress | None =
         if args.emit_cuda and results[-1].verdict is Verdict.proved and \
                 results[-1].certificate is not None:
             not_lowered += not _emit(p, results[-1], args.emit_cuda)
-    return [dataclasses.replace(r, load_output=loaded.output) for r in results], not_lowered
+    if loaded.sync_calls:  # the file's own sync_check calls, answered now (SYNC-3..7)
+        from verifier.cli_sync import settle
+
+        results = settle(loaded.sync_calls, procs, results, options(args), args.proc)
+    return [dataclasses.replace(r, load_output=loaded.output, isolation=isolation())
+            for r in results], not_lowered
 
 
 def _prove(p: Proc, args: argparse.Namespace, progress: Progress | None,
@@ -283,6 +294,10 @@ def _emit(p: Proc, result: ProcResult, folder: str) -> bool:
     when the proc is proved but cannot be lowered or written."""
     from verifier.codegen import emit_cuda
 
+    if not certificates_allowed():  # SEC-6: the file ran unconfined
+        print(f"spork-verify: no CUDA emitted for {p.name}: kernel files cannot be confined "
+              "on this machine, so no certificate is written (SEC-6)", file=sys.stderr)
+        return False
     out = Path(folder)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -349,6 +364,7 @@ def _main(argv: list[str] | None) -> int:
         return 2
     try:
         _check_destinations(args)
+        announce(args)  # SEC-5, SEC-6: --ci without confinement is refused here
         if args.check_cert:
             from verifier.cli_cert import check_cert
 
@@ -399,11 +415,48 @@ def _check_destinations(args: argparse.Namespace) -> None:
                          "instead: drop one of them")
 
 
+class LoadAhead(threading.Thread):
+    """Loads the first file in a thread while the main thread imports the prover: the loading
+    child (an interpreter of its own) and those imports overlap, some 0.3 s of a run on two
+    cores. `cancel` (Ctrl-C, or the imports failing) ends the child at once."""
+
+    def __init__(self, path: str, args: argparse.Namespace) -> None:
+        super().__init__(name="spork-verify-load", daemon=True)
+        self.path, self.args = path, args
+        self.loaded: LoadedFile | None = None
+        self.error: BaseException | None = None
+        # not join()/is_alive(): Python 3.11 marks a thread stopped when Ctrl-C interrupts a
+        # join with a timeout while the thread still runs (bpo-45274's fix)
+        self.done = threading.Event()
+        self.start()
+
+    def run(self) -> None:
+        try:
+            self.loaded = load_file(self.path, self.args.load_timeout, self.args.exo_gpu_python)
+        except BaseException as e:  # ExoGpuUnavailable and the like: raised in the main thread
+            self.error = e
+        finally:
+            self.done.set()
+
+    def result(self) -> LoadedFile:
+        while not self.done.wait(timeout=0.05):  # in slices: Ctrl-C is handled in between
+            pass
+        if self.error is not None:
+            raise self.error
+        assert self.loaded is not None
+        return self.loaded
+
+    def cancel(self) -> None:
+        start = time.monotonic()
+        while not self.done.is_set() and time.monotonic() < start + 2.0:  # one spawned late too
+            kill_loading_children(force=time.monotonic() > start + 1.0)
+            self.done.wait(timeout=0.05)
+
+
 def _verify_all(args: argparse.Namespace) -> int:
     """Verify each PATH, writing each file's results as it finishes (CLI-3); Ctrl-C stops a
     running check, writes what finished and exits 130 (CLI-4)."""
     from verifier.report import render
-    from verifier.encode.solver import stop_checks_on_interrupt
 
     progress = Progress(not args.no_progress)
     colour = args.format == "text" and not args.output and use_colour(args.color, sys.stdout)
@@ -416,14 +469,18 @@ def _verify_all(args: argparse.Namespace) -> int:
     not_lowered = 0
     interrupted = False
     queries = QueryWriter(args.smt2) if args.smt2 else None
+    ahead = LoadAhead(args.paths[0], args)  # the loading child runs while the prover imports
     try:
+        from verifier.encode.solver import stop_checks_on_interrupt
+
         recheck = RecheckSession(args.recheck, options(args).timeout_s) if args.recheck \
             else None
         with interruptible_solvers(stop_checks_on_interrupt()), \
                 recheck or contextlib.nullcontext():
             for index, path in enumerate(args.paths, 1):
                 progress.file(path, index, len(args.paths))
-                file_results, failures = verify_file(path, args, progress, recheck, queries)
+                file_results, failures = verify_file(path, args, progress, recheck, queries,
+                                                     ahead.result() if index == 1 else None)
                 stop_if_interrupted()
                 not_lowered += failures
                 sink.add_file(file_results)
@@ -438,6 +495,7 @@ def _verify_all(args: argparse.Namespace) -> int:
         interrupted = True  # z3 calls other than check() end in an exception once interrupted
         ignore_further_interrupts()
     finally:
+        ahead.cancel()  # nothing to do unless interrupted before the first file was taken
         progress.clear()
         sink.finish()  # also on an internal error: the document holds what finished
     results = sink.results

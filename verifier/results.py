@@ -150,6 +150,50 @@ class ChainResult:
         return f"{self.status.value} against {self.reference}{extra}"
 
 
+SIGNAL_SCOPE_ABI = 6  # Landlock ABI that keeps the file's signals inside its domain (SEC-5)
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """How the process that ran a kernel file was confined (specs/threat_model.md SEC-2..6):
+    the Landlock ABI the kernel offers (0: none) and whether a seccomp filter refuses the
+    file's system calls on other processes (x86_64, aarch64). `full` (ABI >= 6): it writes
+    only to its own temporary folder and signals, traces or reads no other process; `partial`
+    (ABI 1-5): the same, with signals refused by the filter instead of Landlock; `none`: its
+    filesystem access is not confined (the filter still applies), so nothing this run computes
+    is stored (no cache entry, no certificate, SEC-6)."""
+
+    landlock_abi: int
+    syscall_filter: bool = True
+
+    @property
+    def level(self) -> str:
+        if self.landlock_abi >= SIGNAL_SCOPE_ABI:
+            return "full"
+        return "partial" if self.landlock_abi >= 1 else "none"
+
+    @property
+    def confined(self) -> bool:
+        return self.landlock_abi >= 1
+
+    def warning(self) -> str:
+        """What stderr says about what this machine cannot protect (empty when nothing)."""
+        if self.level == "none":
+            return ("this kernel offers no Landlock (Linux >= 5.13 with landlock among its "
+                    "LSMs): kernel files can write wherever this user can, so the proof cache "
+                    "is neither read nor written and no certificate is written or accepted "
+                    "(SEC-6)")
+        gaps = []
+        if self.level != "full" and not self.syscall_filter:
+            gaps.append("signal other processes of this user (stop or kill this run)")
+        if self.landlock_abi < 3:
+            gaps.append("truncate files it cannot write")
+        if not gaps:
+            return ""
+        return (f"with this kernel's Landlock (ABI {self.landlock_abi}) a kernel file can "
+                f"{' and '.join(gaps)} (SEC-5; Linux >= 6.12 prevents it)")
+
+
 @dataclass(frozen=True)
 class ScheduledBy:
     """Where a proc came from when upstream Exo-GPU's own rewrites built it (SCHED-6). The
@@ -162,6 +206,40 @@ class ScheduledBy:
     exo_version: str  # upstream's package version in that interpreter
     text_sha256: str
     text_file: str  # `FILE@exo-gpu/PROC.py`, the name locations in the text carry
+
+
+class SyncCheckStatus(Enum):
+    """How a `p.sync_check(**sizes)` call of the user's file was settled (specs/loading.md
+    SYNC-4..6)."""
+
+    covered = "covered"  # a proof holds at these sizes: for all sizes, or at these (SYNC-4/5)
+    no_hazard = "no-hazard"  # the concrete machine ran at these sizes to the end: none found
+    hazard = "hazard"  # the machine found one at these sizes (replayed, never a guess)
+    not_run = "not-run"  # the machine cannot run the proc (a construct outside its fragment)
+
+
+@dataclass(frozen=True)
+class SyncCheckResult:
+    """One in-file `sync_check` call and its answer, reported with its proc's result."""
+
+    proc: str
+    sizes: tuple[tuple[str, int], ...]
+    loc: SrcLoc  # the call, in the user's file
+    status: SyncCheckStatus
+    settled_by: str  # a SYNC_SETTLED_BY key
+    message: str
+    certificate: str = ""  # covered: the digest of the certificate of the proof that covers it
+    finding: Finding | None = None  # hazard: the machine's finding
+    time_s: float = 0.0
+
+
+# who settled an in-file sync_check (specs/loading.md SYNC-3..6)
+SYNC_SETTLED_BY = {
+    "proof": "the proof for all sizes",
+    "proof-at-sizes": "a proof at these sizes",
+    "machine": "the concrete machine at these sizes",
+    "machine-while-loading": "the concrete machine while the file loaded",
+}
 
 
 @dataclass(frozen=True)
@@ -182,6 +260,9 @@ class ProcResult:
     scheduled_by: ScheduledBy | None = None  # built by upstream's rewrites (SCHED-6)
     # `--assume NAME=VALUE`: proved (or refuted) only for sizes with these values (CLI-11)
     assumptions: tuple[tuple[str, int], ...] = ()
+    isolation: Isolation | None = None  # how the file was confined while it loaded (SEC-2)
+    # the file's own `p.sync_check(...)` calls on this proc and their answers (SYNC-7)
+    sync_checks: tuple[SyncCheckResult, ...] = ()
 
 
 def assumed_words(assumptions: tuple[tuple[str, int], ...]) -> str:

@@ -83,11 +83,13 @@ def example(name: str) -> tuple[ir.Proc, Certificate]:
     raise KeyError(name)
 
 
-def uses_mbarriers(proc: ir.Proc) -> bool:
-    """Whether `proc` allocates a `CudaMbarrier`."""
+def uses_mbarriers(proc: ir.Proc, ring: bool | None = None) -> bool:
+    """Whether `proc` allocates a `CudaMbarrier` (with `ring`, only an endgame ring one, True,
+    or only a February one, False: specs/dialects.md DIAL-13)."""
     def walk(stmts: tuple[ir.Stmt, ...]) -> bool:
         return any((isinstance(s, ir.Alloc) and isinstance(s.typ, ir.BarrierType) and
-                    str(s.typ.mech) == "CudaMbarrier") or
+                    str(s.typ.mech) == "CudaMbarrier" and
+                    (ring is None or (s.typ.ring is not None) == ring)) or
                    walk(getattr(s, "body", ())) or walk(getattr(s, "orelse", ()))
                    for s in stmts)
     return walk(proc.body)

@@ -23,7 +23,9 @@ from verifier.lang.ir.lifetimes import early_releases
 from verifier.lang.stdlib.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
 from verifier.lang.ir.printer import expr_text, stmt_lines
 from verifier.lang.stdlib.timelines import InstrTL, QualTL
-from verifier.check import barrier_exprs, static_barriers, static_calls
+from verifier.check import barrier_exprs, static_barriers, static_calls, static_rings
+from verifier.check.static_packed import (
+    check_packed_shape, check_scalar_access, check_window_memory)
 from verifier.semantics import rules
 from verifier.semantics.access import mutated_syms, walk_stmts
 from verifier.semantics.exprs import data_reads
@@ -31,6 +33,16 @@ from verifier.semantics.rules import AccessKind
 from verifier.check.sites import (
     AccessSite, Context, Device, Element, Loop, ProgramModel, ReleaseSite, Trailing,
 )
+
+
+def uniform_write(buf: ir.Sym, mem: Memory, ctx: Context) -> None:
+    """A scalar write of `CudaRmemUniform(n)` registers runs at `n * cuda_thread` scope, all n
+    threads storing the group's value (upstream's rule; specs/dialects.md). Rules: COLL-2.6, DIAL-14"""
+    assert ctx.device is not None and mem.native_unit is not None
+    problem = collectives.matches_unit(ctx.tiling, mem.native_unit, ctx.device.cfg)
+    if problem is not None:
+        raise RejectedInput(f"{buf.name} @ {mem} must be written at {mem.params[0]} * "
+                            f"cuda_thread scope: {problem}", code="ERR-A18", rule="COLL-2.6")
 
 
 def _located(e: SporkError, loc: SrcLoc) -> SporkError:
@@ -75,6 +87,8 @@ class Analyzer:
         self.early = {id(r.alloc): r for r in early_releases(proc.body)}  # CG-R1 candidates
         for a in proc.args:
             if not isinstance(a.typ, ir.Control):
+                if isinstance(a.typ, ir.Tensor) and a.typ.window:
+                    check_window_memory(a.name.name, a.mem, a.loc)
                 self.elem_types[a.name] = ir.element_type(a.typ) or ""
                 self.mems[a.name] = a.mem
                 self.alloc_loops[a.name] = ()
@@ -101,6 +115,7 @@ class Analyzer:
         if self.later:
             raise min(self.later, key=lambda e: (e.loc.line, e.loc.col))
         barrier_exprs.check_collectives(self)
+        static_rings.arrive_counts(self)
         if self.deferred:
             raise min(self.deferred, key=lambda e: (e.loc.line, e.loc.col))
         return self.model
@@ -133,6 +148,8 @@ class Analyzer:
                                                            ctx.device.cfg, name=sym.name)
             except SporkError as e:
                 raise _located(e, self.alloc_site_loc[sym]) from None
+            check_packed_shape(sym.name, mem, self.elem_types.get(sym, ""), shape[dist.R:],
+                               self.alloc_site_loc[sym])
             if mem.is_register and any(_literal(d) is None for d in shape[dist.R:]):
                 # COLL-5.8: the shard (the dims left after the distributed ones) is the
                 # register allocation, and it must have a constant shape (LANG-6.3)
@@ -199,6 +216,7 @@ class Analyzer:
             case ir.Pass():
                 pass
             case ir.WindowStmt():
+                check_window_memory(s.name.name, self.mems.get(s.rhs.buf), s.loc)
                 static_calls.window_stmt(self, s, ctx)
             case ir.Alloc():
                 self.alloc(s, ctx)
@@ -348,12 +366,14 @@ class Analyzer:
             static_barriers.declare(self, s, ctx)
             decl = self.barrier_decls[s.name]
             self.mems[s.name] = MBARRIER_STORAGE
-            self.model.shapes[s.name] = tuple(ir.Const(d, s.loc) for d in decl.shape)
+            self.model.shapes[s.name] = decl.logical_shape(s.loc)
             self.alloc_loops[s.name] = decl.alloc_loops
             self.alloc_ctx[s.name] = ctx
             self.alloc_site_loc[s.name] = s.loc
             if decl.mech is CudaMbarrier:
                 self.mutated = self.mutated | {s.name}  # storage is always tracked (SEM-2.1)
+            if static_rings.is_ring(decl):
+                static_rings.handoff(self, s, decl, ctx)
             return
         mem = s.mem
         assert isinstance(mem, Memory)
@@ -455,19 +475,28 @@ class Analyzer:
         for k, r in enumerate(reads):
             for i in r.idx:
                 self.check_control(i)
+            check_scalar_access(r.buf.name, self.mems.get(r.buf), "read", r.loc)
             self.check_rank(r.buf, len(r.idx), r.loc)
             self.note_use(r.buf, ctx, r.idx)
             self.record_access(r.buf, Element(r.idx, tuple(None for _ in r.idx)),
                                AccessKind.read, instr_tl, ctx, r.loc, k, False)
+        check_scalar_access(buf.name, self.mems.get(buf),
+                            "write" if isinstance(s, ir.Assign) else "reduce", s.loc)
         self.check_rank(buf, len(idx), s.loc)
         self.note_use(buf, ctx, idx)
         kind = AccessKind.write if isinstance(s, ir.Assign) else AccessKind.read_write
+        mem = self.mems.get(buf)
+        uniform = mem is not None and mem.name == "CudaRmemUniform" and mem.params[0] > 1
         self.record_access(buf, Element(idx, tuple(None for _ in idx)), kind, instr_tl, ctx,
-                           s.loc, len(reads), False)
+                           s.loc, len(reads), False, single_thread=not uniform)
         if ctx.cuda:
             assert ctx.device is not None
             try:
-                collectives.one_thread(ctx.tiling, ctx.device.cfg)
+                if uniform:
+                    assert mem is not None
+                    uniform_write(buf, mem, ctx)  # endgame: one value per n-thread group
+                else:
+                    collectives.one_thread(ctx.tiling, ctx.device.cfg)
             except RejectedInput as e:
                 e.message += f"\nstmt: {stmt_lines(s, 0)[0].strip()}"
                 self.later.append(_located(e, s.loc))

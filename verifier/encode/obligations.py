@@ -18,6 +18,8 @@ import z3
 from verifier.diagnostics import SrcLoc
 from verifier.lang.ir import ir
 from verifier.lang.ir.lifetimes import RELEASE_PREFIX
+from verifier.lang.stdlib.dialects import ENDGAME
+from verifier.lang.stdlib.timelines import QualTL
 from verifier.semantics import rules
 from verifier.semantics.rules import AccessKind, Flag
 from verifier.check.sites import (
@@ -26,9 +28,11 @@ from verifier.check.sites import (
 from verifier.encode.barrier_counts import (element_vars, free_point, last_instance,
                                             short_of_partner)
 from verifier.encode.instances import Encoder, Instance, before, equal_on
-from verifier.encode.kills import clipped_bounds, killed
+from verifier.encode.kills import KillSites, clipped_bounds, killed
+from verifier.encode.pairs import kept_pairs
 from verifier.encode.pruning import Pruner
 from verifier.encode.terms import conj
+from verifier.encode.ring_barriers import one_shot_sites, second_arrive
 from verifier.encode.ring_invariant import ring_lemma, ring_sites
 from verifier.encode.transactions import byte_mismatch, checks, phase_disagreement
 from verifier.encode.visibility import ANCHORED_FALLBACK, LEVELS, VisibilityBuilder
@@ -75,6 +79,8 @@ def required_flag(earlier: AccessSite, later: AccessSite) -> Flag | None:
     """The flag `later` needs on `earlier`'s record, or None when they cannot conflict."""
     if earlier.kind is AccessKind.read:
         return None if later.kind is AccessKind.read else Flag.temp
+    if earlier.qual.q0 is QualTL.slot:
+        return Flag.temp  # DIAL-6: a ring slot's handoff is seen once temporally ordered
     if later.kind is AccessKind.read:
         return Flag.full
     if later.kind is AccessKind.atomic and earlier.atomic_quals & later.qual.extended:
@@ -101,6 +107,7 @@ class ObligationBuilder:
                     self.base.append(var == fixed_sizes[sym.name])
         self.vis = VisibilityBuilder(self.enc, model)
         self.pruner = Pruner(model)
+        self.kill_sites = KillSites(model.accesses)
         self.size_names = {sym.name: var for sym, var in self.enc.sizes.items()}
         self.issued: dict[str, int] = {}  # obligation ids given so far (`unique`)
 
@@ -145,30 +152,30 @@ class ObligationBuilder:
 
     def hazards(self, prune: bool = True) -> list[Obligation]:
         """One obligation per ordered pair of accesses to one variable that can conflict
-        (PR-1), but for pairs with a write to the same element always between them (PR-4);
-        pairs PR-2 or PR-3 settle are listed with `discharged_by` and never built.
+        (PR-1), but for pairs with a write to the same element always between them (PR-4,
+        pairs.py); pairs PR-2, PR-3 or PR-7 settle are listed with `discharged_by` and never
+        built.
         `prune=False` lists every pair and builds each (tests compare the two)."""
-        out = []
         tracked = [s for s in self.model.accesses if s.tracked]
         by_var: dict[ir.Sym, list[AccessSite]] = {}
         for site in tracked:
             by_var.setdefault(site.buf, []).append(site)
-        dominated: set[tuple[int, int]] = set()
         if prune:
-            for sites in by_var.values():
-                dominated |= self.pruner.dominated_pairs(sites)
-        for later in tracked:
-            for earlier in by_var[later.buf]:
-                if earlier.is_free:
-                    continue
-                flag = required_flag(earlier, later)
-                if flag is None or (earlier.id, later.id) in dominated:
-                    continue
-                ob = self.hazard(earlier, later, flag)
-                if prune:
-                    ob.discharged_by = "PR-2" if self.pruner.disjoint(earlier, later) else \
-                        "PR-3" if self.pruner.fenced(earlier, later, flag) else ""
-                out.append(ob)
+            order = {site.id: k for k, site in enumerate(tracked)}
+            pairs = sorted((p for sites in by_var.values() for p in kept_pairs(sites)),
+                           key=lambda p: (order[p[1].id], order[p[0].id]))
+        else:
+            pairs = [(earlier, later) for later in tracked for earlier in by_var[later.buf]
+                     if not earlier.is_free]
+        out = []
+        for earlier, later in pairs:
+            flag = required_flag(earlier, later)
+            if flag is None:
+                continue
+            ob = self.hazard(earlier, later, flag)
+            if prune:
+                ob.discharged_by = self.pruner.settled_by(earlier, later, flag)
+            out.append(ob)
         return out
 
     def hazard(self, sa: AccessSite, sb: AccessSite, flag: Flag) -> Obligation:
@@ -231,7 +238,8 @@ class ObligationBuilder:
         mode = self.vis.quantified
         self.vis.quantified = False
         try:
-            return killed(self.enc, self.model, self.vis.witnesses, sa, a, sb, b, elem)
+            return killed(self.enc, self.kill_sites.around(sa, sb), self.vis.witnesses, sa, a,
+                          sb, b, elem)
         finally:
             self.vis.quantified = mode
 
@@ -239,14 +247,26 @@ class ObligationBuilder:
         """SEM-6.7 satisfiable awaits and SEM-6.6 balanced counts at every barrier free."""
         out = []
         for site in self.model.awaits:
-            if site.n >= 0:
+            ring = self.model.barriers[site.barrier].ring is not None
+            if site.n >= 0 and not ring:
                 continue  # arrive-indexed awaits never wait for a future arrive (SEM-6.7)
             out.append(Obligation(
-                f"await:{site.barrier.name}@{site.loc.line}:{site.loc.col}", "SEM-6.7",
+                f"await:{site.barrier.name}@{site.loc.line}:{site.loc.col}",
+                "DIAL-11" if ring else "SEM-6.7",
                 "deadlock", site.barrier.name, site.loc, [(site.loc, "later access")],
                 lambda level, fallback, site=site: self._measured(lambda: self._await(site)),
                 description=f"Await on {site.barrier.name} finds its paired Arrive before it"))
+        for arrive in one_shot_sites(self.model):
+            out.append(Obligation(
+                f"one-shot:{arrive.barrier.name}@{arrive.loc.line}:{arrive.loc.col}", "DIAL-10",
+                "barrier-count", arrive.barrier.name, arrive.loc, [(arrive.loc, "later access")],
+                lambda level, fallback, arrive=arrive: self._measured(lambda: self._one_shot(
+                    arrive)),
+                description=f"each Arrive on {arrive.barrier.name} completes a ring element "
+                "no other Arrive completes"))
         for decl in self.model.barriers.values():
+            if self.model.proc.dialect == ENDGAME:
+                continue  # endgame: no count balance at the free (DIAL-12)
             out.append(Obligation(
                 f"balance:{decl.sym.name}@{decl.loc.line}:{decl.loc.col}", "SEM-6.6",
                 "barrier-count", decl.sym.name, decl.loc, [(decl.loc, "later access")],
@@ -262,6 +282,10 @@ class ObligationBuilder:
         a_max = counts.a_max(decl, site, elem, inst)
         short = short_of_partner(counts, self.model, decl, elem, inst, a_max)
         return self.base + [inst.valid, a_max >= 0, short], {**self.size_names, **inst.names}
+
+    def _one_shot(self, site: ArriveSite) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
+        found, names = second_arrive(self.enc, self.vis.barriers, self.model, site)
+        return self.base + found, {**self.size_names, **names}
 
     def _balance(self, decl: BarrierDecl) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
         counts = self.vis.barriers
@@ -369,8 +393,7 @@ class ObligationBuilder:
                 ob.id, ob.release = RELEASE_PREFIX + ob.id, rel.id
                 ob.description = f"early release ({rel.id}): {ob.description}"
                 if prune:
-                    ob.discharged_by = "PR-2" if self.pruner.disjoint(earlier, site) else \
-                        "PR-3" if self.pruner.fenced(earlier, site, flag) else ""
+                    ob.discharged_by = self.pruner.settled_by(earlier, site, flag)
                 out.append(self.unique(ob))
         return out
 

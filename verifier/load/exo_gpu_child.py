@@ -188,11 +188,36 @@ def _exo_dir() -> str:
     return os.path.realpath(os.path.dirname(os.path.abspath(exo.__file__)))
 
 
+def _sandbox() -> types.ModuleType:
+    """load/sandbox.py, loaded by path: this interpreter need not have spork-verify."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "spork_verify_sandbox", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                             "sandbox.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
 def main(argv: list[str]) -> None:
+    """Read the request; run the file in a confined child of this process, which stays
+    outside as the subreaper that ends every process the file left (SEC-2, SEC-4)."""
     reply_fd, crash_fd = int(argv[0]), int(argv[1])
     for fd in (reply_fd, crash_fd):
         os.set_inheritable(fd, False)
     request = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    if request.get("policy") is None or not sys.platform.startswith("linux"):
+        _serve(request, reply_fd, crash_fd, None)
+    sandbox = _sandbox()
+    policy = sandbox.Policy.from_json(request["policy"])
+    sandbox.supervise(lambda: _serve(request, reply_fd, crash_fd, sandbox, policy))
+
+
+def _serve(request: dict[str, Any], reply_fd: int, crash_fd: int, sandbox: Any,
+           policy: Any = None) -> NoReturn:
     sys.argv = [request["path"]]
     sys.stdin.close()
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -202,6 +227,8 @@ def main(argv: list[str]) -> None:
     crash = open(crash_fd, "w", closefd=False)
     faulthandler.enable(crash)
     faulthandler.register(signal.SIGUSR1, crash)
+    if sandbox is not None:
+        sandbox.confine_or_exit(policy, "the Exo-GPU process")
     real_exit = os._exit
     begin = time.monotonic()
     write_frame(reply_fd, {"stage": "started"})

@@ -9,6 +9,7 @@ processes) ends as a located `SporkError` in `LoadedFile.error`, never as this p
 from __future__ import annotations
 
 import contextlib
+import functools
 import linecache
 import os
 import pickle
@@ -30,11 +31,16 @@ from verifier.load.load import is_user_file, read_source
 from verifier.load.source import python_lines
 from verifier.load.load_protocol import (
     LoadReply, LoadRequest, PrintedProc, Stage, read_reply)
-from verifier.results import ScheduledBy
+from verifier.load.sandbox import (
+    Policy, filters_syscalls, landlock_abi, make_undumpable, on_linux)
+from verifier.load.sync_record import SyncCall
+from verifier.locations import key_file
+from verifier.results import Isolation, ScheduledBy
 
 DEFAULT_TIMEOUT_S = 120.0
 OUTPUT_LIMIT = 64 * 1024  # bytes of the file's output kept; the rest is counted, not stored
 _DUMP_WAIT_S = 0.5  # how long a timed-out child gets to write its traceback
+_END_GRACE_S = 5.0  # how long the supervisor gets to end the file's processes (SEC-4)
 _FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+)')
 
 
@@ -48,6 +54,7 @@ class LoadedFile:
     output: str = ""  # stdout and stderr of the file while it loaded, interleaved
     timings: dict[str, float] = field(default_factory=dict)  # total_s, startup_s, run_s
     scheduled_by: tuple[ScheduledBy, ...] = ()  # per proc, when Exo-GPU built them (SCHED-6)
+    sync_calls: tuple[SyncCall, ...] = ()  # the file's own sync_check calls (SYNC-1)
 
 
 class _OutputReader(threading.Thread):
@@ -72,11 +79,12 @@ class _OutputReader(threading.Thread):
 
 # The child imports this very verifier package (not another install), then takes its folder
 # off sys.path again, so the user's `import examples` or `import tests` never finds ours.
-# `p.sync_check(...)` in the file needs the concrete machine, which lang may not import: the
-# boot installs a hook that imports it on first use (API-3), keeping start-up small.
-_BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
-         "from verifier.lang.ir import ir; ir.SYNC_CHECK_HOOK[0] = lambda p, s: __import__("
-         "'verifier.semantics.sync_check', fromlist=['sync_check']).sync_check(p, s); "
+# `p.sync_check(...)` in the file is recorded (SYNC-1); its size check and, where the file
+# could catch its exception, the machine live in verifier.semantics, which load may not
+# import: the boot hands the recorder that module, imported on first use.
+_BOOT = ("import sys, importlib; sys.path.insert(0, sys.argv[1]); "
+         "from verifier.load import sync_record; sync_record.install(lambda: "
+         "importlib.import_module('verifier.semantics.sync_check')); "
          "from verifier.load.load_child import main; del sys.path[0]; main(sys.argv[2:])")
 
 
@@ -92,11 +100,17 @@ def _crash_location(text: str) -> SrcLoc | None:
 
 
 def _kill_group(child: subprocess.Popen[bytes]) -> None:
-    """Kill the child and anything it started (it leads its own process group)."""
+    """End the child: SIGTERM asks its supervisor to kill every process the file left
+    (SEC-4); SIGKILL to its process group if it has not ended within a grace period."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if child.poll() is None:
+            os.kill(child.pid, signal.SIGTERM)
     try:
-        os.killpg(child.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
+        child.wait(timeout=_END_GRACE_S)
+    except subprocess.TimeoutExpired:
         pass
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signal.SIGKILL)
     child.wait()
 
 
@@ -142,26 +156,67 @@ class ChildRun:
 
 
 Command = Callable[[int, int], list[str]]  # (reply fd, crash fd) -> the child's argv
+Request = Callable[[Policy | None], bytes]  # the confinement -> the request on its stdin
+_RUNNING: set[subprocess.Popen[bytes]] = set()  # children running now, for Ctrl-C elsewhere
 
 
-def run_child(command: Command, request: bytes, timeout_s: float, start: float,
-              cwd: str | None = None, env: dict[str, str] | None = None) -> ChildRun:
+def kill_loading_children(force: bool = False) -> None:
+    """End every loading child running now, and what it started (LOAD-6): for a caller that
+    loads in another thread, where Ctrl-C does not reach `run_child`'s own cleanup. SIGTERM
+    asks each supervisor to kill every process its file left (SEC-4); `force`: SIGKILL to
+    each process group."""
+    for child in list(_RUNNING):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if force:
+                os.killpg(child.pid, signal.SIGKILL)
+            else:
+                os.kill(child.pid, signal.SIGTERM)
+
+
+@functools.cache
+def isolation() -> Isolation:
+    """How loading children are confined on this machine (SEC-2, SEC-5): probed once."""
+    return Isolation(landlock_abi(), filters_syscalls())
+
+
+def hidden_paths() -> tuple[str, ...]:
+    """What no kernel file may read: the proof cache's key (SEC-3, SEC-7)."""
+    return (str(key_file()),)
+
+
+Setup = Callable[[str], tuple[str | None, dict[str, str]]]  # private folder -> (cwd, env)
+
+
+def run_child(command: Command, request: Request, timeout_s: float, start: float,
+              hidden: tuple[str, ...] | None = None, setup: Setup | None = None) -> ChildRun:
     """Run a child with `request` on its stdin in its own session, under the time limit
     (LOAD-7), its stdout and stderr drained apart (LOAD-8), its reply written to a file of its
-    own (LOAD-9); the whole process group is killed when it ends (LOAD-6). `cwd` and `env`
-    default to the caller's."""
-    with tempfile.TemporaryFile() as reply_file, tempfile.TemporaryFile() as crash_file:
+    own (LOAD-9), confined to a private temporary folder with `hidden` unreadable (SEC-2,
+    SEC-3); every process it leaves is ended when it ends (LOAD-6, SEC-4). `setup`, given
+    the private folder, prepares what the child may work on there and names its working
+    folder and extra environment (SCHED-7); by default the caller's folder."""
+    make_undumpable()  # SEC-3: other processes of this user cannot read our memory
+    with tempfile.TemporaryFile() as reply_file, tempfile.TemporaryFile() as crash_file, \
+            tempfile.TemporaryDirectory(prefix="spork-load-",
+                                        ignore_cleanup_errors=True) as private:
         fds = (reply_file.fileno(), crash_file.fileno())
+        hidden = hidden_paths() if hidden is None else hidden
+        found = isolation()  # without Landlock, still the seccomp filter and the supervisor
+        policy = Policy((private,), hidden, found.landlock_abi) if on_linux() else None
+        env = {**os.environ, "TMPDIR": private, "TEMP": private, "TMP": private}
+        cwd, extra = setup(private) if setup is not None else (None, {})
+        env.update(extra)
         child = subprocess.Popen(
             command(*fds), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, pass_fds=fds, start_new_session=True, cwd=cwd, env=env)
         reader = _OutputReader(child.stdout)  # type: ignore[arg-type]
         reader.start()
         timed_out = False
+        _RUNNING.add(child)
         try:
             try:
                 assert child.stdin is not None
-                child.stdin.write(request)
+                child.stdin.write(request(policy))
                 child.stdin.close()
             except BrokenPipeError:
                 pass  # the child died at start; its status says why
@@ -174,6 +229,7 @@ def run_child(command: Command, request: bytes, timeout_s: float, start: float,
                 time.sleep(_DUMP_WAIT_S)
         finally:
             _kill_group(child)  # also on Ctrl-C; and processes the file left running
+            _RUNNING.discard(child)
         reader.join(timeout=1.0)  # a process that left our group may still hold the pipe
         if not reader.is_alive():
             child.stdout.close()  # type: ignore[union-attr]
@@ -197,9 +253,11 @@ def _verifier_child(reply_fd: int, crash_fd: int) -> list[str]:
 
 
 def load_isolated(path: str | Path, timeout_s: float = DEFAULT_TIMEOUT_S,
-                  printed: tuple[PrintedProc, ...] = ()) -> LoadedFile:
+                  printed: tuple[PrintedProc, ...] = (), hidden: tuple[str, ...] | None = None
+                  ) -> LoadedFile:
     """Run the file in a child interpreter and return its procs (or why loading failed).
-    With `printed` (SCHED-3), the child parses those proc texts instead of running the file."""
+    With `printed` (SCHED-3), the child parses those proc texts instead of running the file;
+    `hidden`: paths the file must not read (default: the proof cache's key, SEC-3)."""
     path = str(path)
     start = time.monotonic()
     try:
@@ -208,8 +266,8 @@ def load_isolated(path: str | Path, timeout_s: float = DEFAULT_TIMEOUT_S,
         linecache.cache[path] = (0, None, [], path)
         return LoadedFile(path, error=e)
     remember_source(path, source)
-    run = run_child(_verifier_child, pickle.dumps(LoadRequest(path, source, start, printed)),
-                    timeout_s, start)
+    run = run_child(_verifier_child, lambda policy: pickle.dumps(
+        LoadRequest(path, source, start, printed, policy)), timeout_s, start, hidden)
     try:
         reply = read_reply(run.reply)
     except Exception as e:  # IR holding a value of a class only the child could import
@@ -220,7 +278,8 @@ def load_isolated(path: str | Path, timeout_s: float = DEFAULT_TIMEOUT_S,
     if reply is not None and reply.stage is Stage.done:
         timings = {"total_s": total_s, "startup_s": reply.startup_s, "run_s": reply.run_s}
         error = reply.failure.error() if reply.failure else None
-        return LoadedFile(path, reply.procs, error, run.output, timings)
+        return LoadedFile(path, reply.procs, error, run.output, timings,
+                          sync_calls=reply.sync_calls if error is None else ())
     error = no_reply_error(path, reply, run.returncode, run.timed_out, timeout_s,
                             run.crash_loc, run.output)
     return LoadedFile(path, (), error, run.output, {"total_s": total_s})

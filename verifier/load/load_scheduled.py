@@ -16,9 +16,11 @@ import dataclasses
 import hashlib
 import json
 import os
+import shutil
+import subprocess
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,7 @@ from verifier.load.load_isolated import (
     DEFAULT_TIMEOUT_S, ChildRun, LoadedFile, crash_frames, load_isolated, no_reply_error,
     remember_source, run_child)
 from verifier.load.load_protocol import LoadReply, PrintedProc, Stage, read_frame
+from verifier.load.sandbox import Policy
 from verifier.results import ScheduledBy
 
 ENV_VAR = "SPORK_VERIFY_EXO_GPU_PYTHON"
@@ -80,6 +83,35 @@ def _first_build_lock(folder: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+def _build_checker(python: str, folder: Path, timeout_s: float) -> None:
+    """Build upstream's C++ checker into the cache once, by upstream's own JIT and without the
+    user's file (SCHED-7, SEC-3): the cache is never writable by a kernel file, so no file can
+    leave a library that a later run of another file would load. A failed build is left to
+    the child's run, which then reports upstream's failure as unsupported."""
+    if (folder / "jit" / "camspork" / "libcamspork.so").exists():
+        return
+    env = {k: v for k, v in os.environ.items() if k != JIT_ENV}
+    script = ("import sys; from exo.spork.camspork import jit; jit.set_jit_dir(sys.argv[1]); "
+              "jit.compile_libcamspork()")
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        subprocess.run([python, "-P", "-c", script, str(folder / "jit")], cwd=folder, env=env,
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=max(timeout_s, 300), check=False)
+
+
+def _private_copy(folder: Path) -> Callable[[str], tuple[str | None, dict[str, str]]]:
+    """The child works on a copy of the cached build inside its private folder (SCHED-7):
+    upstream's JIT finds it current (times kept) and writes only its own copy."""
+    def setup(private: str) -> tuple[str | None, dict[str, str]]:
+        work = Path(private) / "exo-gpu"
+        if (folder / "jit").is_dir():
+            shutil.copytree(folder / "jit", work / "jit", symlinks=True)
+        else:
+            (work / "jit").mkdir(parents=True)
+        return str(work), {JIT_ENV: str(work / "jit")}
+    return setup
+
+
 def check_python(python: str) -> str:
     """`python` if it names an executable file; else ExoGpuUnavailable saying what is wrong."""
     where = Path(python)
@@ -99,13 +131,15 @@ def needs_exo_gpu(error: SporkError | None) -> bool:
 
 
 def load_file(path: str, timeout_s: float = DEFAULT_TIMEOUT_S,
-              exo_gpu_python: str | None = None) -> LoadedFile:
+              exo_gpu_python: str | None = None, hidden: tuple[str, ...] | None = None
+              ) -> LoadedFile:
     """The procs of `path` (specs/loading.md); those of upstream's rewrites when the file's
-    script needs them and `exo_gpu_python` is given (SCHED-2)."""
-    loaded = load_isolated(path, timeout_s)
+    script needs them and `exo_gpu_python` is given (SCHED-2). `hidden`: paths the file must
+    not read (default: the proof cache's key, SEC-3)."""
+    loaded = load_isolated(path, timeout_s, hidden=hidden)
     if exo_gpu_python is None or not needs_exo_gpu(loaded.error):
         return loaded
-    return load_by_exo_gpu(path, exo_gpu_python, timeout_s)
+    return load_by_exo_gpu(path, exo_gpu_python, timeout_s, hidden=hidden)
 
 
 def printed_file(path: str, name: str, taken: set[str]) -> str:
@@ -118,7 +152,8 @@ def printed_file(path: str, name: str, taken: set[str]) -> str:
 
 
 def load_by_exo_gpu(path: str, python: str, timeout_s: float = DEFAULT_TIMEOUT_S,
-                    call: str | None = None) -> LoadedFile:
+                    call: str | None = None, hidden: tuple[str, ...] | None = None
+                    ) -> LoadedFile:
     """Run `path` under upstream Exo-GPU in `python`, then parse the procs it prints (its
     module-level procs, or those `call`, an expression over the file's names, returns)."""
     start = time.monotonic()
@@ -127,14 +162,17 @@ def load_by_exo_gpu(path: str, python: str, timeout_s: float = DEFAULT_TIMEOUT_S
         source = read_source(path)
     except SporkError as e:
         return LoadedFile(path, error=e)
-    request = json.dumps({"path": path, "source": source, "call": call,
-                          "abspath": os.path.abspath(path)}).encode("utf-8")
+    def request(policy: Policy | None) -> bytes:
+        return json.dumps({"path": path, "source": source, "call": call,
+                           "abspath": os.path.abspath(path),
+                           "policy": policy and policy.as_json()}).encode("utf-8")
+
     folder = build_folder(python)
-    env = {**os.environ, JIT_ENV: str(folder / "jit")}
     with _first_build_lock(folder):
-        run = run_child(lambda reply, crash: [python, "-P", "-u", str(CHILD), str(reply),
-                                              str(crash)], request, timeout_s, start,
-                        cwd=str(folder), env=env)
+        _build_checker(python, folder, timeout_s)
+    run = run_child(lambda reply, crash: [python, "-P", "-u", str(CHILD), str(reply),
+                                          str(crash)], request, timeout_s, start, hidden,
+                    setup=_private_copy(folder))
     payload = read_frame(run.reply, MAGIC)
     message: dict[str, Any] = json.loads(payload) if payload is not None else {}
     timings = {"exo_gpu_s": time.monotonic() - start}
@@ -162,7 +200,7 @@ def load_by_exo_gpu(path: str, python: str, timeout_s: float = DEFAULT_TIMEOUT_S
                               p["root"]) for p in message["procs"])
     for t in texts:  # the report quotes lines of the text verified
         remember_source(t.file, t.text)
-    parsed = load_isolated(path, timeout_s, texts)
+    parsed = load_isolated(path, timeout_s, texts, hidden)
     roots = [t for t in texts if t.root]
     provenance = tuple(ScheduledBy(
         "exo-gpu", python, message["python_version"], message["exo_version"],
