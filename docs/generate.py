@@ -19,10 +19,11 @@ sys.path.insert(0, str(ROOT))
 
 from verifier.report.catalog import to_markdown  # noqa: E402
 
-RULE_ID = re.compile(r"\b(?:LANG|SEM|COLL|LOAD|SYNC|CHAIN|SEC)-\d+(?:\.\d+)?\b")
+RULE_ID = re.compile(r"\b(?:LANG|SEM|COLL|LOAD|SYNC|CHAIN|SEC|DIAL)-\d+(?:\.\d+)?\b")
 _FAMILY = {"LANG": "docs/reference/language.md", "SEM": "docs/reference/semantics.md",
            "COLL": "docs/reference/collectives.md", "LOAD": "specs/loading.md",
-           "SYNC": "specs/loading.md", "CHAIN": "specs/chain.md", "SEC": "specs/threat_model.md"}
+           "SYNC": "specs/loading.md", "CHAIN": "specs/chain.md", "SEC": "specs/threat_model.md",
+           "DIAL": "specs/dialects.md"}
 
 
 def cited_rules() -> dict[str, list[str]]:

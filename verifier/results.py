@@ -102,6 +102,7 @@ class ObligationResult:
     # the SMT-LIB2 text that decided it, kept only when asked (`--smt2`, `--recheck`)
     query: str = field(default="", repr=False, compare=False)
     recheck: Recheck | None = None
+    note: str = ""  # where the obligation's rule departs from upstream's (shown under -v)
 
 
 @dataclass(frozen=True)

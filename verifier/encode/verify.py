@@ -385,7 +385,7 @@ class _Run:
         if outcome is None:
             return ObligationResult(ob.id, ob.rule, ob.kind, ObligationStatus.proved,
                                     time.perf_counter() - t0, "", ob.description, 0,
-                                    ob.discharged_by), None
+                                    ob.discharged_by, note=ob.note), None
         if outcome.status is Status.candidate and _seen(ob, self.replays) is None:
             outcome, extra = self.reuse_sizes(ob, step, outcome)
             used += extra
@@ -393,7 +393,7 @@ class _Run:
                                  self.confirmed)
         return ObligationResult(ob.id, ob.rule, ob.kind, status, time.perf_counter() - t0,
                                 outcome.query_hash, ob.description, used, "",
-                                outcome.stopped_by, outcome.text), finding
+                                outcome.stopped_by, outcome.text, note=ob.note), finding
 
     def lookahead(self, upcoming: list[Obligation]) -> None:
         """With workers, the next refinement step of a later obligation starts as soon as its

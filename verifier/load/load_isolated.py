@@ -88,14 +88,15 @@ _BOOT = ("import sys, importlib; sys.path.insert(0, sys.argv[1]); "
          "from verifier.load.load_child import main; del sys.path[0]; main(sys.argv[2:])")
 
 
-def _crash_location(crash: IO[bytes]) -> SrcLoc | None:
+def crash_frames(text: str) -> list[SrcLoc]:
+    """The frames of a faulthandler traceback, the most recent call first."""
+    return [SrcLoc(m["file"], int(m["line"]), 1) for m in map(_FRAME.match, text.splitlines())
+            if m]
+
+
+def _crash_location(text: str) -> SrcLoc | None:
     """The innermost user frame of the faulthandler traceback, if the child wrote one."""
-    crash.seek(0)
-    for line in crash.read().decode("utf-8", errors="replace").splitlines():
-        m = _FRAME.match(line)  # faulthandler lists the most recent call first
-        if m and is_user_file(m["file"]):
-            return SrcLoc(m["file"], int(m["line"]), 1)
-    return None
+    return next((f for f in crash_frames(text) if is_user_file(f.file)), None)
 
 
 def _kill_group(child: subprocess.Popen[bytes]) -> None:
@@ -151,6 +152,7 @@ class ChildRun:
     output: str
     reply: bytes
     crash_loc: SrcLoc | None
+    crash_text: str = ""  # faulthandler's dump (a crash, or where a timed-out child was)
 
 
 Command = Callable[[int, int], list[str]]  # (reply fd, crash fd) -> the child's argv
@@ -182,12 +184,17 @@ def hidden_paths() -> tuple[str, ...]:
     return (str(key_file()),)
 
 
+Setup = Callable[[str], tuple[str | None, dict[str, str]]]  # private folder -> (cwd, env)
+
+
 def run_child(command: Command, request: Request, timeout_s: float, start: float,
-              hidden: tuple[str, ...] | None = None) -> ChildRun:
+              hidden: tuple[str, ...] | None = None, setup: Setup | None = None) -> ChildRun:
     """Run a child with `request` on its stdin in its own session, under the time limit
     (LOAD-7), its stdout and stderr drained apart (LOAD-8), its reply written to a file of its
     own (LOAD-9), confined to a private temporary folder with `hidden` unreadable (SEC-2,
-    SEC-3); every process it leaves is ended when it ends (LOAD-6, SEC-4)."""
+    SEC-3); every process it leaves is ended when it ends (LOAD-6, SEC-4). `setup`, given
+    the private folder, prepares what the child may work on there and names its working
+    folder and extra environment (SCHED-7); by default the caller's folder."""
     make_undumpable()  # SEC-3: other processes of this user cannot read our memory
     with tempfile.TemporaryFile() as reply_file, tempfile.TemporaryFile() as crash_file, \
             tempfile.TemporaryDirectory(prefix="spork-load-",
@@ -197,9 +204,11 @@ def run_child(command: Command, request: Request, timeout_s: float, start: float
         found = isolation()  # without Landlock, still the seccomp filter and the supervisor
         policy = Policy((private,), hidden, found.landlock_abi) if on_linux() else None
         env = {**os.environ, "TMPDIR": private, "TEMP": private, "TMP": private}
+        cwd, extra = setup(private) if setup is not None else (None, {})
+        env.update(extra)
         child = subprocess.Popen(
             command(*fds), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, pass_fds=fds, start_new_session=True, env=env)
+            stderr=subprocess.STDOUT, pass_fds=fds, start_new_session=True, cwd=cwd, env=env)
         reader = _OutputReader(child.stdout)  # type: ignore[arg-type]
         reader.start()
         timed_out = False
@@ -226,8 +235,10 @@ def run_child(command: Command, request: Request, timeout_s: float, start: float
             child.stdout.close()  # type: ignore[union-attr]
         size = os.fstat(fds[0]).st_size
         reply = os.pread(fds[0], size, 0) if size else b""
+        crash_file.seek(0)
+        dump = crash_file.read().decode("utf-8", errors="replace")
         return ChildRun(child.returncode, timed_out, reader.text(), reply,
-                        _crash_location(crash_file))
+                        _crash_location(dump), dump)
 
 
 def remember_source(path: str, source: str) -> None:

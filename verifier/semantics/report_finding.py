@@ -29,7 +29,7 @@ def machine_finding(f: MachineFinding, sizes: dict[str, int], replayed: bool) ->
     hint = f.sync_hint or ("add a Fence (or Arrive/Await) ordering the two accesses for these "
                            "threads" if f.kind in ("RAW", "WAR", "WAW") else "")
     kind = FindingKind(f.kind)
-    rule, code = _RULE_CODE.get(f.kind, ("SEM-4.5", ""))
+    rule, code = (f.rule, f.code) if f.code else _RULE_CODE.get(f.kind, ("SEM-4.5", ""))
     if f.kind in ("WAR", "WAW") and "free(" in f.message:
         rule, code = "SEM-4.7", "ERR-V04"
     return Finding(kind, message, f.variable, f.loc, tuple(related),

@@ -41,10 +41,12 @@ KERNEL_SYNC = SYNC_SETS[SyncTL.cuda_stream_sync]
 CONVERGENT: Mapping[QualTL, bool] = MappingProxyType({
     Q.cpu: True, Q.strm: True, Q.cuda1: True, Q.cuda2: False, Q.Sm80: False, Q.tmaS: False,
     Q.tmaG: False, Q.wgA: True, Q.wgD: True, Q.wgS: False, Q.wg0: True, Q.async_: False,
+    Q.slot: False,
 })
 
 # SEM-4.1: out-of-order (asynchronous) initial qual-tls.
-OUT_OF_ORDER = frozenset({Q.Sm80, Q.tmaS, Q.tmaG, Q.wgS})
+OUT_OF_ORDER = frozenset({Q.Sm80, Q.tmaS, Q.tmaG, Q.wgS, Q.slot})
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +55,11 @@ class QualEntry:
 
     q0: QualTL
     extended: frozenset[QualTL]
+
+
+# DIAL-6: the handoff of an endgame ring slot (qual-tl `slot`, a write) is seen by the slot's
+# next accesses once temporally ordered before them: its phase completed, no data to read.
+SLOT_ENTRY = QualEntry(Q.slot, frozenset({Q.slot}))
 
 
 def _e(q0: QualTL, *more: QualTL) -> QualEntry:
@@ -78,6 +85,7 @@ QUALS: Mapping[str, Mapping[InstrTL, QualEntry]] = MappingProxyType({
     "gmem": MappingProxyType(_RAM), "smem": MappingProxyType(_RAM),
     "grid_constant": MappingProxyType(_RAM), "mbarrier": MappingProxyType(_RAM),
     "rmem": MappingProxyType(_REG), "rmem_matrix": MappingProxyType(_REG),
+    "rmem_tk": MappingProxyType(_REG),
     "rmem_wgmma_d": MappingProxyType({**_REG, I.wgmma_async_instr: _e(Q.wgD, Q.wg0)}),
     "host": MappingProxyType(_HOST),
 })

@@ -22,6 +22,7 @@ from verifier.diagnostics import (
 from verifier.lang.ir import ir
 from verifier.semantics.exprs import PY_OPS, admits, eval_expr
 from verifier.semantics.report_finding import machine_finding
+from verifier.semantics.sync_remarks import log_sync_error
 
 __all__ = ["answer", "as_upstream", "check_call", "install", "machine_finding", "sync_check"]
 
@@ -111,6 +112,7 @@ def as_upstream(proc: ir.Proc, sizes: dict[str, int], result: Answer) -> None:
         print(f"spork-verify: {call_words(proc, sizes)} did not run: {why} (API-3)",
               file=sys.stderr)
     if found is not None:
+        log_sync_error(proc, sizes, found)  # API-6: the debug log's sync-error remarks
         err = RejectedInput(f"{call_words(proc, sizes)} found a {found.kind} hazard: "
                             f"{found.message}{': ' + found.lacking if found.lacking else ''}",
                             found.loc, rule="API-3", variable=found.variable)

@@ -25,6 +25,9 @@ class QualTL(Enum):
     wgS = "wgmma_async_smem_qual"
     wg0 = "wgmma_zero_qual"
     async_ = "cuda_async_proxy_retired_qual"
+    # endgame ring slot handoff (specs/dialects.md DIAL-6): in no sync-tl's sets, so no fence
+    # or Arrive witnesses it; only the Await its tag names makes it visible
+    slot = "mbarrier_ring_slot_qual"
 
     def __str__(self) -> str:
         return self.value
