@@ -104,7 +104,8 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     command = spork_verify_command(args.spork_verify)
     started = datetime.datetime.now(datetime.timezone.utc)
-    print(f"# {started:%Y-%m-%d %H:%M} UTC, {os.cpu_count()} CPUs, Python {platform.python_version()}, --repeat {args.repeat}")
+    print(f"# {started:%Y-%m-%d %H:%M} UTC, {os.cpu_count()} CPUs, Python "
+          f"{platform.python_version()}, --repeat {args.repeat}")
     print(f"# load average before: {load_average()}")
     header = (f"{'file':58} {'procs':>5} {'verdicts':20} {'exit':>4} {'sync_check':14} "
               f"{'wall s':>7} {'cpu s':>6} {'load s':>6} {'target':>6} ok")

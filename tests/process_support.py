@@ -40,7 +40,8 @@ def descendants(root: int) -> set[int]:
     return out
 
 
-def wait_until_loading(child: subprocess.Popen, timeout_s: float = 60.0) -> None:  # type: ignore[type-arg]
+def wait_until_loading(child: subprocess.Popen,  # type: ignore[type-arg]
+                       timeout_s: float = 60.0) -> None:
     """Until the CLI has started a loading child (it then runs inside its own Ctrl-C handling,
     CLI-4) or has ended; without /proc, a second."""
     if not Path("/proc/self/stat").exists():

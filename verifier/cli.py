@@ -1,9 +1,9 @@
 """`spork-verify PATH... [options]`: verify every module-level proc of each file.
 
 Exit codes (one mapping, `exit_code`; specs/cli.md CLI-1): 0 all proved (with `--sizes`: no
-hazard at those sizes), 1 any refuted (or a hazard an in-file sync_check found), 2 rejected input or usage, 3 unknown/unsupported/vacuous
-(none refuted), 4 internal error, 5 `--check-cert`: the file does not match its certificate,
-130 interrupted (Ctrl-C).
+hazard at those sizes), 1 any refuted (or a hazard an in-file sync_check found), 2 rejected
+input or usage, 3 unknown/unsupported/vacuous (none refuted), 4 internal error, 5
+`--check-cert`: the file does not match its certificate, 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ try:  # Ctrl-C while the verifier's modules load (the console script imports the
     import dataclasses
     import math
     import os
-    import threading
-    import time
     import traceback
     from pathlib import Path
 
@@ -29,7 +27,8 @@ try:  # Ctrl-C while the verifier's modules load (the console script imports the
     from verifier.diagnostics import InternalError, RejectedInput, SporkError, Unsupported
     from verifier.encode.recheck import RECHECK_SOLVERS, RecheckSession, RecheckUnavailable
     from verifier.lang.ir.ir import Proc
-    from verifier.load.load_isolated import DEFAULT_TIMEOUT_S, isolation, kill_loading_children
+    from verifier.load.load_ahead import LoadAhead
+    from verifier.load.load_isolated import DEFAULT_TIMEOUT_S, isolation
     from verifier.load.load_scheduled import ENV_VAR, ExoGpuUnavailable, check_python, load_file
     from verifier.report import FORMATS
     from verifier.report.progress import Progress, colour_verdicts, use_colour
@@ -415,44 +414,6 @@ def _check_destinations(args: argparse.Namespace) -> None:
                          "instead: drop one of them")
 
 
-class LoadAhead(threading.Thread):
-    """Loads the first file in a thread while the main thread imports the prover: the loading
-    child (an interpreter of its own) and those imports overlap, some 0.3 s of a run on two
-    cores. `cancel` (Ctrl-C, or the imports failing) ends the child at once."""
-
-    def __init__(self, path: str, args: argparse.Namespace) -> None:
-        super().__init__(name="spork-verify-load", daemon=True)
-        self.path, self.args = path, args
-        self.loaded: LoadedFile | None = None
-        self.error: BaseException | None = None
-        # not join()/is_alive(): Python 3.11 marks a thread stopped when Ctrl-C interrupts a
-        # join with a timeout while the thread still runs (bpo-45274's fix)
-        self.done = threading.Event()
-        self.start()
-
-    def run(self) -> None:
-        try:
-            self.loaded = load_file(self.path, self.args.load_timeout, self.args.exo_gpu_python)
-        except BaseException as e:  # ExoGpuUnavailable and the like: raised in the main thread
-            self.error = e
-        finally:
-            self.done.set()
-
-    def result(self) -> LoadedFile:
-        while not self.done.wait(timeout=0.05):  # in slices: Ctrl-C is handled in between
-            pass
-        if self.error is not None:
-            raise self.error
-        assert self.loaded is not None
-        return self.loaded
-
-    def cancel(self) -> None:
-        start = time.monotonic()
-        while not self.done.is_set() and time.monotonic() < start + 2.0:  # one spawned late too
-            kill_loading_children(force=time.monotonic() > start + 1.0)
-            self.done.wait(timeout=0.05)
-
-
 def _verify_all(args: argparse.Namespace) -> int:
     """Verify each PATH, writing each file's results as it finishes (CLI-3); Ctrl-C stops a
     running check, writes what finished and exits 130 (CLI-4)."""
@@ -469,7 +430,8 @@ def _verify_all(args: argparse.Namespace) -> int:
     not_lowered = 0
     interrupted = False
     queries = QueryWriter(args.smt2) if args.smt2 else None
-    ahead = LoadAhead(args.paths[0], args)  # the loading child runs while the prover imports
+    # the first file's loading child runs while the prover imports
+    ahead = LoadAhead(args.paths[0], args.load_timeout, args.exo_gpu_python)
     try:
         from verifier.encode.solver import stop_checks_on_interrupt
 

@@ -23,7 +23,7 @@ from verifier.check.sites import AccessSite, ArriveSite, AwaitSite, Context, Pro
 from verifier.encode.barrier_counts import BarrierCounts
 from verifier.encode.barrier_elements import arrive_pairs, trailing_pairs
 from verifier.encode.chains import (
-    MAX_CHAIN, Chain, Event, EventIndex, candidate_chains, grants, sync_events,
+    Chain, Event, EventIndex, candidate_chains, grants, sync_events,
 )
 from verifier.encode.instances import Encoder, Instance, before, equal_on
 from verifier.encode.terms import address, conj, disj

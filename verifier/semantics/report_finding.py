@@ -9,7 +9,8 @@ from verifier.semantics.state import Finding as MachineFinding
 
 
 def machine_finding(f: MachineFinding, sizes: dict[str, int], replayed: bool) -> Finding:
-    """`f` at `sizes`; `replayed`: the machine itself found it there (a replayed counterexample)."""
+    """`f` at `sizes`; `replayed`: the machine itself found it there (a replayed
+    counterexample)."""
     related = []
     if f.earlier is not None:
         related.append(Related(f.earlier.loc, "earlier access"))

@@ -38,7 +38,8 @@ def call_words(proc: ir.Proc, sizes: Mapping[str, int]) -> str:
 def _refuse(proc: ir.Proc, sizes: Mapping[str, object], problem: str) -> RejectedInput:
     """Without a place: the loader locates it at the call, the innermost line of the user's
     code (LOAD-3)."""
-    err = RejectedInput(f"{call_words(proc, sizes)}: {problem}", rule="API-3")  # type: ignore[arg-type]
+    err = RejectedInput(f"{call_words(proc, sizes)}: {problem}",  # type: ignore[arg-type]
+                        rule="API-3")
     err.proc = proc.name
     return err
 
