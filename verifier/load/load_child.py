@@ -84,6 +84,12 @@ def main(argv: list[str]) -> None:
     sandbox.supervise(lambda: _run(request, reply_fd, crash_fd, policy))
 
 
+def _shadowed(path: str) -> None:
+    """SEC-2: the file's write outside its private folder went to a private copy."""
+    print(f"spork-verify: the file wrote {path}; the write went to a private copy, discarded "
+          "after loading (SEC-2)", file=sys.stderr)
+
+
 def _run(request: LoadRequest, reply_fd: int, crash_fd: int,
          policy: sandbox.Policy | None = None) -> NoReturn:
     sys.argv = [request.path]  # as `python FILE` would set it, not our descriptors
@@ -98,6 +104,7 @@ def _run(request: LoadRequest, reply_fd: int, crash_fd: int,
     real_exit = os._exit
     if policy is not None:
         sandbox.confine_or_exit(policy, "the loading process")
+        sandbox.shadow_writes(policy, _shadowed)
     reply = _load(request, reply_fd, real_exit)
     try:
         write_reply(reply_fd, reply)

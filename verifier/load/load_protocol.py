@@ -134,7 +134,8 @@ class _ReplyPickler(pickle.Pickler):
 @functools.cache
 def _data_classes() -> dict[tuple[str, str], type]:
     """(module, name) -> class for every class a reply may name: the IR's and the stdlib's
-    dataclasses and enums (with `ProcName`), `SrcLoc`, the reply records (an in-file `sync_check` call and the report's
+    dataclasses and enums (with `ProcName`, and `MemoryName`: a memory's name, a str), `SrcLoc`,
+    the reply records (an in-file `sync_check` call and the report's
     finding it may carry among them) and `Fraction`.
     Nothing else: no function, no module, no builtin, so decoding a reply calls no code but
     these classes' own constructors and `__setstate__` (SEC-1)."""
@@ -148,7 +149,9 @@ def _data_classes() -> dict[tuple[str, str], type]:
             if isinstance(value, type) and value.__module__ == module.__name__ and (
                     dataclasses.is_dataclass(value) or issubclass(value, Enum)):
                 out[(module.__name__, name)] = value
-    for cls in (ir.ProcName, SrcLoc, LoadReply, LoadFailure, Stage, Fraction,
+    from verifier.lang.stdlib.memories import MemoryName  # a str whose constructor only builds it
+
+    for cls in (ir.ProcName, MemoryName, SrcLoc, LoadReply, LoadFailure, Stage, Fraction,
                 SyncCall, Finding, FindingKind, Related, Counterexample):  # SYNC-1, SYNC-3
         out[(cls.__module__, cls.__qualname__)] = cls
     return out
