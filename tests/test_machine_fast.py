@@ -14,7 +14,7 @@ from sizes import sample_sizes
 from verifier.semantics import run_machine
 from verifier.semantics.fast import Diverge, FastMachine
 from verifier.semantics.machine import run_reference
-from verifier.semantics.records import ALL, Group, Record
+from verifier.semantics.records import ALL, Group, Record, passes
 from verifier.semantics.threads import Threads
 
 CASES = [e for f in kernel_files() for e in expectations(f) if e.verdict in ("proved", "refuted")]
@@ -76,3 +76,25 @@ def test_passing_agrees_with_lacking() -> None:
         for n in range(6):
             alone = rec.lacking(Threads(task, 1 << n), quals, qbits, f, conv) is None
             assert alone == bool(got >> n & 1)
+
+
+@pytest.mark.rule("SEM-4.5")
+def test_terms_agree_with_lacking() -> None:
+    """Record.terms (a check as masks, for every collective at once) is Record.lacking on
+    random records, checks and collectives of one or several threads."""
+    rng = random.Random(21)
+    for _ in range(4000):
+        task = rng.choice([0, 1])
+        owner = rng.choice([None, 0, 1])
+        cov = {qv: {rng.choice([None, 0, 1]): ALL if rng.random() < 0.1 else rng.randrange(64)}
+               for qv in range(8) if rng.random() < 0.3}
+        rec = Record(Threads(owner, ALL if owner is None else rng.randrange(64)),
+                     rng.randrange(2), rng.randrange(16), rng.random() < 0.5, cov, set(), None,
+                     0, Group())
+        quals = tuple(sorted(rng.sample([0, 1], rng.randrange(1, 3))))
+        qbits = sum(1 << q for q in quals) if rng.random() < 0.8 else rng.randrange(4)
+        f, conv = rng.randrange(2), rng.random() < 0.5
+        terms = rec.terms(task, quals, qbits, f, conv)
+        for c in range(1, 64):
+            assert passes(terms, c) == (rec.lacking(Threads(task, c), quals, qbits, f, conv)
+                                        is None)

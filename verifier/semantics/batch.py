@@ -34,7 +34,7 @@ _POS_LIMIT = 1 << 62
 def unique_inverse(key: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
     """np.unique(key, return_inverse=True) for keys in [0, bound): by marking a table when the
     bound is small (no sort), else by sorting."""
-    if bound <= max(1 << 22, 4 * len(key)):
+    if bound <= 8 * len(key) + 4096:
         seen = np.zeros(bound, dtype=bool)
         seen[key] = True
         uniq = np.flatnonzero(seen)
