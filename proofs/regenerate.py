@@ -7,7 +7,7 @@ answers) removed and paths made relative, so a re-run on another machine reprodu
 for byte (same solver version); `--check` exits 1 if any recorded report differs.
 
 Unless `--no-recheck`: the run also writes every obligation's SMT-LIB2 query (`--smt2`) and
-re-decides each proved one with cvc5 (`--recheck cvc5`, pip install 'spork-verify[cvc5]'); this
+re-decides each proved one with cvc5 (`--recheck cvc5`, pip install -e '.[cvc5]'); this
 script then re-decides each proved obligation's written query with z3 as well, from the text
 alone. It prints, per example, the obligations proved, those of them settled without a solver
 (`pruned`, PR-* rules: no query to re-decide), and how many of the others each solver re-decided

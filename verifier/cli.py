@@ -22,16 +22,18 @@ try:  # Ctrl-C while the verifier's modules load (the console script imports the
     from verifier import __version__
     from verifier.cli_io import (
         QueryWriter, ReportSink, UsageError, check_emit_dir, check_output_file,
-        ignore_further_interrupts, interrupt_requested, interruptible_solvers,
+        ignore_further_interrupts, interrupt_requested, interruptible_solvers, say,
         stop_if_interrupted)
     from verifier.diagnostics import InternalError, RejectedInput, SporkError, Unsupported
     from verifier.encode.recheck import RECHECK_SOLVERS, RecheckSession, RecheckUnavailable
     from verifier.lang.ir.ir import Proc
-    from verifier.load.load_isolated import DEFAULT_TIMEOUT_S
+    from verifier.load.load_isolated import DEFAULT_TIMEOUT_S, isolation
     from verifier.load.load_scheduled import ENV_VAR, ExoGpuUnavailable, check_python, load_file
     from verifier.report import FORMATS
     from verifier.report.progress import Progress, colour_verdicts, use_colour
     from verifier.cli_chain import named_references, unchecked_chain, with_chain
+    from verifier.cli_gate import add_options as add_gate_options
+    from verifier.cli_gate import announce, cache_options, certificates_allowed
     from verifier.encode.assumptions import check_assumed_names
     from verifier.results import ChainStatus, ProcResult, Verdict
 except KeyboardInterrupt:  # exits 130 quietly, as main() does (CLI-4), never a traceback
@@ -130,9 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default 60,000,000): the verdict does not depend on the machine's load")
     p.add_argument("--jobs", "-j", type=positive_int, default=1, metavar="N",
                    help="solve obligations in N worker processes (same results for every N)")
-    p.add_argument("--no-cache", action="store_true",
-                   help="neither read nor write the on-disk proof cache "
-                   "($SPORK_VERIFY_CACHE_DIR, else ~/.cache/spork-verify)")
+    add_gate_options(p)  # --cache-mode, --no-cache, --ci (CLI-12)
     p.add_argument("--load-timeout", type=positive_seconds, default=DEFAULT_TIMEOUT_S,
                    metavar="SECONDS", help="time limit for running each file to build its procs "
                    f"(default {DEFAULT_TIMEOUT_S:g})")
@@ -154,8 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "into DIR/PROC/ID.smt2")
     p.add_argument("--recheck", metavar="SOLVER", choices=RECHECK_SOLVERS,
                    help="re-decide every proved obligation with an independent solver "
-                   f"({', '.join(RECHECK_SOLVERS)}; pip install 'spork-verify[cvc5]'); a "
-                   "disagreement is an internal error")
+                   f"({', '.join(RECHECK_SOLVERS)}; the extra cvc5: pip install -e '.[cvc5]' in a "
+                   "clone, see docs/integrations.md); a disagreement is an internal error")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress line on stderr (it shows only on a terminal, after 1 s)")
     p.add_argument("--color", "--colour", choices=("auto", "always", "never"), default="auto",
@@ -184,10 +184,9 @@ def _error_result(file: str, name: str, e: SporkError) -> ProcResult:
 def options(args: argparse.Namespace) -> "Options":
     """The proof options the command line asks for (CLI-7: budget, workers, cache)."""
     from verifier.encode import Options
-    from verifier.encode.proof_cache import default_dir
 
     given = {"timeout_s": args.timeout, "rlimit": args.rlimit}
-    return Options(jobs=args.jobs, cache_dir=None if args.no_cache else default_dir(),
+    return Options(jobs=args.jobs, **cache_options(args),  # CLI-12, SEC-7
                    releases=bool(args.emit_cuda or args.check_cert),  # CG-R2
                    fixed_sizes=assumed(args) or None,  # CLI-11
                    **{k: v for k, v in given.items() if v is not None})
@@ -213,7 +212,7 @@ def verify_file(path: str, args: argparse.Namespace, progress: Progress | None =
     loaded = load_file(path, args.load_timeout, args.exo_gpu_python)
     if loaded.error is not None:
         failed = _error_result(path, loaded.error.proc or "<file>", loaded.error)
-        return [dataclasses.replace(failed, load_output=loaded.output)], 0
+        return [dataclasses.replace(failed, load_output=loaded.output, isolation=isolation())], 0
     origin = dict(zip(map(id, loaded.procs), loaded.scheduled_by))  # SCHED-6
     procs = list(loaded.procs)
     references = named_references(path)
@@ -244,7 +243,8 @@ def verify_file(path: str, args: argparse.Namespace, progress: Progress | None =
         if args.emit_cuda and results[-1].verdict is Verdict.proved and \
                 results[-1].certificate is not None:
             not_lowered += not _emit(p, results[-1], args.emit_cuda)
-    return [dataclasses.replace(r, load_output=loaded.output) for r in results], not_lowered
+    return [dataclasses.replace(r, load_output=loaded.output, isolation=isolation())
+            for r in results], not_lowered
 
 
 def _prove(p: Proc, args: argparse.Namespace, progress: Progress | None,
@@ -283,16 +283,19 @@ def _emit(p: Proc, result: ProcResult, folder: str) -> bool:
     when the proc is proved but cannot be lowered or written."""
     from verifier.codegen import emit_cuda
 
+    if not certificates_allowed():  # SEC-6: the file ran unconfined
+        print(f"spork-verify: no CUDA emitted for {p.name}: kernel files cannot be confined "
+              "on this machine, so no certificate is written (SEC-6)", file=sys.stderr)
+        return False
     out = Path(folder)
     try:
         out.mkdir(parents=True, exist_ok=True)
         (out / f"{p.name}.cu").write_bytes(emit_cuda(p, result.certificate).encode("utf-8"))
     except (Unsupported, RejectedInput) as e:  # proved, but not lowered: say why
-        print(f"spork-verify: no CUDA emitted for {p.name}: {e.render()}", file=sys.stderr)
+        say(f"spork-verify: no CUDA emitted for {p.name}: {e.render()}")
         return False
     except OSError as e:  # checked writable before the proofs; the disk may be full
-        print(f"spork-verify: error: --emit-cuda {out}: cannot write {p.name}.cu: "
-              f"{e.strerror}", file=sys.stderr)
+        say(f"spork-verify: error: --emit-cuda {out}: cannot write {p.name}.cu: {e.strerror}")
         return False
     return True
 
@@ -308,10 +311,9 @@ def write_pictures(results: list[ProcResult] | None, folder: str) -> bool:
             return True
         written = write_cex_svgs(results, folder)
     except OSError as e:
-        print(f"spork-verify: error: --cex-svg {folder}: cannot write there ({e.strerror})",
-              file=sys.stderr)
+        say(f"spork-verify: error: --cex-svg {folder}: cannot write there ({e.strerror})")
         return False
-    print(f"spork-verify: {len(written)} counterexample picture(s) in {folder}", file=sys.stderr)
+    say(f"spork-verify: {len(written)} counterexample picture(s) in {folder}")
     return True
 
 
@@ -320,8 +322,8 @@ def explain_code(code: str) -> int:
 
     text = explain(code)
     if text is None:
-        print(f"spork-verify: unknown error code {code!r} (codes look like ERR-V01; "
-              f"{len(catalog())} are listed in docs/error-codes.md)", file=sys.stderr)
+        say(f"spork-verify: unknown error code {code!r} (codes look like ERR-V01; "
+            f"{len(catalog())} are listed in docs/error-codes.md)")
         return 2
     sys.stdout.write(text)
     return 0
@@ -333,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
         return _main(argv)
     except KeyboardInterrupt:
         ignore_further_interrupts()
-        print("spork-verify: interrupted", file=sys.stderr)
+        say("spork-verify: interrupted")
         return 130
 
 
@@ -347,10 +349,11 @@ def _main(argv: list[str] | None) -> int:
         return explain_code(args.explain)
     if not args.paths and not args.check_cert:
         parser.print_usage(sys.stderr)
-        print("spork-verify: error: give at least one PATH", file=sys.stderr)
+        say("spork-verify: error: give at least one PATH")
         return 2
     try:
         _check_destinations(args)
+        announce(args)  # SEC-5, SEC-6: --ci without confinement is refused here
         if args.check_cert:
             from verifier.cli_cert import check_cert
 
@@ -360,17 +363,16 @@ def _main(argv: list[str] | None) -> int:
             return 2
         return _verify_all(args)
     except UsageError as e:
-        print(f"spork-verify: error: {e}", file=sys.stderr)
+        say(f"spork-verify: error: {e}")
         return 2
     except ExoGpuUnavailable as e:  # SCHED-5: the interpreter named cannot run Exo-GPU
-        print(f"spork-verify: error: {e}", file=sys.stderr)
+        say(f"spork-verify: error: {e}")
         return 2
     except RejectedInput as e:
-        print(e.render(), file=sys.stderr)
+        say(e.render())
         return 2
     except Exception:  # a bug in spork-verify, not the user's mistake
-        print("spork-verify: internal error (this is a bug in spork-verify, please report it):",
-              file=sys.stderr)
+        say("spork-verify: internal error (this is a bug in spork-verify, please report it):")
         traceback.print_exc()
         return 4
 
@@ -447,13 +449,12 @@ def _verify_all(args: argparse.Namespace) -> int:
     if args.cex_svg and not write_pictures(results, args.cex_svg):
         return 2
     if interrupted:
-        print(f"spork-verify: interrupted; the report holds the {len(results)} result(s) that "
-              "finished", file=sys.stderr)
+        say(f"spork-verify: interrupted; the report holds the {len(results)} result(s) that "
+            "finished")
         return 130
     if not results:
-        print("spork-verify: no @proc found" + (f" named {', '.join(args.proc)}" if args.proc
-              else " (a kernel file defines `@proc def name(...)` at module level)"),
-              file=sys.stderr)
+        say("spork-verify: no @proc found" + (f" named {', '.join(args.proc)}" if args.proc
+            else " (a kernel file defines `@proc def name(...)` at module level)"))
         return 2
     code = exit_code(results)
     code = 3 if not_lowered and code == 0 else code

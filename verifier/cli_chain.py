@@ -10,6 +10,7 @@ from pathlib import Path
 from verifier.diagnostics import RejectedInput
 from verifier.lang.ir import ir
 from verifier.results import ChainResult, ChainStatus, ProcResult, Verdict
+from verifier.user_files import source_lines
 
 _DIRECTIVE = re.compile(r"^#\s*spork-verify:\s*against\s+(?:(?P<proc>\w+)\s*=\s*)?"
                         r"(?P<ref>\S+:\w+)\s*$")
@@ -17,13 +18,11 @@ _DIRECTIVE = re.compile(r"^#\s*spork-verify:\s*against\s+(?:(?P<proc>\w+)\s*=\s*
 
 def named_references(path: str) -> dict[str | None, str]:
     """`# spork-verify: against [PROC=]REF.py:NAME` lines of a kernel file: proc name (None
-    for every proc) to reference. Rules: CHAIN-9.1"""
+    for every proc) to reference. Read from the text that was loaded (linecache, LOAD-1), not
+    the path again: a pipe is read once, and a file edited meanwhile is not the one verified.
+    Rules: CHAIN-9.1"""
     out: dict[str | None, str] = {}
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return out
-    for line in text.splitlines():
+    for line in source_lines(path):
         m = _DIRECTIVE.match(line.strip())
         if m:
             out[m["proc"]] = m["ref"]

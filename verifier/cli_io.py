@@ -19,10 +19,17 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from verifier.results import ProcResult
+from verifier.user_files import UnreadableFile, printable_text, read_user_file
 
 
 class UsageError(Exception):
     """A bad option value or destination: exit 2 with this message, before any proof."""
+
+
+def say(message: str) -> None:
+    """A line on stderr; the file names in it are the user's, so control characters are shown
+    escaped, never obeyed by the terminal (CLI-5)."""
+    print(printable_text(message), file=sys.stderr)
 
 
 def _nearest_existing(path: Path) -> Path:
@@ -84,9 +91,8 @@ class QueryWriter:
             return self._write(result)
         except OSError as e:
             if not self.write_error:
-                print(f"spork-verify: error: --smt2 {self.folder}: cannot write the queries of "
-                      f"{result.proc}: {e.strerror}; the report is complete, the folder is not",
-                      file=sys.stderr)
+                say(f"spork-verify: error: --smt2 {self.folder}: cannot write the queries of "
+                    f"{result.proc}: {e.strerror}; the report is complete, the folder is not")
             self.write_error = True
             return 0
 
@@ -117,15 +123,12 @@ MAX_OPTION_FILE = 16 << 20  # a file an option names is read at most this far (/
 
 
 def read_file_bytes(option: str, name: str) -> bytes:
-    """The bytes of a file named by an option (e.g. `--check-cert`), or a UsageError."""
-    path = Path(name)
+    """The bytes of a file named by an option (e.g. `--check-cert`), or a UsageError; a FIFO,
+    device or socket is refused by its kind, never opened to block (CLI-2)."""
     try:
-        if path.is_dir():
-            raise UsageError(f"{option} {name}: is a folder; name a file")
-        with path.open("rb") as f:
-            data = f.read(MAX_OPTION_FILE + 1)
-    except OSError as e:
-        raise UsageError(f"{option} {name}: cannot read it: {e.strerror}") from None
+        data = read_user_file(name, MAX_OPTION_FILE)
+    except UnreadableFile as e:
+        raise UsageError(f"{option} {name}: {e}") from None
     if len(data) > MAX_OPTION_FILE:
         raise UsageError(f"{option} {name}: larger than {MAX_OPTION_FILE >> 20} MiB; not a "
                          "file this option reads")
@@ -198,7 +201,7 @@ class ReportSink:
                 self.write_error = f"--output {self.output}: cannot write the report: " \
                                    f"{e.strerror}; it follows on stdout instead"
                 self.before_write()
-                print(f"spork-verify: error: {self.write_error}", file=sys.stderr)
+                say(f"spork-verify: error: {self.write_error}")
             self.output = None
             self.streamed = []
             self._to_stdout(text)

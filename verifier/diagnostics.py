@@ -24,6 +24,14 @@ class SrcLoc:
 UNKNOWN_LOC = SrcLoc("<unknown>", 0, 0)
 
 
+def char_column(line: str, byte_offset: int) -> int:
+    """The 1-based character column of a UTF-8 byte offset into `line`: Python's AST and code
+    positions count bytes, while `SyntaxError`, editors and every location we report count
+    characters."""
+    return len(line.encode("utf-8", errors="surrogatepass")[:byte_offset]
+               .decode("utf-8", errors="ignore")) + 1
+
+
 class SporkError(Exception):
     """Base of user-facing errors: a message, where it happened, and the rule broken."""
 

@@ -2,20 +2,28 @@
 
 Opt-in, so it never takes over a test run by being installed: `pytest --spork-verify` or
 `spork_verify = true` in the ini file. Then every collected `.py` file that defines an `@proc`
-and imports `verifier.lang` (optionally only those matching the ini glob `spork_verify_files`)
-yields one item per proc. An item passes only when its proc is proved; any other verdict fails
-and shows the finding as the text report prints it.
+and imports `verifier.lang` or upstream's `exo` (`from exo import *`, as upstream's own files
+do), or matches the ini globs `spork_verify_files`, yields one item per proc; so does a file
+named on the command line (`pytest --spork-verify k/x.py`). An item passes only when its proc is
+proved; any other verdict fails and shows the finding as the text report prints it.
+
+A kernel file is never imported by pytest's own Python collector: its signatures
+(`x: f32[n] @ CudaGmemLinear`) are not Python to run, and `exo` is served only while
+spork-verify loads the file (LOAD-6). The file is read as the CLI reads it: never a FIFO or a
+device (CLI-2).
 """
 
 from __future__ import annotations
 
 import fnmatch
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from verifier.results import ProcResult, Verdict
+from verifier.user_files import UnreadableFile, read_user_file
 
 # verifier.cli and the verifier's packages are imported only when a kernel file is collected,
 # so an installed-but-unused plugin costs a pytest run nothing
@@ -37,24 +45,39 @@ def _enabled(config: pytest.Config) -> bool:
     return bool(config.getoption("--spork-verify") or config.getini("spork_verify"))
 
 
-def _is_kernel_file(config: pytest.Config, path: Path) -> bool:
+_KERNEL_IMPORT = re.compile(rb"^[ \t]*(?:from|import)[ \t]+(?:verifier\.lang|exo)\b", re.M)
+_PROC = re.compile(rb"^[ \t]*@(?:\w+\.)*proc\b", re.M)
+_MAX_BYTES = 16 << 20  # as the CLI's limit (LOAD-1): larger files are not kernels
+
+
+def _is_kernel_file(config: pytest.Config, path: Path, named: bool) -> bool:
+    """A kernel file: it matches the ini globs, or it defines an `@proc` and imports
+    `verifier.lang` or upstream's `exo`; a file named on the command line needs only the
+    `@proc`. A file that cannot be read as a file (a FIFO, a device) is only collected when
+    named, so that its refusal is reported."""
     patterns = config.getini("spork_verify_files")
     if patterns:
         rel = path.relative_to(config.rootpath).as_posix() if path.is_relative_to(
             config.rootpath) else path.as_posix()
         return any(fnmatch.fnmatch(rel, pattern) for pattern in patterns)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return False
-    return "@proc" in text and "verifier.lang" in text
+        data = read_user_file(str(path), _MAX_BYTES)
+    except UnreadableFile:
+        return named
+    return _PROC.search(data) is not None and (named or _KERNEL_IMPORT.search(data) is not None)
 
 
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if file_path.suffix == ".py" and _enabled(parent.config) and \
-            _is_kernel_file(parent.config, file_path):
-        return KernelFile.from_parent(parent, path=file_path)
-    return None
+@pytest.hookimpl(wrapper=True)
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
+    """A kernel file becomes a `KernelFile`, and only that: the Python collector's module for
+    it (made for `test_*.py` names and for files named on the command line) is dropped."""
+    collected = yield
+    if file_path.suffix != ".py" or file_path.name == "conftest.py" or \
+            not _enabled(parent.config) or not _is_kernel_file(
+                parent.config, file_path, parent.session.isinitpath(file_path)):
+        return collected
+    kept = [c for c in collected if not isinstance(c, pytest.Module)]
+    return [*kept, KernelFile.from_parent(parent, path=file_path)]
 
 
 class KernelFile(pytest.File):

@@ -24,6 +24,8 @@ from verifier.lang.stdlib.memories import MBARRIER_STORAGE, CudaMbarrier, Memory
 from verifier.lang.ir.printer import expr_text, stmt_lines
 from verifier.lang.stdlib.timelines import InstrTL, QualTL
 from verifier.check import barrier_exprs, static_barriers, static_calls
+from verifier.check.static_packed import (
+    check_packed_shape, check_scalar_access, check_window_memory)
 from verifier.semantics import rules
 from verifier.semantics.access import mutated_syms, walk_stmts
 from verifier.semantics.exprs import data_reads
@@ -74,6 +76,8 @@ class Analyzer:
         self.early = {id(r.alloc): r for r in early_releases(proc.body)}  # CG-R1 candidates
         for a in proc.args:
             if not isinstance(a.typ, ir.Control):
+                if isinstance(a.typ, ir.Tensor) and a.typ.window:
+                    check_window_memory(a.name.name, a.mem, a.loc)
                 self.elem_types[a.name] = ir.element_type(a.typ) or ""
                 self.mems[a.name] = a.mem
                 self.alloc_loops[a.name] = ()
@@ -119,6 +123,8 @@ class Analyzer:
                     ctx.device.cfg, name=sym.name)
             except SporkError as e:
                 raise _located(e, self.alloc_site_loc[sym]) from None
+            check_packed_shape(sym.name, mem, self.elem_types.get(sym, ""), shape[dist.R:],
+                               self.alloc_site_loc[sym])
             if mem.is_register and any(_literal(d) is None for d in shape[dist.R:]):
                 # COLL-5.8: the shard (the dims left after the distributed ones) is the
                 # register allocation, and it must have a constant shape (LANG-6.3)
@@ -183,6 +189,7 @@ class Analyzer:
             case ir.Pass():
                 pass
             case ir.WindowStmt():
+                check_window_memory(s.name.name, self.mems.get(s.rhs.buf), s.loc)
                 static_calls.window_stmt(self, s, ctx)
             case ir.Alloc():
                 self.alloc(s, ctx)
@@ -439,10 +446,13 @@ class Analyzer:
         for k, r in enumerate(reads):
             for i in r.idx:
                 self.check_control(i)
+            check_scalar_access(r.buf.name, self.mems.get(r.buf), "read", r.loc)
             self.check_rank(r.buf, len(r.idx), r.loc)
             self.note_use(r.buf, ctx, r.idx)
             self.record_access(r.buf, Element(r.idx, tuple(None for _ in r.idx)),
                                AccessKind.read, instr_tl, ctx, r.loc, k, False)
+        check_scalar_access(buf.name, self.mems.get(buf),
+                            "write" if isinstance(s, ir.Assign) else "reduce", s.loc)
         self.check_rank(buf, len(idx), s.loc)
         self.note_use(buf, ctx, idx)
         kind = AccessKind.write if isinstance(s, ir.Assign) else AccessKind.read_write

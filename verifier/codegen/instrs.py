@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from verifier.codegen import wgmma
+from verifier.codegen import tk, wgmma
 from verifier.codegen.exprs import Env, View, atom, c_add, c_mul, cexpr, window_view
 from verifier.codegen.wgmma import WGMMA_ROWS, WgmmaLowering
 from verifier.diagnostics import InternalError, RejectedInput, Unsupported
@@ -197,10 +197,21 @@ def _wgmma_row(row: WgmmaLowering) -> Lowering:
     return lambda args: row(args.call, args.tensors, args.sizes)
 
 
+def _tk_row(row: tk.Row) -> Lowering:
+    """A ThunderKittens row reads the windows, C arguments and every keyword (precisions)."""
+    def lower(args: CallArgs) -> list[str]:
+        callee = args.call.callee
+        assert isinstance(callee, Instr)
+        keywords = {k: getattr(v, "name", v) for k, v in (*callee.bound, *args.call.kwargs)}
+        return row(tk.TkCall(args.tensors, args.sizes, keywords))
+    return lower
+
+
 def _device_rows() -> dict[str, Lowering]:
     rows: dict[str, Lowering] = {"Sm80_cp_async_f32": _cp_async, "Sm80_mma_tf32": _mma,
                                  "Sm80_mma_zero_d_tf32": _mma_zero}
     rows.update({name: _wgmma_row(row) for name, row in WGMMA_ROWS.items()})
+    rows.update({name: _tk_row(row) for name, row in tk.TK_ROWS.items()})
     for major in ("row", "col"):
         col = major == "col"
         rows[f"Sm80_mma_load_a_{major}_major_tf32"] = _mma_load("a", col)
@@ -320,4 +331,6 @@ def helpers_for(calls: list[tuple[str, dict[str, int]]]) -> str:
     out = ""
     if any(name.startswith("Sm80_mma") for name, _ in calls):
         out += _SM80_FRAGMENTS
+    if any(name.startswith("cuda_tk_") for name, _ in calls):
+        out += tk.HELPERS
     return out + wgmma.helpers(calls)

@@ -20,7 +20,7 @@ from verifier.collectives.completion import CompletionError, unit_label
 from verifier.collectives.equivalence import base_mismatch
 from verifier.collectives.matching import expected_box, unit_completion, unit_type
 from verifier.collectives.membership import thread_groups
-from verifier.collectives.tiling import Guard, Label, Tiling, linear_base_offset
+from verifier.collectives.tiling import Guard, Label, Tiling, by_position, linear_base_offset
 from verifier.collectives.validate import DISAGREE, validate_tiling
 from verifier.diagnostics import InternalError, RejectedInput
 from verifier.lang.stdlib.config import CudaDeviceFunction
@@ -232,9 +232,17 @@ def owner_threads(dist: Distribution, shard_index: Sequence[int],
 def _confirm_ownership(dist: Distribution, uses: list[_Use], dev: CudaDeviceFunction) -> None:
     """Each use touches only the owner of its shard, and shards are disjoint. Rules: COLL-7.4"""
     owners: dict[tuple[tuple[int, ...], tuple[int, ...]], frozenset[int]] = {}
+    confirmed: set[tuple[object, ...]] = set()
     for use in uses:  # a proc of many phases reuses few shards: each owner set is built once
         tg = thread_groups(use.tiling, dev)
         position = {key: i for i, key in enumerate(tg.keys)}
+        # the check reads the keys only through `position`: uses whose tilings differ only
+        # in their keys (`by_position`) and pick the same positions are checked once
+        shape = (by_position(use.tiling)[0], tuple(position[g.iter_key] for g in use.consumed),
+                 tuple(position.get(key) for key, _, _ in dist.outer))
+        if shape in confirmed:
+            continue
+        confirmed.add(shape)
         for sigma, members in tg.groups.items():
             index = [sigma[position[g.iter_key]] for g in use.consumed]
             outer = {key: sigma[position[key]] for key, _, _ in dist.outer if key in position}

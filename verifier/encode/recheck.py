@@ -27,6 +27,10 @@ from verifier.results import (Finding, FindingKind, ObligationResult, Obligation
                               ProcResult, Recheck, Verdict)
 
 RECHECK_SOLVERS = ("cvc5",)
+# spork-verify is on no package index: installing it by its name finds nothing
+INSTALL_CVC5 = ("install spork-verify with its extra `cvc5`: pip install -e '.[cvc5]' in a clone "
+                "of spork-verify, or pip install 'dist/spork_verify-VERSION-py3-none-any.whl"
+                "[cvc5]' from a built wheel (docs/integrations.md)")
 GRACE_S = 5.0  # past its own time limit, a child that has not answered is killed
 CODE = "ERR-V13"
 
@@ -64,7 +68,8 @@ class RecheckSession:
         data = json.loads(hello) if hello else {"error": "the cvc5 process did not start"}
         if "solver" not in data:
             self._stop()
-            raise RecheckUnavailable(f"--recheck {self.name}: {data.get('error')}")
+            raise RecheckUnavailable(f"--recheck {self.name}: {data.get('error')}; "
+                                     f"{INSTALL_CVC5}")
         self.name = data["solver"]
 
     def _stop(self) -> None:

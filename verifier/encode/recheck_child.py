@@ -50,8 +50,7 @@ def main() -> int:
     try:
         import cvc5
     except ImportError as e:
-        print(json.dumps({"error": f"cvc5 is not installed ({e}); pip install "
-                                   "'spork-verify[cvc5]'"}), flush=True)
+        print(json.dumps({"error": f"cvc5 is not installed ({e})"}), flush=True)
         return 0
     print(json.dumps({"solver": f"cvc5-{cvc5.__version__}"}), flush=True)
     for line in sys.stdin:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import __future__
 import faulthandler
 import hashlib
+import io
 import json
 import linecache
 import os
@@ -130,7 +131,8 @@ def _run(request: dict[str, Any]) -> list[dict[str, Any]]:
     module = types.ModuleType("spork_user_exo_gpu")
     module.__file__ = path
     sys.modules[module.__name__] = module
-    linecache.cache[path] = (len(source), None, source.splitlines(True), path)
+    linecache.cache[path] = (len(source), None, io.StringIO(source, newline="\n").readlines(),
+                             path)  # only "\n" ends a line, as for Python (LOAD-1)
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     code = compile(source, path, "exec", flags=__future__.annotations.compiler_flag,
                    dont_inherit=True)
@@ -157,11 +159,36 @@ def _failure(e: BaseException, library: tuple[str, ...], path: str) -> dict[str,
             "where": _where(e.__traceback__, library, [path, 1, 1])}
 
 
+def _sandbox() -> types.ModuleType:
+    """load/sandbox.py, loaded by path: this interpreter need not have spork-verify."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "spork_verify_sandbox", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                             "sandbox.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
 def main(argv: list[str]) -> None:
+    """Read the request; run the file in a confined child of this process, which stays
+    outside as the subreaper that ends every process the file left (SEC-2, SEC-4)."""
     reply_fd, crash_fd = int(argv[0]), int(argv[1])
     for fd in (reply_fd, crash_fd):
         os.set_inheritable(fd, False)
     request = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    if request.get("policy") is None or not sys.platform.startswith("linux"):
+        _serve(request, reply_fd, crash_fd, None)
+    sandbox = _sandbox()
+    policy = sandbox.Policy.from_json(request["policy"])
+    sandbox.supervise(lambda: _serve(request, reply_fd, crash_fd, sandbox, policy))
+
+
+def _serve(request: dict[str, Any], reply_fd: int, crash_fd: int, sandbox: Any,
+           policy: Any = None) -> NoReturn:
     sys.argv = [request["path"]]
     sys.stdin.close()
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -171,6 +198,8 @@ def main(argv: list[str]) -> None:
     crash = open(crash_fd, "w", closefd=False)
     faulthandler.enable(crash)
     faulthandler.register(signal.SIGUSR1, crash)
+    if sandbox is not None:
+        sandbox.confine_or_exit(policy, "the Exo-GPU process")
     real_exit = os._exit
     begin = time.monotonic()
     write_frame(reply_fd, {"stage": "started"})

@@ -14,70 +14,24 @@ from __future__ import annotations
 
 import __future__
 import ast
-import codecs
 import contextlib
+import io
 import linecache
 import sys
 import sysconfig
+import tokenize
 import types
 from pathlib import Path
 from typing import Iterator
 
 from verifier.diagnostics import UNKNOWN_LOC, RejectedInput, SporkError, SrcLoc
 from verifier.lang.ir import ir
+from verifier.load.source import python_lines, read_source  # noqa: F401 - read here by callers
 from verifier.load.upstream_modules import upstream_aliases
 
 _LIBRARY_DIRS = tuple(sorted({str(Path(p).resolve()) for p in (
     Path(__file__).resolve().parent.parent,  # the verifier package itself
     *(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")))}))
-
-
-MAX_SOURCE_BYTES = 16 << 20
-
-
-def read_source(path: str | Path) -> str:
-    """The text of a user file; an unreadable file, or one that is not UTF-8 text, is ERR-P00
-    (LOAD-1). A UTF-16/32 file (byte-order mark) is rejected rather than guessed: Python would
-    not run it either."""
-    path = Path(path)
-    try:
-        with path.open("rb") as f:
-            data = f.read(MAX_SOURCE_BYTES + 1)
-    except OSError as e:
-        raise RejectedInput(f"cannot read {path}: {e.strerror}", SrcLoc(str(path), 0, 0),
-                            code="ERR-P00", rule="LOAD-1") from None
-    if len(data) > MAX_SOURCE_BYTES:  # also /dev/zero and other endless streams
-        raise RejectedInput(f"{path} is larger than {MAX_SOURCE_BYTES >> 20} MiB; a kernel file "
-                            "is Python source of a few kilobytes", SrcLoc(str(path), 0, 0),
-                            code="ERR-P00", rule="LOAD-1")
-    return decode_source(str(path), data)
-
-
-_WIDE_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
-              (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16"))
-
-
-def decode_source(path: str, data: bytes) -> str:
-    """`data` as UTF-8 text (a UTF-8 byte-order mark is dropped), else a located ERR-P00."""
-    for bom, name in _WIDE_BOMS:
-        if data.startswith(bom):
-            raise RejectedInput(f"the file is {name}-encoded (byte-order mark); save it as "
-                                "UTF-8", SrcLoc(path, 1, 1), code="ERR-P00", rule="LOAD-1")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
-        raise RejectedInput(f"the file is not UTF-8 text (byte 0x{data[e.start]:02x} at offset "
-                            f"{e.start}; a binary file?): save it as UTF-8",
-                            SrcLoc(path, line, col), code="ERR-P00", rule="LOAD-1") from None
-    if "\0" in text:
-        at = text.index("\0")
-        line = text.count("\n", 0, at) + 1
-        raise RejectedInput("the file contains a NUL character (a binary file?); a kernel file "
-                            "is Python source text", SrcLoc(path, line, at - text.rfind(
-                                "\n", 0, at)), code="ERR-P00", rule="LOAD-1")
-    return text
 
 
 def is_user_file(filename: str) -> bool:
@@ -111,6 +65,23 @@ def _compile(path: str, source: str) -> types.CodeType:
         raise RejectedInput(f"Python syntax error: {e.msg}",
                             SrcLoc(e.filename or path, e.lineno or 0, e.offset or 0),
                             code="ERR-P00", rule="LOAD-1") from None
+    except (RecursionError, MemoryError):  # `not not ... x`, `a + a + ...` thousands deep
+        raise RejectedInput("Python's compiler cannot compile the file: an expression is "
+                            "nested thousands of levels deep (RecursionError while compiling); "
+                            "split it into local variables", _deepest(path, source),
+                            code="ERR-P00", rule="LOAD-1") from None
+
+
+def _deepest(path: str, source: str) -> SrcLoc:
+    """The line with the most tokens (tokenized without recursion; the syntax tree of such a
+    file may be too deep to build): where the over-deep expression is written."""
+    counts: dict[int, int] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            counts[token.start[0]] = counts.get(token.start[0], 0) + 1
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return SrcLoc(path, max(counts, key=lambda line: counts[line], default=1), 1)
 
 
 def exit_message(e: BaseException) -> str:
@@ -153,7 +124,7 @@ def run_file(path: str | Path, source: str) -> types.ModuleType:
     module.__file__ = path
     sys.modules[module.__name__] = module  # inspect.getsource needs the module registered
     # inspect.getsource reads through linecache: give it the text that runs (also for pipes)
-    linecache.cache[path] = (len(source), None, source.splitlines(True), path)
+    linecache.cache[path] = (len(source), None, python_lines(source), path)
     entry = SrcLoc(path, 1, 1)
     try:
         with script_path(path), upstream_aliases():
@@ -184,7 +155,7 @@ def check_unique_proc_defs(path: str, source: str) -> None:
                 raise RejectedInput(
                     f"a second @proc named {node.name} (the first is at line "
                     f"{first[node.name]}): it replaces the first, which would not be verified; "
-                    "give each proc its own name", SrcLoc(path, node.lineno, node.col_offset + 1),
+                    "give each proc its own name", SrcLoc(path, node.lineno, 1),
                     code="ERR-P40", rule="LOAD-4", variable=node.name)
             first[node.name] = node.lineno
 

@@ -25,6 +25,7 @@ from verifier.load.load_isolated import (
     DEFAULT_TIMEOUT_S, ChildRun, LoadedFile, load_isolated, no_reply_error, remember_source,
     run_child)
 from verifier.load.load_protocol import LoadReply, PrintedProc, Stage, read_frame
+from verifier.load.sandbox import Policy
 from verifier.results import ScheduledBy
 
 ENV_VAR = "SPORK_VERIFY_EXO_GPU_PYTHON"
@@ -57,13 +58,15 @@ def needs_exo_gpu(error: SporkError | None) -> bool:
 
 
 def load_file(path: str, timeout_s: float = DEFAULT_TIMEOUT_S,
-              exo_gpu_python: str | None = None) -> LoadedFile:
+              exo_gpu_python: str | None = None, hidden: tuple[str, ...] | None = None
+              ) -> LoadedFile:
     """The procs of `path` (specs/loading.md); those of upstream's rewrites when the file's
-    script needs them and `exo_gpu_python` is given (SCHED-2)."""
-    loaded = load_isolated(path, timeout_s)
+    script needs them and `exo_gpu_python` is given (SCHED-2). `hidden`: paths the file must
+    not read (default: the proof cache's key, SEC-3)."""
+    loaded = load_isolated(path, timeout_s, hidden=hidden)
     if exo_gpu_python is None or not needs_exo_gpu(loaded.error):
         return loaded
-    return load_by_exo_gpu(path, exo_gpu_python, timeout_s)
+    return load_by_exo_gpu(path, exo_gpu_python, timeout_s, hidden=hidden)
 
 
 def printed_file(path: str, name: str, taken: set[str]) -> str:
@@ -76,7 +79,8 @@ def printed_file(path: str, name: str, taken: set[str]) -> str:
 
 
 def load_by_exo_gpu(path: str, python: str, timeout_s: float = DEFAULT_TIMEOUT_S,
-                    call: str | None = None) -> LoadedFile:
+                    call: str | None = None, hidden: tuple[str, ...] | None = None
+                    ) -> LoadedFile:
     """Run `path` under upstream Exo-GPU in `python`, then parse the procs it prints (its
     module-level procs, or those `call`, an expression over the file's names, returns)."""
     start = time.monotonic()
@@ -85,9 +89,12 @@ def load_by_exo_gpu(path: str, python: str, timeout_s: float = DEFAULT_TIMEOUT_S
         source = read_source(path)
     except SporkError as e:
         return LoadedFile(path, error=e)
-    request = json.dumps({"path": path, "source": source, "call": call}).encode("utf-8")
+    def request(policy: Policy | None) -> bytes:
+        return json.dumps({"path": path, "source": source, "call": call,
+                           "policy": policy and policy.as_json()}).encode("utf-8")
+
     run = run_child(lambda reply, crash: [python, "-P", "-u", str(CHILD), str(reply),
-                                          str(crash)], request, timeout_s, start)
+                                          str(crash)], request, timeout_s, start, hidden)
     payload = read_frame(run.reply, MAGIC)
     message: dict[str, Any] = json.loads(payload) if payload is not None else {}
     timings = {"exo_gpu_s": time.monotonic() - start}
@@ -109,7 +116,7 @@ def load_by_exo_gpu(path: str, python: str, timeout_s: float = DEFAULT_TIMEOUT_S
                               p["root"]) for p in message["procs"])
     for t in texts:  # the report quotes lines of the text verified
         remember_source(t.file, t.text)
-    parsed = load_isolated(path, timeout_s, texts)
+    parsed = load_isolated(path, timeout_s, texts, hidden)
     roots = [t for t in texts if t.root]
     provenance = tuple(ScheduledBy(
         "exo-gpu", python, message["python_version"], message["exo_version"],

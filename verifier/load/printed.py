@@ -17,10 +17,11 @@ from collections import Counter
 from typing import Any
 
 import verifier.lang as stdlib
-from verifier.diagnostics import RejectedInput, SporkError, SrcLoc, Unsupported
+from verifier.diagnostics import RejectedInput, SporkError, SrcLoc, Unsupported, char_column
 from verifier.lang.ir import ir
 from verifier.load.load_protocol import PrintedProc
 from verifier.lang.parse.procs import parse_function
+from verifier.load.source import python_lines
 
 NOTE = "in the proc as upstream Exo-GPU printed it after its own rewrites (SCHED-3)"
 
@@ -46,8 +47,9 @@ def _definition(printed: PrintedProc) -> ast.FunctionDef:
         where = body[1] if len(body) > 1 else body[0] if body else None
         raise Unsupported(f"not supported by spork-verify: the text Exo-GPU printed for "
                           f"{printed.name} is not one plain `def {printed.name}(...)`",
-                          SrcLoc(printed.file, getattr(where, "lineno", 1),
-                                 getattr(where, "col_offset", 0) + 1),
+                          SrcLoc(printed.file, getattr(where, "lineno", 1), char_column(
+                              linecache.getline(printed.file, getattr(where, "lineno", 1)),
+                              getattr(where, "col_offset", 0))),
                           rule="SCHED-4", code="ERR-V11")
     return fdef
 
@@ -65,7 +67,7 @@ def parse_printed(texts: tuple[PrintedProc, ...]) -> list[ir.Proc]:
     roots: list[ir.Proc] = []
     for printed in texts:
         linecache.cache[printed.file] = (len(printed.text), None,
-                                         printed.text.splitlines(True), printed.file)
+                                         python_lines(printed.text), printed.file)
         try:
             fdef = _definition(printed)
             ambiguous = sorted(_called(fdef) & twice)

@@ -7,11 +7,11 @@ statements that ran between and did not order the two threads, and the later acc
 
 from __future__ import annotations
 
-import linecache
 from dataclasses import dataclass
 
 from verifier.diagnostics import SrcLoc
 from verifier.results import Finding, FindingKind
+from verifier.user_files import printable_loc, source_line
 
 _OPS = {FindingKind.RAW: ("write", "read"), FindingKind.WAR: ("read", "write"),
         FindingKind.WAW: ("write", "write")}
@@ -34,7 +34,7 @@ class CexView:
 
 
 def source_text(loc: SrcLoc, width: int = 48) -> str:
-    text = linecache.getline(loc.file, loc.line).strip()
+    text = source_line(loc.file, loc.line).strip()
     text = "".join(c if c.isprintable() else "?" for c in text)
     return text if len(text) <= width else text[:width - 3] + "..."
 
@@ -62,7 +62,7 @@ def view(f: Finding) -> CexView | None:
                for r in f.related if r.role in ("missing sync", "sync between")]  # trace order
     events.append(Event(1, "access", f.loc, f"{second} {element}"))
     sizes = ", ".join(f"{k}={v}" for k, v in sorted(c.sizes.items())) or "none"
-    title = f"{f.kind.value} on {element} at {f.loc}"
+    title = f"{f.kind.value} on {element} at {printable_loc(f.loc)}"
     return CexView(title, (_lane(f, "earlier"), _lane(f, "later")), tuple(events), sizes)
 
 

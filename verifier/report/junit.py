@@ -14,13 +14,15 @@ from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
 
 from verifier.report.text import NOT_A_PROOF, finding_lines, verdict_words
 from verifier.results import ProcResult, Verdict
+from verifier.user_files import escape_char
 
 
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")  # not allowed in XML 1.0
+# not allowed in XML 1.0 (surrogates: the bytes of a file name that is not UTF-8)
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def _xml_text(text: str) -> str:
-    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _NOT_XML.sub(lambda m: escape_char(m.group()), text)
 
 
 def _details(r: ProcResult) -> tuple[str, str]:

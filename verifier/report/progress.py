@@ -13,6 +13,8 @@ import sys
 import time
 from typing import TextIO
 
+from verifier.user_files import printable
+
 _DELAY_S = 1.0  # a run shorter than this shows no progress at all
 _EVERY_S = 0.1  # at most ten redraws a second
 
@@ -54,8 +56,8 @@ class Progress:
         self.where = ""
 
     def file(self, path: str, index: int, count: int) -> None:
-        self.where = f"[{index}/{count}] {os.path.basename(path)}" if count > 1 \
-            else os.path.basename(path)
+        name = printable(os.path.basename(path))
+        self.where = f"[{index}/{count}] {name}" if count > 1 else name
         self.show(self.where)
 
     def obligations(self, proc: str, done: int, total: int) -> None:

@@ -10,6 +10,7 @@ non-proved verdict (including ones this module does not know by name) is lost.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import PurePath
 from typing import Any
 from urllib.parse import quote
@@ -28,10 +29,10 @@ _LEVEL = {Verdict.refuted.value: "error", Verdict.rejected.value: "error",
 
 
 def _uri(file: str) -> str:
-    path = PurePath(file)
-    if path.is_absolute():
-        return "file://" + quote(path.as_posix())
-    return quote(path.as_posix())
+    """The file as a URI reference: its bytes percent-encoded, also those of a name that is not
+    UTF-8 (held as surrogate escapes) and control characters, so the URI is the real name."""
+    path = os.fsencode(PurePath(file).as_posix())
+    return ("file://" if PurePath(file).is_absolute() else "") + quote(path)
 
 
 def physical_location(loc: SrcLoc) -> dict[str, Any]:

@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-import linecache
 
 from verifier.report.cex_view import table_lines
 from verifier.results import (ChainResult, Finding, FindingKind, ObligationResult, ObligationStatus,
                               ProcResult, ScheduledBy, Verdict, assumed_words)
+from verifier.diagnostics import SrcLoc
+from verifier.user_files import printable, printable_loc, printable_text, source_line
 
 _MARK = {Verdict.proved: "PROVED", Verdict.refuted: "REFUTED", Verdict.rejected: "REJECTED",
          Verdict.unknown: "UNKNOWN", Verdict.unsupported: "UNSUPPORTED",
@@ -58,22 +59,29 @@ def _cost(o: ObligationResult) -> str:
     stop = f", stopped by {o.stopped_by}" if o.stopped_by else ""
     return f"{o.time_s:.3f}s, {how}{stop}"
 
-def _source(file: str, line: int) -> str:
-    text = linecache.getline(file, line).rstrip()
-    return f"    {line:4d} | {text}" if text else ""
+QUOTE_WIDTH = 160  # characters of a source line quoted; a 100 KB line is cut around the column
+
+
+def _source(loc: SrcLoc) -> str:
+    text = source_line(loc.file, loc.line).rstrip()
+    if len(text) > QUOTE_WIDTH:
+        start = max(0, min(loc.col - 1 - QUOTE_WIDTH // 2, len(text) - QUOTE_WIDTH))
+        text = ("..." if start else "") + text[start:start + QUOTE_WIDTH] + \
+            ("..." if start + QUOTE_WIDTH < len(text) else "")
+    return f"    {loc.line:4d} | {text}" if text else ""
 
 
 def finding_lines(f: Finding) -> list[str]:
     tag = f.code or f.rule
-    lines = [f"{f.loc}: {f.kind.value}{f'[{tag}]' if tag else ''}: {f.message}"]
-    src = _source(f.loc.file, f.loc.line)
+    lines = [f"{printable_loc(f.loc)}: {f.kind.value}{f'[{tag}]' if tag else ''}: {f.message}"]
+    src = _source(f.loc)
     if src:
         lines.append(src)
     for r in f.related:
         if r.loc == f.loc and r.role == "later access":
             continue
-        lines.append(f"  {r.role}: {r.loc}")
-        src = _source(r.loc.file, r.loc.line)
+        lines.append(f"  {r.role}: {printable_loc(r.loc)}")
+        src = _source(r.loc)
         if src:
             lines.append("  " + src)
     c = f.counterexample
@@ -132,14 +140,9 @@ def _load_output_lines(r: ProcResult, verbose: bool) -> list[str]:
     """What the file printed while loading: shown under -v, else a one-line note."""
     lines = r.load_output.splitlines()
     if not verbose:
-        return [f"{r.file}: note: the file printed {len(lines)} line(s) while loading "
-                "(shown with -v)"]
-    return [f"{r.file}: output while loading:"] + [f"  | {_printable(line)}" for line in lines]
-
-
-def _printable(line: str) -> str:
-    """The file's own text with control characters (terminal escapes) shown, not obeyed."""
-    return "".join(c if c.isprintable() or c == "\t" else f"\\x{ord(c):02x}" for c in line)
+        return [f"{printable(r.file)}: note: the file printed {len(lines)} line(s) while "
+                "loading (shown with -v)"]
+    return [f"{printable(r.file)}: output while loading:"] + [f"  | {line}" for line in lines]
 
 
 def to_text(results: list[ProcResult], verbose: bool = False, cex_table: bool = False) -> str:
@@ -150,7 +153,8 @@ def to_text(results: list[ProcResult], verbose: bool = False, cex_table: bool = 
         if r.load_output and r.file not in shown:
             shown.add(r.file)
             out.extend(_load_output_lines(r, verbose))
-        out.append(f"{r.file}: {r.proc}: {verdict_words(r)} ({_summary(r)}; {r.time_s:.2f}s)")
+        out.append(f"{printable(r.file)}: {r.proc}: {verdict_words(r)} ({_summary(r)}; "
+                   f"{r.time_s:.2f}s)")
         if r.scheduled_by is not None:
             out.append(scheduled_line(r.scheduled_by))
         if r.chain is not None:
@@ -166,4 +170,6 @@ def to_text(results: list[ProcResult], verbose: bool = False, cex_table: bool = 
             out.extend(finding_lines(f))
             if verbose or cex_table:
                 out.extend(table_lines(f))
-    return "\n".join(out) + "\n"
+    # names, messages, quoted lines and a file's output never put a control character on the
+    # terminal (an ESC would recolour it): each is shown escaped (specs/cli.md CLI-5)
+    return "\n".join(printable_text(line) for line in out) + "\n"

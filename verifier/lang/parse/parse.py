@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import ast
 import inspect
-import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from verifier.diagnostics import RejectedInput, SrcLoc
+from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
 from verifier.lang.ir import ir
 from verifier.lang.parse import parse_sync
+from verifier.lang.parse.definition import find_definition
 from verifier.lang.stdlib.config import CudaDeviceFunction, CudaWarps
 from verifier.lang.stdlib.memories import DRAM, BarrierMechanism, Memory, SpecialWindow
 from verifier.lang.parse.parse_sync import OTHER_DIALECT as _OTHER_DIALECT
@@ -59,13 +59,10 @@ class ProcParser:
     def __init__(self, fn: Callable[..., Any],
                  defining_locals: dict[str, Any] | None = None) -> None:
         self.fn = fn
-        lines, start = inspect.getsourcelines(fn)
-        self.source_lines = tuple(line.rstrip("\n") for line in lines)
-        self.file = inspect.getsourcefile(fn) or "<unknown>"
-        self.first_line = start
-        first = lines[0]
-        self.indent = len(first) - len(first.lstrip())
-        self.tree = ast.parse(textwrap.dedent("".join(lines)))
+        self.definition = find_definition(fn)
+        self.source_lines = self.definition.lines
+        self.file = self.definition.file
+        self.tree = ast.Module(body=[self.definition.node], type_ignores=[])
         closure = inspect.getclosurevars(fn)
         # LANG-2.2: what upstream sees where the proc is defined: globals, then the defining
         # function's locals (names used only in annotations or `with` arguments are not in
@@ -78,8 +75,7 @@ class ProcParser:
     # ------------------------------------------------------------ helpers
 
     def loc(self, node: ast.AST) -> SrcLoc:
-        return SrcLoc(self.file, self.first_line + getattr(node, "lineno", 1) - 1,
-                      getattr(node, "col_offset", 0) + self.indent + 1)
+        return self.definition.loc(node)
 
     def err(self, node: ast.AST, msg: str, code: str, rule: str = "") -> RejectedInput:
         return RejectedInput(msg, self.loc(node), rule=rule, code=code)
@@ -91,6 +87,8 @@ class ProcParser:
             return eval(code, dict(self.py_env))  # noqa: S307 - user's own file, LANG-2.2
         except RejectedInput as e:
             raise RejectedInput(e.message, self.loc(node), e.rule, e.code) from None
+        except Unsupported as e:  # an upstream name spork-verify does not serve (ERR-V11)
+            raise Unsupported(e.message, self.loc(node), e.rule, e.code) from None
         except Exception as e:  # a user's Python error in a Python-evaluated position
             raise self.err(node, f"could not evaluate `{ast.unparse(node)}`: {e}",
                            "ERR-P09") from None

@@ -15,7 +15,8 @@ import inspect
 import sys
 from typing import Any, Callable
 
-from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
+from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported, char_column
+from verifier.user_files import source_line
 from verifier.lang.ir import ir
 from verifier.lang.ir.ir import EXO_GPU_HINT
 
@@ -137,7 +138,8 @@ def call_site(depth: int = 2) -> SrcLoc:
     frame = sys._getframe(depth)
     positions = inspect.getframeinfo(frame).positions
     col = positions.col_offset if positions and positions.col_offset is not None else 0
-    return SrcLoc(frame.f_code.co_filename, frame.f_lineno, col + 1)
+    file = frame.f_code.co_filename
+    return SrcLoc(file, frame.f_lineno, char_column(source_line(file, frame.f_lineno), col))
 
 
 def _rewrite(name: str) -> Callable[..., ir.Proc]:

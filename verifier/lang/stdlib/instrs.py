@@ -40,7 +40,9 @@ class InstrParam:
     # the actual must be a window taken through a tensor map with this (swizzle, box)
     tensor_map: Callable[[dict[str, Any]], tuple[int, tuple[int, ...]]] | None = None
     formal_params: Callable[[dict[str, Any]], tuple[int, ...]] | None = None  # e.g. swizzle
-    row_stride: int = 0  # required element stride of the window's row dimension (wgmma)
+    # required element stride of the window's row dimension (wgmma), or the template keyword
+    # that gives it (a dense SMEM tile of ThunderKittens)
+    row_stride: int | str = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,5 +254,8 @@ def _warp_shuffles() -> dict[str, Instr]:
 
 INSTRS: dict[str, Instr] = {**_host_copies(), **_sm80(), **_warp_shuffles()}
 
-# Names of instructions upstream exports that spork-verify lacks: a call is ERR-V11.
-UNSUPPORTED_INSTR_NAMES: tuple[str, ...] = ()
+# Names of instructions upstream exports that spork-verify lacks: a call is ERR-V11. The Sm90
+# ThunderKittens wgmma family (exo.platforms.Sm90, on CudaTkWarpTile-like accumulators).
+UNSUPPORTED_INSTR_NAMES: tuple[str, ...] = (
+    "Sm90_tk_zero_scale_d", "Sm90_tk_mma_row_col", "Sm90_tk_mma_rmem_col",
+    "Sm90_tk_mma_col_col", "Sm90_tk_mma_row_row", "Sm90_tk_mma_rmem_row", "Sm90_tk_mma_col_row")

@@ -1,0 +1,20 @@
+# expect: stage_copy proved
+# language.md Example L2: per-thread cp.async into SMEM with one commit-group queue per thread
+# (cg[t], LANG-5.21). Thread t copies stage[4t : 4t + 4] from row `row` of src; its
+# Arrive(Sm80_cp_async) >> cg[t] commits the copy and Await(cg[t], cuda_in_order, 0)
+# (cp.async.wait_group 0) makes it visible to thread t; the CTA fence then publishes every
+# thread's copy to every thread, so thread t may read stage[32j + t] (written by thread 8j + t/4).
+# The final CTA fence orders the reads before the free of `stage`. cg has a = w = 1 at its free.
+from verifier.lang import *
+
+
+@proc
+def stage_copy(n: size, src: f32[n, 128] @ CudaGmemLinear, dst: f32[n, 128] @ CudaGmemLinear):
+    with CudaDeviceFunction(blockDim=32):
+        for row in cuda_tasks(0, n):
+            stage: f32[128] @ CudaSmemLinear
+            cg: barrier[32] @ CudaCommitGroup
+            for t in cuda_threads(0, 32):
+                Sm80_cp_async_f32(stage[4 * t : 4 * t + 4], src[row, 4 * t : 4 * t + 4], size=4)
+                Arrive(Sm80_cp_async, 1) >> cg[t]
+           

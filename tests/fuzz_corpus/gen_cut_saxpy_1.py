@@ -1,0 +1,2 @@
+# expect: saxpy proved
+# y = a * x + y, one element pe

@@ -1,0 +1,2 @@
+# expect: smem_exchange proved
+# language.md Example L1: reverse a 256-element bloc

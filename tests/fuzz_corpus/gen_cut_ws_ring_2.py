@@ -1,0 +1,5 @@
+# expect: ws_ring proved
+# Warp-specialized producer/consumer through an R = 3 slot SMEM ring (semantics.md Example S7,
+# one ring per task). Warp 0 produces, warp 1 consumes; `full` and `empty` guard each other
+# (empty: barrier(full)). Producer iteration k: Await(empty, cuda_temporal, ~R) -- the first R
+# awaits are skips, await #k pairs with consumer arrive #(k - R), whose

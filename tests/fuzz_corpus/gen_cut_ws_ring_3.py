@@ -1,0 +1,7 @@
+# expect: ws_ring proved
+# Warp-specialized producer/consumer through an R = 3 slot SMEM ring (semantics.md Example S7,
+# one ring per task). Warp 0 produces, warp 1 consumes; `full` and `empty` guard each other
+# (empty: barrier(full)). Producer iteration k: Await(empty, cuda_temporal, ~R) -- the first R
+# awaits are skips, await #k pairs with consumer arrive #(k - R), whose reads of slot k % R it
+# orders before the overwrite (WAR needs only temp) -- then writes slot k % R and arrives on
+# `full`. Consumer iteration k: Await(full, cuda_in_order, ~0) pairs wit

@@ -1,0 +1,1 @@
+from verifier.lang import *
