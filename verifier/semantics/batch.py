@@ -29,6 +29,7 @@ from verifier.semantics.exprs import compile_expr, data_reads
 from verifier.semantics.rules import AccessKind
 
 _POS_LIMIT = 1 << 62
+_VALUE_LIMIT = 1 << 40
 
 
 def unique_inverse(key: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
@@ -158,6 +159,8 @@ class Enumerator:
                 return v
             if v.dtype.kind not in "iu":
                 raise NotBatched("non-integer control value")
+            if v.size and (v.max() > _VALUE_LIMIT or v.min() < -_VALUE_LIMIT):
+                raise NotBatched("values near int64's range")  # Python ints never wrap
             return v.astype(np.int64, copy=False)
         if isinstance(v, (bool, np.bool_)):
             return np.full(rows.n, bool(v))
