@@ -30,6 +30,7 @@ from verifier.semantics.rules import AccessKind
 
 _POS_LIMIT = 1 << 62
 _VALUE_LIMIT = 1 << 40
+_SCALAR_LIMIT = 1 << 20  # three such factors stay below 2^63
 
 
 def unique_inverse(key: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
@@ -169,6 +170,8 @@ class Enumerator:
     # ------------------------------------------------------------ statements
 
     def run(self, s: ir.For) -> None:
+        if any(abs(v) > _SCALAR_LIMIT for v in self.m.env.values()):
+            raise NotBatched("sizes too large for int64 products")
         self.block((s,), Rows({}, np.zeros(1, dtype=np.int64)), self.ctx, 1)
 
     def block(self, stmts: tuple[ir.Stmt, ...], rows: Rows, ctx: Any, scale: int) -> None:
