@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from conftest import EXAMPLES, case_params, expectations, kernel_files, load_one
+from conftest import EXAMPLES, ROOT, case_params, expectations, kernel_files, load_one
 from sizes import sample_sizes
 from verifier.semantics import run_machine
 from verifier.semantics.fast import Diverge, FastMachine
@@ -98,3 +98,15 @@ def test_terms_agree_with_lacking() -> None:
         for c in range(1, 64):
             assert passes(terms, c) == (rec.lacking(Threads(task, c), quals, qbits, f, conv)
                                         is None)
+
+
+@pytest.mark.rule("SEM-4.5")
+def test_hazard_inside_a_region_is_reported_by_the_reference() -> None:
+    """Two threads of one sync-free cuda_threads loop store to s[t / 2]: the batched check of
+    the region finds it (no sync in between), and the report is the reference machine's."""
+    proc = load_one(ROOT / "tests" / "programs" / "smem_waw_collision.py", "smem_waw_collision")
+    with pytest.raises(Diverge):
+        run_reference(proc, {"nb": 1}, machine=FastMachine)
+    holds, found = run_machine(proc, {"nb": 1})
+    assert holds and found == run_reference(proc, {"nb": 1})[1]
+    assert (found[0].kind, found[0].variable, found[0].loc.line) == ("WAW", "s", 13)
