@@ -24,7 +24,7 @@ from verifier import collectives
 from verifier.lang.ir import ir
 from verifier.lang.stdlib.instrs import Instr
 from verifier.lang.stdlib.memories import Memory
-from verifier.semantics.access import callee_distributed, instr_args, tracked_buffers
+from verifier.semantics.access import callee_distributed, instr_args
 from verifier.semantics.exprs import compile_expr, data_reads
 from verifier.semantics.rules import AccessKind
 
@@ -140,7 +140,7 @@ class Enumerator:
         self.ctx = ctx
         self.sites: list[Site] = []
         self.locals: dict[ir.Sym, LocalBuf] = {}
-        self.tracked = tracked_buffers(m.proc)
+        self.tracked = m.tracked  # SEM-2.1, computed once per run
         self.rows_seen = 0
 
     # ------------------------------------------------------------ expressions
