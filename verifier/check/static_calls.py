@@ -25,7 +25,7 @@ from verifier.lang.stdlib.timelines import CPU_INSTR_TLS, QualTL, SyncTL, implem
 from verifier.lang.stdlib.units import cuda_warpgroup
 from verifier.semantics import rules
 from verifier.semantics.rules import AccessKind
-from verifier.check import static_instr_args as args
+from verifier.check import static_instr_args as args, static_sm100
 from verifier.semantics.access import callee_distributed
 from verifier.check.sites import Context, Element, FenceSite, Loop
 from verifier.check.walk_view import AnalyzerView
@@ -49,6 +49,9 @@ def fence(an: AnalyzerView, s: ir.Fence, ctx: Context) -> None:
         if problem is not None:
             raise RejectedInput(f"wgmma fence must be executed by a warpgroup: {problem}",
                                 s.loc, code="ERR-L01", rule="COLL-3.2")
+        an.model.fences.append(FenceSite(an.fresh_id(), s.first, s.second, ctx, s.loc))
+        return
+    if static_sm100.fence(s.first, s.second, s.loc):
         an.model.fences.append(FenceSite(an.fresh_id(), s.first, s.second, ctx, s.loc))
         return
     if not implements(s.first, SyncTL.Sm80_generic):

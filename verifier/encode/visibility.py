@@ -22,7 +22,7 @@ from verifier.lang.ir import ir
 from verifier.semantics import rules
 from verifier.semantics.rules import Flag
 from verifier.check.sites import (
-    AccessSite, ArriveSite, AwaitSite, Context, FenceSite, ProgramModel,
+    AccessSite, ArriveSite, AwaitSite, Context, FenceSite, Loop, ProgramModel,
 )
 from verifier.encode.barrier_counts import BarrierCounts
 from verifier.encode.barrier_elements import arrive_pairs, trailing_pairs
@@ -138,6 +138,14 @@ def _all_events(model: ProgramModel) -> list[Event]:
                 events.append(Event(("T", site.id, aw.id), nothing, rules.SYNC_SETS[aw.second],
                                     await_=aw, tag_site=site))
     return events
+
+
+def _single(lp: Loop) -> int | None:
+    """The only value of a loop `for y in cuda_threads(c, c + 1, ...)`, else None."""
+    lo, hi = lp.lo, lp.hi
+    if isinstance(lo, ir.Const) and isinstance(hi, ir.Const) and hi.value - lo.value == 1:
+        return int(lo.value)
+    return None
 
 
 def sync_graph(events: list[Event]) -> nx.DiGraph:
@@ -421,6 +429,10 @@ class VisibilityBuilder:
                     pinned[lp.sym] = var
                 elif lp.sym in anchor_loops:
                     pinned[lp.sym] = anchor.iters[lp.sym]
+                elif lp.kind == "threads" and _single(lp) is not None:
+                    # one iteration: its value, whichever thread anchors (a consumer's
+                    # one-thread loop seen from a producer's thread)
+                    pinned[lp.sym] = z3.IntVal(_single(lp), self.zctx)
                 elif lp.kind == "threads":
                     pinned[lp.sym] = thread_terms[lp.sym]
                 else:
