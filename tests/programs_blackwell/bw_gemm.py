@@ -1,9 +1,9 @@
 # expect: bw_gemm proved
 # specs/blackwell.md: a producer warp loads A and B tiles by TMA into one SMEM stage; the first thread
 # of the epilogue warpgroup issues tcgen05.mma into a TMEM accumulator and commits it to `war` (the stage may be
-# refilled: BW-S1) and, after the K loop, to `done`, which it awaits; the warpgroup syncs with
-# tcgen05.fence::after_thread_sync (BW-S3), reads TMEM by tcgen05.ld, waits for it (BW-S2) and
-# stores C. Warp 0 allocates and frees the 64 TMEM columns (BW-A1..A3).
+# refilled: BW-3.1) and, after the K loop, to `done`, which it awaits; the warpgroup syncs with
+# tcgen05.fence::after_thread_sync (BW-3.3), reads TMEM by tcgen05.ld, waits for it (BW-3.2) and
+# stores C. Warp 0 allocates and frees the 64 TMEM columns (BW-1.1..1.3).
 from verifier.lang import *
 
 
@@ -39,7 +39,8 @@ def bw_gemm(T: size, KT: size, A: f32[128 * T, 8 * KT] @ CudaGmemLinear,
                 for t in cuda_threads(0, 1, unit=cuda_thread):
                     Arrive(tcgen05_commit) >> done
                     Await(done, tcgen05_after_thread_sync, ~0)
-                Fence(cuda_in_order, tcgen05_after_thread_sync)
+            Fence(cuda_in_order, tcgen05_after_thread_sync)
+            with CudaWarps(4, 8):
                 for wg in cuda_threads(0, 1, unit=cuda_warpgroup):
                     Dr: f32[128, 64] @ Sm100_RmemMatrixD
                     Sm100_tmem_ld_32x32b_f32(Dr[:, :], D[:, :], N=64)

@@ -23,7 +23,7 @@ from verifier.lang.ir.lifetimes import early_releases
 from verifier.lang.stdlib.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
 from verifier.lang.ir.printer import expr_text, stmt_lines
 from verifier.lang.stdlib.timelines import InstrTL, QualTL
-from verifier.check import barrier_exprs, static_barriers, static_calls
+from verifier.check import barrier_exprs, static_barriers, static_calls, static_sm100
 from verifier.semantics import rules
 from verifier.semantics.access import mutated_syms, walk_stmts
 from verifier.semantics.exprs import data_reads
@@ -492,4 +492,7 @@ def _walk_expr(e: Any) -> list[Any]:
 def analyze(proc: ir.Proc) -> ProgramModel:
     """Run every static check; the site model on success. Raises RejectedInput/Unsupported.
     Calls of procs are inlined first (CALL-1): the model's proc is the inlined one."""
-    return Analyzer(inline_calls(proc)).run()
+    inlined = inline_calls(proc)
+    model = Analyzer(inlined).run()
+    static_sm100.tmem_allocations(inlined)
+    return model

@@ -3,7 +3,7 @@
 
 Signatures only, as data (`instrs.Instr`), like instrs_sm90. `tcgen05.commit` is
 `Arrive(tcgen05_commit) >> mbarrier`, `tcgen05.wait::ld` is `Fence(tcgen05_ld, cuda_in_order)`
-and the tcgen05 fences are sync-tls (BW-S*), not instrs. Bad keyword values carry the BW rule's
+and the tcgen05 fences are sync-tls (BW-3), not instrs. Bad keyword values carry the BW rule's
 error code.
 """
 
@@ -16,12 +16,12 @@ from verifier.lang.stdlib.instrs import Instr, InstrParam
 from verifier.lang.stdlib.memories_sm100 import TMEM_COLUMNS, TMEM_LANES
 from verifier.lang.stdlib.timelines import InstrTL
 
-# K per instruction by kind (PTX ISA §9.7.16.10.1, 32 bytes of A per row)
+# K per instruction by kind (PTX ISA "tcgen05.mma": 32 bytes of A per row)
 MMA_K = {"tf32": 8, "f16": 16}
 
 
 def tmem_columns_problem(kw: dict[str, Any]) -> str | None:
-    """BW-A2: an allocation is a power of two of columns in [32, 512]."""
+    """BW-1.2: an allocation is a power of two of columns in [32, 512]."""
     n = kw["ncols"]
     if n < 32 or n > TMEM_COLUMNS or n & (n - 1):
         return f"ncols={n}: tcgen05.alloc takes a power of two of columns in [32, 512]"
@@ -29,7 +29,7 @@ def tmem_columns_problem(kw: dict[str, Any]) -> str | None:
 
 
 def mma_shape_problem(kw: dict[str, Any]) -> str | None:
-    """BW-M1: the cta_group::1 dense shapes (PTX ISA §9.7.16.10.1)."""
+    """BW-2.1: the cta_group::1 dense shapes (PTX ISA "tcgen05.mma")."""
     m, n = kw["M"], kw["N"]
     if m not in (64, 128):
         return f"M={m}: cta_group::1 takes M = 64 or 128"
@@ -46,7 +46,7 @@ def _columns(kw: dict[str, Any]) -> tuple[int, int]:
 def _alloc(name: str) -> Instr:
     return Instr(name, (InstrParam("tmem", "tensor", "w", "Sm100_Tmem", _columns),),
                  InstrTL.cuda_in_order_instr, units.cuda_warp, ("ncols",),
-                 tmem_columns_problem, template_code=("ERR-BW02", "BW-A2"))
+                 tmem_columns_problem, template_code=("ERR-A34", "BW-1.2"))
 
 
 def _mma(kind: str) -> Instr:
@@ -58,7 +58,7 @@ def _mma(kind: str) -> Instr:
          InstrParam("a", "tensor", "r", "CudaBasicSmem", lambda kw: (kw["M"], k)),
          InstrParam("b", "tensor", "r", "CudaBasicSmem", lambda kw: (kw["N"], k))),
         InstrTL.tcgen05_mma_instr, units.cuda_thread, ("M", "N"), mma_shape_problem,
-        template_code=("ERR-BW05", "BW-M1"))
+        template_code=("ERR-P07", "BW-2.1"))
 
 
 def _ld_problem(kw: dict[str, Any]) -> str | None:
@@ -79,13 +79,13 @@ def sm100_instrs() -> dict[str, Instr]:
             (InstrParam("dst", "tensor", "w", "Sm100_RmemMatrixD", shape),
              InstrParam("src", "tensor", "r", "Sm100_Tmem", shape)),
             InstrTL.tcgen05_ld_instr, units.cuda_warpgroup, ("N",), _ld_problem,
-            template_code=("ERR-BW06", "BW-L1")),
+            template_code=("ERR-P07", "BW-2.2")),
         "Sm100_store_d_row_major_f32": Instr(
             "Sm100_store_d_row_major_f32",
             (InstrParam("dst", "tensor", "w", "CudaDeviceVisibleLinear", shape),
              InstrParam("src", "tensor", "r", "Sm100_RmemMatrixD", shape)),
             InstrTL.cuda_in_order_instr, units.cuda_warpgroup, ("N",), _ld_problem,
-            template_code=("ERR-BW06", "BW-L1")),
+            template_code=("ERR-P07", "BW-2.2")),
     }
     return out
 

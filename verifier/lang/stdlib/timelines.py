@@ -25,7 +25,7 @@ class QualTL(Enum):
     wgS = "wgmma_async_smem_qual"
     wg0 = "wgmma_zero_qual"
     async_ = "cuda_async_proxy_retired_qual"
-    # Blackwell (specs/blackwell.md BW-T1): upstream's names, Sm100.py / timelines.py
+    # Blackwell (specs/blackwell.md BW-4.1): upstream's names, Sm100.py / timelines.py
     tcS = "tcgen05_smem_qual"
     tcM = "tcgen05_mma_tmem_qual"
     tcC = "tcgen05_cp_tmem_qual"
@@ -53,7 +53,7 @@ class SyncTL(Enum):
     wgmma_fence_2 = "wgmma_fence_2"
     wgmma_async = "wgmma_async"
     cuda_generic_and_async_proxy = "cuda_generic_and_async_proxy"
-    # Blackwell (BW-T2): tcgen05.commit, tcgen05.wait::ld / ::st as upstream names them; the
+    # Blackwell (BW-4.2): tcgen05.commit, tcgen05.wait::ld / ::st as upstream names them; the
     # tcgen05.fence pair under spork-verify's names (upstream has no sync-tl for them yet)
     tcgen05_commit = "tcgen05_commit"
     tcgen05_ld = "tcgen05_ld"
@@ -120,13 +120,13 @@ SYNC_SETS: Mapping[SyncTL, SyncSets] = MappingProxyType({
     SyncTL.wgmma_fence_2: sync_sets({Q.wgA, Q.wgD}),
     SyncTL.wgmma_async: sync_sets({Q.wgA, Q.wgD, Q.wgS}),
     SyncTL.cuda_generic_and_async_proxy: sync_sets({Q.cuda1, Q.cuda2, Q.async_}, {Q.wg0}),
-    # BW-T2. commit: the mbarrier arrives once every earlier tcgen05 async op of the thread is
-    # complete, their SMEM operand reads included (PTX ISA §9.7.16.7.1), so after the async-
+    # BW-4.2. commit: the mbarrier arrives once every earlier tcgen05 async op of the thread is
+    # complete, their SMEM operand reads included (PTX ISA "Tensor Memory Allocation and Management Instructions"), so after the async-
     # proxy writes the thread had seen retire before it issued them
     SyncTL.tcgen05_commit: sync_sets({Q.tcM, Q.tcC, Q.tcSh, Q.tcS, Q.async_}),
     SyncTL.tcgen05_ld: sync_sets({Q.tcL}),
     SyncTL.tcgen05_st: sync_sets({Q.tcSt}),
-    # BW-T3. before_thread_sync orders (does not complete) earlier tcgen05 ops: generic
+    # BW-4.2. before_thread_sync orders (does not complete) earlier tcgen05 ops: generic
     # in-order effects fully, tcgen05.ld / st reads only temporally
     SyncTL.tcgen05_before_thread_sync: sync_sets({Q.cuda1, Q.cuda2},
                                                  {Q.async_, Q.wg0, Q.tcL, Q.tcSt}),
