@@ -63,6 +63,9 @@ def test_static_rules_reject_with_code_and_line(name: str, code: str, rule: str,
     (("Fence(tcgen05_ld, cuda_in_order)", "Fence(tcgen05_ld, cuda_temporal)"), "ERR-L08",
      "BW-3.2"),
     (("M=128, N=64)", "M=96, N=64)"), "ERR-P07", "BW-2.1"),
+    (("            Fence(cuda_in_order, cuda_in_order)\n",
+      "            Fence(cuda_in_order, cuda_in_order)\n            D[0, 0] = 0.0\n"), "ERR-A01",
+     "LANG-4.2"),
     (("Sm100_tmem_ld_32x32b_f32(Dr[:, :], D[:, :], N=64)",
       "Sm100_tmem_ld_32x32b_f32(Dr[:, 0:48], D[:, 0:48], N=48)"), "ERR-P07", "BW-2.2"),
 ])
@@ -78,7 +81,8 @@ def test_edits_of_the_gemm(tmp_path: Path, edit: tuple[str, str], code: str | No
         return
     err = _rejection(path)
     assert (err.code, err.rule) == (code, rule), err
-    assert err.loc.line == _line(path, edit[1].split("\n")[0]), err
+    last = [ln for ln in edit[1].split("\n") if ln.strip()][-1]
+    assert err.loc.line == _line(path, last.strip()), err
 
 
 def test_tables_cover_every_tcgen05_timeline() -> None:

@@ -397,6 +397,8 @@ class Analyzer:
         perms = mem.cuda_perms if ctx.cuda else mem.cpu_perms
         if instr_tl is InstrTL.cpu_cuda_stream_instr and mem.family == "gmem":
             perms = "rwc"
+        if mem.family == "tmem" and callee is None:  # BW-1.5: only tcgen05 instrs reach TMEM
+            perms = ""
         scope = "cuda_basic_device" if ctx.cuda else "cpu_basic_device"
         letter = "r" if kind is AccessKind.read else "w"
         if letter not in perms:
