@@ -57,7 +57,10 @@ def test_static_rules_reject_with_code_and_line(name: str, code: str, rule: str,
 
 
 @pytest.mark.parametrize("edit, code, rule", [
-    (("ncols=64)\n            Fence", "ncols=64)\n            Fence"), None, None),
+    (("Sm100_tmem_relinquish_alloc_permit()", "Sm100_tmem_relinquish_alloc_permit()"), None,
+     None),
+    (("                Sm100_tmem_relinquish_alloc_permit()\n",
+      "            Sm100_tmem_relinquish_alloc_permit()\n"), "ERR-A19", "COLL-3.1"),
     (("Sm100_tmem_alloc(D[:, :], ncols=64)", "Sm100_tmem_alloc(D[:, 0:32], ncols=32)"),
      "ERR-A34", "BW-1.1"),
     (("Fence(tcgen05_ld, cuda_in_order)", "Fence(tcgen05_ld, cuda_temporal)"), "ERR-L08",

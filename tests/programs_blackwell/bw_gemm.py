@@ -3,7 +3,8 @@
 # of the epilogue warpgroup issues tcgen05.mma into a TMEM accumulator and commits it to `war` (the stage may be
 # refilled: BW-3.1) and, after the K loop, to `done`, which it awaits; the warpgroup syncs with
 # tcgen05.fence::after_thread_sync (BW-3.3), reads TMEM by tcgen05.ld, waits for it (BW-3.2) and
-# stores C. Warp 0 allocates and frees the 64 TMEM columns (BW-1.1..1.3).
+# stores C. Warp 0 allocates the 64 TMEM columns, relinquishes the allocation permit and frees them
+# (BW-1.1..1.4).
 from verifier.lang import *
 
 
@@ -23,6 +24,7 @@ def bw_gemm(T: size, KT: size, A: f32[128 * T, 8 * KT] @ CudaGmemLinear,
             done: barrier @ CudaMbarrier
             with CudaWarps(0, 1):
                 Sm100_tmem_alloc(D[:, :], ncols=64)
+                Sm100_tmem_relinquish_alloc_permit()
             Fence(cuda_in_order, tcgen05_after_thread_sync)
             for k in seq(0, KT):
                 with CudaWarps(0, 1):

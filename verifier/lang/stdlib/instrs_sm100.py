@@ -72,6 +72,10 @@ def sm100_instrs() -> dict[str, Instr]:
     out = {
         "Sm100_tmem_alloc": _alloc("Sm100_tmem_alloc"),
         "Sm100_tmem_dealloc": _alloc("Sm100_tmem_dealloc"),
+        # BW-1.4: the CTA will allocate no more TMEM; no memory effect
+        "Sm100_tmem_relinquish_alloc_permit": Instr(
+            "Sm100_tmem_relinquish_alloc_permit", (), InstrTL.cuda_in_order_instr,
+            units.cuda_warp),
         "Sm100_mma_tf32_cta1": _mma("tf32"),
         "Sm100_mma_f16_cta1": _mma("f16"),
         "Sm100_tmem_ld_32x32b_f32": Instr(
