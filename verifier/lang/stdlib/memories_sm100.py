@@ -2,7 +2,8 @@
 tile a `tcgen05.ld` fills.
 
 Tensor memory (TMEM) is per-CTA storage of 128 lanes x 512 columns of 32 bits, allocated in
-columns by one warp with `tcgen05.alloc` and freed with `tcgen05.dealloc` (PTX ISA "Tensor Memory Allocation and Management Instructions").
+columns by one warp with `tcgen05.alloc` and freed with `tcgen05.dealloc` (PTX ISA "Tensor
+Memory Allocation and Management Instructions").
 A TMEM variable `D: f32[128, N] @ Sm100_Tmem` names an allocation of N columns; the CTA owns
 it (native unit cuda_cta_in_cluster), and only tcgen05 instrs and the allocator touch it.
 """

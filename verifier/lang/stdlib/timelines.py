@@ -121,8 +121,8 @@ SYNC_SETS: Mapping[SyncTL, SyncSets] = MappingProxyType({
     SyncTL.wgmma_async: sync_sets({Q.wgA, Q.wgD, Q.wgS}),
     SyncTL.cuda_generic_and_async_proxy: sync_sets({Q.cuda1, Q.cuda2, Q.async_}, {Q.wg0}),
     # BW-4.2. commit: the mbarrier arrives once every earlier tcgen05 async op of the thread is
-    # complete, their SMEM operand reads included (PTX ISA "Tensor Memory Allocation and Management Instructions"), so after the async-
-    # proxy writes the thread had seen retire before it issued them
+    # complete, their SMEM operand reads included (PTX ISA "tcgen05.commit"), so after the
+    # async-proxy writes the thread had seen retire before it issued them (specs/blackwell.md)
     SyncTL.tcgen05_commit: sync_sets({Q.tcM, Q.tcC, Q.tcSh, Q.tcS, Q.async_}),
     SyncTL.tcgen05_ld: sync_sets({Q.tcL}),
     SyncTL.tcgen05_st: sync_sets({Q.tcSt}),
