@@ -50,13 +50,14 @@ class _UpstreamHelpers(importlib.abc.MetaPathFinder):
     """`exo.platforms.<package>` modules that are upstream's own test helpers (not platform
     modules spork-verify serves), loaded from the checkout's source when a test imports them."""
 
-    PACKAGES = ("gemm_Sm90a_test",)
+    PACKAGES = ("gemm_Sm90a_test", "Sm90.tk_gemm_util")
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
         parts = name.split(".")
         checkout = os.environ.get("SPORK_UPSTREAM_CHECKOUT")
+        below = ".".join(parts[2:])
         if not checkout or parts[:2] != ["exo", "platforms"] or len(parts) < 3 or \
-                parts[2] not in self.PACKAGES:
+                not any(below == p or below.startswith(p + ".") for p in self.PACKAGES):
             return None
         base = Path(checkout, "src", *parts)
         if base.is_dir():
@@ -116,8 +117,13 @@ def _verify(p: Any) -> None:
         raise SporkVerifyRejection(f"{p.name}: unknown (not verified): past {limit:g} s")
     text = "\n".join(f"{f.kind.value}: {f.message}" for f in result.findings)
     cex = result.findings[0].counterexample if result.findings else None
+    first = result.findings[0] if result.findings else None
     _calls.append({"proc": p.name, "verdict": result.verdict.value, "message": text,
                    "build": _building[0], "sizes": dict(cex.sizes) if cex else {},
+                   "codes": [f.code for f in result.findings],
+                   "hazard": {"kind": first.kind.value, "variable": first.variable,
+                              "free": f"@ free({first.variable}" in first.message}
+                   if first is not None else {},
                    **({"scheduled_by": dataclasses.asdict(_scheduled[id(p)])}
                       if id(p) in _scheduled else {})})
     if result.verdict in (Verdict.rejected, Verdict.refuted):
@@ -168,7 +174,8 @@ def _record_error(name: str, e: SporkError) -> None:
     from verifier.diagnostics import RejectedInput
 
     verdict = "rejected" if isinstance(e, RejectedInput) else "unsupported"
-    _calls.append({"proc": name, "verdict": verdict, "message": e.render()})
+    _calls.append({"proc": name, "verdict": verdict, "message": e.render(),
+                   "codes": [e.code or ""]})
 
 
 def _source_text(v: Any, scope: dict[str, Any]) -> str:
@@ -236,7 +243,11 @@ class GeneratedSources:
 
 
 class VerifyingCompiler:
-    """The part of upstream's `compiler` fixture that tests/cuda calls without a GPU."""
+    """The part of upstream's `compiler` fixture that tests/cuda calls without a GPU. Its
+    `workdir` is the test's debug-log folder while the test runs, as upstream's (API-6)."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
 
     def cuda_cpu_test(self, mkproc: Callable[..., Any], golden: Any = None, sm: Any = None,
                       **kwargs: Any) -> GeneratedSources:
@@ -251,10 +262,38 @@ class VerifyingCompiler:
 
 
 @pytest.fixture
-def compiler() -> Any:
+def compiler(tmp_path: Path) -> Any:
+    from verifier.lang.stdlib import debug_log
+
     _compiler_fixtures[0] += 1
-    yield VerifyingCompiler()
+    before = debug_log.get_global_debug_log_path()
+    debug_log.set_global_debug_log_path(tmp_path)
+    yield VerifyingCompiler(tmp_path)
+    debug_log.set_global_debug_log_path(before)
     _compiler_fixtures[0] -= 1
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A test that opens a debug-log file of a remark kind spork-verify does not write (API-6),
+    or that stops at a name spork-verify does not serve outside the compiler fixture (its own
+    helper building a proc), ends `unsupported` naming it, not as a failure of its own."""
+    from verifier.diagnostics import Unsupported
+    from verifier.lang.stdlib import debug_log
+
+    yield
+    error = call.excinfo.value if call.excinfo is not None else None
+    if call.when != "call" or error is None:
+        return
+    if isinstance(error, FileNotFoundError) and error.filename:
+        why = debug_log.missing(error.filename)
+        if why is not None:
+            _calls.append({"proc": Path(error.filename).name, "verdict": "unsupported",
+                           "message": why})
+    elif isinstance(error, Unsupported) and not any(c["verdict"] == "unsupported"
+                                                    for c in _calls):
+        _calls.append({"proc": error.proc or "?", "verdict": "unsupported",
+                       "message": error.render()})
 
 
 @pytest.fixture

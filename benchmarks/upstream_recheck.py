@@ -6,7 +6,11 @@ concrete checker, at the counterexample's sizes, report a hazard too?
 `UPSTREAM_PY upstream_recheck.py TEST_FILE MKPROC KWARGS_JSON SIZES_JSON`, with
 CAMSPORK_JIT_DIR set; KWARGS_JSON maps each keyword to its source text, evaluated in the test
 module's namespace. Prints one JSON line: {"upstream": "raises" (a hazard: CamsporkError)|"cannot check" (another
-error: a limitation of upstream's checker)|"passes"|"not rebuilt", "message": ...}.
+error: a limitation of upstream's checker)|"passes"|"not rebuilt", "message": ...}; with a
+hazard also its "kind" (RAW, WAR, WAW; endgame's free_missing_sync, ...), "variable" (the
+buffer, `free(x)` as `x`) and "free" (whether it is at a free), read off
+the remark upstream's checker writes to its debug log ("WAW HAZARD @ free(s[0])"), so that
+the caller compares them with spork-verify's finding instead of only "upstream raised".
 A proc that calls another proc (upstream's sync_check refuses those calls) is checked through
 its callees, at the sizes the call gives them.
 """
@@ -36,6 +40,7 @@ def main() -> int:
     checks = []
     for p in built if isinstance(built, (list, tuple)) else [built]:
         checks.extend(_callees(p, sizes) or [(p, sizes)])
+    remarks = _capture_remarks()
     for p, at in checks:
         try:
             p.sync_check(**at)
@@ -43,11 +48,33 @@ def main() -> int:
             first = (str(e).strip().splitlines() or [""])[0]
             first = re.sub(r"^\S+\.py:\d+:\d+:(\(\w+\))*:?\s*", "", first)  # no paths
             found = type(e).__name__ == "CamsporkError"
-            print(json.dumps({"upstream": "raises" if found else "cannot check",
-                              "message": f"{type(e).__name__}: {first[:160]}"}))
+            out = {"upstream": "raises" if found else "cannot check",
+                   "message": f"{type(e).__name__}: {first[:160]}"}
+            hazard = next((m for m in map(_HAZARD.search, remarks) if m), None)
+            if found and hazard:
+                out.update(kind=hazard["kind"], variable=hazard["var"],
+                           free=bool(hazard["free"]),
+                           message=f"{type(e).__name__}: {hazard[0]}")
+            print(json.dumps(out))
             return 0
     print(json.dumps({"upstream": "passes", "message": ""}))
     return 0
+
+
+# camspork_jit and dev26 name RAW, WAR and WAW; endgame also `free_missing_sync` (a free not
+# ordered after an access: our WAW or WAR at free(x)) and a few kinds of its own
+_HAZARD = re.compile(r"(?P<kind>RAW|WAR|WAW|free_missing_sync|free_missing_arrive|use_after_free|"
+                     r"use_before_alloc) HAZARD @ (?P<free>free\()?(?P<var>\w+)[^\n]*")
+
+
+def _capture_remarks() -> list[str]:
+    """The remarks upstream's checker logs when it finds a hazard (its default debug log
+    drops them; the detail of the CamsporkError is only there)."""
+    from exo.core import LoopIR
+
+    remarks: list[str] = []
+    LoopIR.BaseCompilerDebugLog.remark = lambda self, proc, text: remarks.append(text)
+    return remarks
 
 
 def _callees(p, sizes):  # type: ignore[no-untyped-def]

@@ -19,10 +19,11 @@ sys.path.insert(0, str(ROOT))
 
 from verifier.report.catalog import to_markdown  # noqa: E402
 
-RULE_ID = re.compile(r"\b(?:LANG|SEM|COLL|LOAD|CHAIN|BW)-\d+(?:\.\d+)?\b")
+RULE_ID = re.compile(r"\b(?:LANG|SEM|COLL|LOAD|CHAIN|SEC|BW)-\d+(?:\.\d+)?\b")
 _FAMILY = {"LANG": "docs/reference/language.md", "SEM": "docs/reference/semantics.md",
            "COLL": "docs/reference/collectives.md", "LOAD": "specs/loading.md",
-           "CHAIN": "specs/chain.md", "BW": "specs/blackwell.md"}
+           "CHAIN": "specs/chain.md", "SEC": "specs/threat_model.md",
+           "BW": "specs/blackwell.md"}
 
 
 def cited_rules() -> dict[str, list[str]]:

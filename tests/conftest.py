@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +20,9 @@ from verifier.semantics import sync_check as _sync_check
 # The CLI's proof cache (CLI-7) goes to a folder of this test run, never the user's cache
 # (child processes inherit it); answers are the same either way, this only keeps runs apart.
 os.environ.setdefault("SPORK_VERIFY_CACHE_DIR", tempfile.mkdtemp(prefix="spork-verify-cache-"))
+# ... and its key (SEC-7) to a file of this run, outside that folder
+os.environ.setdefault("SPORK_VERIFY_KEY_FILE", os.path.join(
+    tempfile.mkdtemp(prefix="spork-verify-key-"), "cache.key"))
 
 _sync_check.install()  # `p.sync_check(...)` in files loaded in-process (API-3)
 
@@ -26,6 +32,7 @@ PROGRAMS = ROOT / "tests" / "programs"
 PROGRAMS_ASYNC = ROOT / "tests" / "programs_async"
 PROGRAMS_NESTS = ROOT / "tests" / "programs_nests"
 PROGRAMS_HOPPER = ROOT / "tests" / "programs_hopper"
+PROGRAMS_TK = ROOT / "tests" / "programs_tk"  # ThunderKittens tiles and vectors (TK-*)
 PROGRAMS_BLACKWELL = ROOT / "tests" / "programs_blackwell"
 
 _EXPECT = re.compile(r"^#\s*expect:\s*(\S+)\s+(proved|refuted|rejected|unknown|unsupported|vacuous)"
@@ -65,8 +72,20 @@ def expectations(path: Path) -> list[Expectation]:
 def kernel_files() -> list[Path]:
     files = sorted(EXAMPLES.glob("*.py")) + sorted(PROGRAMS.glob("*.py")) + \
         sorted(PROGRAMS_ASYNC.glob("*.py")) + sorted(PROGRAMS_NESTS.glob("*.py")) + \
-        sorted(PROGRAMS_HOPPER.glob("*.py")) + sorted(PROGRAMS_BLACKWELL.glob("*.py"))
+        sorted(PROGRAMS_HOPPER.glob("*.py")) + sorted(PROGRAMS_TK.glob("*.py")) + \
+        sorted(PROGRAMS_BLACKWELL.glob("*.py"))
     return [f for f in files if expectations(f)]
+
+
+def benchmark(name: str) -> Any:
+    """The module benchmarks/NAME.py (its kernel generators), loaded once."""
+    if name not in sys.modules:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        sys.modules[name] = module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
 def load_one(path: Path, name: str) -> ir.Proc:

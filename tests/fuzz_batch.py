@@ -35,8 +35,9 @@ class Hang(BaseException):
     """Raised by SIGALRM: the file took longer than LIMIT_S."""
 
 
-def load_here(path: str, timeout_s: float = 0.0, printed: Any = ()) -> Any:
-    """`load_isolated` without the child: read, run, collect, every failure a SporkError."""
+def load_here(path: str, timeout_s: float = 0.0, printed: Any = (), hidden: Any = None) -> Any:
+    """`load_isolated` without the child (so without its confinement, SEC-2: the corpus is
+    the project's own): read, run, collect, every failure a SporkError."""
     try:
         source = load.read_source(path)
     except SporkError as e:

@@ -45,7 +45,7 @@ def check_symbolic_equals_concrete(proc: ir.Proc, count: int = 3, bound: int = 3
     assert all_sizes, "the asserts admit no small size"
     for sizes in all_sizes:
         concrete, _ = concrete_verdict(proc, sizes)
-        symbolic = verify_proc(proc, Options(fixed_sizes=sizes)).verdict
+        symbolic = verify_proc(proc, Options(fixed_sizes=sizes, point=True)).verdict
         assert symbolic is not Verdict.unknown, f"unknown at {sizes}"
         same = Verdict.proved if concrete is Verdict.no_hazard_at_sizes else concrete
         assert symbolic == same, f"at {sizes}: symbolic {symbolic}, concrete {concrete}"

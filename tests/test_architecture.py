@@ -24,13 +24,14 @@ ALLOWED = {
     "chain": {"lang"},
     "report": set(),
     "cli": {"lang", "load", "encode", "report", "codegen", "semantics", "check", "cli_io", "cli_chain",
-            "cli_cert"},
+            "cli_cert", "cli_gate"},
     "cli_chain": {"lang", "chain", "encode"},
     "cli_io": set(),
-    "cli_cert": {"lang", "load", "encode", "codegen", "cli_io", "cli_chain"},  # re-runs a chain claim
+    "cli_cert": {"lang", "load", "encode", "codegen", "cli_io", "cli_chain", "cli_gate"},  # re-runs a chain claim
+    "cli_gate": {"load", "encode", "cli_io"},  # what a run trusts (specs/threat_model.md)
     "pytest_plugin": {"cli", "lang", "load", "report"},
 }
-LEAVES = {"diagnostics", "results", "user_files", "__init__"}
+LEAVES = {"diagnostics", "results", "user_files", "locations", "__init__"}
 # inside lang/ (issue 18): the IR at the bottom, then the stdlib namespace, the parser, the rewrites;
 # lang/__init__.py (the user-facing namespace) may import them all
 LANG_ALLOWED = {

@@ -25,7 +25,7 @@ from verifier.encode import verify_proc
 from verifier.encode.hints import add_sync_hints
 from verifier.load.load import load_procs
 from verifier.results import FindingKind, Verdict
-from verifier.semantics.machine import run_machine
+from verifier.semantics import run_machine
 
 HELDOUT = ROOT / "tests" / "heldout_hopper"
 FILES = sorted(HELDOUT.glob("*.py"))

@@ -50,6 +50,24 @@ def write(tmp_path: Path, name: str, body: str) -> Path:
     return path
 
 
+def descendants(root: int) -> set[int]:
+    """Every process below `root`, read from /proc."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text()
+                                               .rpartition(")")[2].split()[1])
+            except (OSError, ValueError, IndexError):
+                pass
+    out: set[int] = set()
+    frontier = {root}
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier} - out
+        out |= frontier
+    return out
+
+
 def line_of(path: Path, text: str) -> int:
     return next(i for i, s in enumerate(path.read_text().splitlines(), 1) if text in s)
 
@@ -172,15 +190,14 @@ for fd in range(64):
 
 
 def test_processes_started_by_the_file_do_not_outlive_loading(tmp_path: Path) -> None:
-    pid_file = tmp_path / "pid"
-    path = write(tmp_path, "spawner.py", KERNEL.format(name="k") + f"""
+    path = write(tmp_path, "spawner.py", KERNEL.format(name="k") + """
 import subprocess
 child = subprocess.Popen(["sleep", "60"])
-open({str(pid_file)!r}, "w").write(str(child.pid))
+print("pid", child.pid)
 """)
     loaded = load_isolated(path)
     assert loaded.error is None and [p.name for p in loaded.procs] == ["k"]
-    pid = int(pid_file.read_text())
+    pid = int(loaded.output.split()[1])  # the file can write nowhere but its own folder (SEC-2)
     for _ in range(50):
         try:
             os.kill(pid, 0)
@@ -330,40 +347,53 @@ def test_ctrl_c_while_loading_kills_the_child(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    pid_file = tmp_path / "pid"
-    path = write(tmp_path, "slow.py", f"""
-import os, time
-open({str(pid_file)!r}, "w").write(str(os.getpid()))
+    path = write(tmp_path, "slow.py", """
+import time
 time.sleep(60)
 """)
     root = Path(__file__).resolve().parent.parent
     cli = subprocess.Popen([sys.executable, "-m", "verifier.cli", str(path)], cwd=root,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    for _ in range(200):
-        if pid_file.exists() and pid_file.read_text():
+    below: set[int] = set()
+    for _ in range(200):  # the supervisor and the confined process running the file
+        below = descendants(cli.pid)
+        if len(below) >= 2:
             break
         time.sleep(0.05)
-    child_pid = int(pid_file.read_text())
+    assert len(below) >= 2, below
     cli.send_signal(signal.SIGINT)
     cli.communicate(timeout=10)
     assert cli.returncode != 0
-    with pytest.raises(ProcessLookupError):
-        os.kill(child_pid, 0)
+    for pid in below:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
 
 
 def test_every_stdlib_export_survives_the_reply() -> None:
-    """LOAD-9: each name `from verifier.lang import *` gives travels to the parent: frozen
-    stdlib objects as the parent's own object, everything else by value."""
+    """LOAD-9: each value `from verifier.lang import *` gives travels to the parent: frozen
+    stdlib objects as the parent's own object, everything else by value; a function or a
+    class (upstream's helpers, the namespace's types) is code, never part of a reply (SEC-1)."""
     import io
+    import pickle
+    import types
 
     import verifier.lang as lang
     from verifier.load.load_protocol import _ReplyPickler, _ReplyUnpickler
 
+    code = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
     values = {name: getattr(lang, name) for name in lang.__all__
-              if not isinstance(getattr(lang, name), type(os))}  # not the submodules
+              if not isinstance(getattr(lang, name), code)}
     buf = io.BytesIO()
     _ReplyPickler(buf).dump(values)
     back = _ReplyUnpickler(io.BytesIO(buf.getvalue())).load()
+    functions = [getattr(lang, name) for name in lang.__all__
+                 if isinstance(getattr(lang, name), types.FunctionType)]
+    assert functions
+    for function in functions:
+        buf = io.BytesIO()
+        _ReplyPickler(buf).dump(function)
+        with pytest.raises(pickle.UnpicklingError, match="not part of spork-verify's IR"):
+            _ReplyUnpickler(io.BytesIO(buf.getvalue())).load()
     for name, value in values.items():
         if getattr(type(value), "__dataclass_params__", None) is not None:
             assert back[name] is value or back[name] == value, name

@@ -15,7 +15,7 @@ from verifier.check import alternation
 from verifier.encode import verify_proc
 from verifier.load.load import load_procs
 from verifier.results import FindingKind, ObligationStatus, Verdict
-from verifier.semantics.machine import run_machine
+from verifier.semantics import run_machine
 from verifier.semantics.rings import ring_info
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -27,11 +27,13 @@ try:  # Ctrl-C while the verifier's modules load (the console script imports the
     from verifier.diagnostics import InternalError, RejectedInput, SporkError, Unsupported
     from verifier.encode.recheck import RECHECK_SOLVERS, RecheckSession, RecheckUnavailable
     from verifier.lang.ir.ir import Proc
-    from verifier.load.load_isolated import DEFAULT_TIMEOUT_S
+    from verifier.load.load_isolated import DEFAULT_TIMEOUT_S, isolation
     from verifier.load.load_scheduled import ENV_VAR, ExoGpuUnavailable, check_python, load_file
     from verifier.report import FORMATS
     from verifier.report.progress import Progress, colour_verdicts, use_colour
     from verifier.cli_chain import named_references, unchecked_chain, with_chain
+    from verifier.cli_gate import add_options as add_gate_options
+    from verifier.cli_gate import announce, cache_options, certificates_allowed
     from verifier.encode.assumptions import check_assumed_names
     from verifier.results import ChainStatus, ProcResult, Verdict
 except KeyboardInterrupt:  # exits 130 quietly, as main() does (CLI-4), never a traceback
@@ -130,9 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default 60,000,000): the verdict does not depend on the machine's load")
     p.add_argument("--jobs", "-j", type=positive_int, default=1, metavar="N",
                    help="solve obligations in N worker processes (same results for every N)")
-    p.add_argument("--no-cache", action="store_true",
-                   help="neither read nor write the on-disk proof cache "
-                   "($SPORK_VERIFY_CACHE_DIR, else ~/.cache/spork-verify)")
+    add_gate_options(p)  # --cache-mode, --no-cache, --ci (CLI-12)
     p.add_argument("--load-timeout", type=positive_seconds, default=DEFAULT_TIMEOUT_S,
                    metavar="SECONDS", help="time limit for running each file to build its procs "
                    f"(default {DEFAULT_TIMEOUT_S:g})")
@@ -184,10 +184,9 @@ def _error_result(file: str, name: str, e: SporkError) -> ProcResult:
 def options(args: argparse.Namespace) -> "Options":
     """The proof options the command line asks for (CLI-7: budget, workers, cache)."""
     from verifier.encode import Options
-    from verifier.encode.proof_cache import default_dir
 
     given = {"timeout_s": args.timeout, "rlimit": args.rlimit}
-    return Options(jobs=args.jobs, cache_dir=None if args.no_cache else default_dir(),
+    return Options(jobs=args.jobs, **cache_options(args),  # CLI-12, SEC-7
                    releases=bool(args.emit_cuda or args.check_cert),  # CG-R2
                    fixed_sizes=assumed(args) or None,  # CLI-11
                    **{k: v for k, v in given.items() if v is not None})
@@ -213,7 +212,7 @@ def verify_file(path: str, args: argparse.Namespace, progress: Progress | None =
     loaded = load_file(path, args.load_timeout, args.exo_gpu_python)
     if loaded.error is not None:
         failed = _error_result(path, loaded.error.proc or "<file>", loaded.error)
-        return [dataclasses.replace(failed, load_output=loaded.output)], 0
+        return [dataclasses.replace(failed, load_output=loaded.output, isolation=isolation())], 0
     origin = dict(zip(map(id, loaded.procs), loaded.scheduled_by))  # SCHED-6
     procs = list(loaded.procs)
     references = named_references(path)
@@ -244,7 +243,8 @@ def verify_file(path: str, args: argparse.Namespace, progress: Progress | None =
         if args.emit_cuda and results[-1].verdict is Verdict.proved and \
                 results[-1].certificate is not None:
             not_lowered += not _emit(p, results[-1], args.emit_cuda)
-    return [dataclasses.replace(r, load_output=loaded.output) for r in results], not_lowered
+    return [dataclasses.replace(r, load_output=loaded.output, isolation=isolation())
+            for r in results], not_lowered
 
 
 def _prove(p: Proc, args: argparse.Namespace, progress: Progress | None,
@@ -283,6 +283,10 @@ def _emit(p: Proc, result: ProcResult, folder: str) -> bool:
     when the proc is proved but cannot be lowered or written."""
     from verifier.codegen import emit_cuda
 
+    if not certificates_allowed():  # SEC-6: the file ran unconfined
+        print(f"spork-verify: no CUDA emitted for {p.name}: kernel files cannot be confined "
+              "on this machine, so no certificate is written (SEC-6)", file=sys.stderr)
+        return False
     out = Path(folder)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -349,6 +353,7 @@ def _main(argv: list[str] | None) -> int:
         return 2
     try:
         _check_destinations(args)
+        announce(args)  # SEC-5, SEC-6: --ci without confinement is refused here
         if args.check_cert:
             from verifier.cli_cert import check_cert
 

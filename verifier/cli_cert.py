@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from verifier.cli_chain import named_references, with_chain
+from verifier.cli_gate import certificates_allowed
 from verifier.cli_io import (
     UsageError, interruptible_solvers, read_file_bytes, say, stop_if_interrupted)
 from verifier.codegen import MARKERS, proc_problems, proof_problems, read_emitted
@@ -84,6 +85,9 @@ def check_cert(cu_file: str, paths: list[str], load_timeout: float, opts: "Optio
     from verifier.encode import verify_proc
     from verifier.encode.solver import stop_checks_on_interrupt
 
+    if not certificates_allowed():  # SEC-6: the source would load unconfined
+        raise UsageError(f"--check-cert {cu_file}: kernel files cannot be confined on this "
+                         "machine (no Landlock), so no certificate is accepted here (SEC-6)")
     data = read_file_bytes("--check-cert", cu_file)
     if not any(marker in data for marker in MARKERS):
         raise UsageError(f"--check-cert {cu_file}: carries no spork-verify certificate; name a "

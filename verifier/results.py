@@ -102,6 +102,7 @@ class ObligationResult:
     # the SMT-LIB2 text that decided it, kept only when asked (`--smt2`, `--recheck`)
     query: str = field(default="", repr=False, compare=False)
     recheck: Recheck | None = None
+    note: str = ""  # where the obligation's rule departs from upstream's (shown under -v)
 
 
 @dataclass(frozen=True)
@@ -149,6 +150,50 @@ class ChainResult:
         return f"{self.status.value} against {self.reference}{extra}"
 
 
+SIGNAL_SCOPE_ABI = 6  # Landlock ABI that keeps the file's signals inside its domain (SEC-5)
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """How the process that ran a kernel file was confined (specs/threat_model.md SEC-2..6):
+    the Landlock ABI the kernel offers (0: none) and whether a seccomp filter refuses the
+    file's system calls on other processes (x86_64, aarch64). `full` (ABI >= 6): it writes
+    only to its own temporary folder and signals, traces or reads no other process; `partial`
+    (ABI 1-5): the same, with signals refused by the filter instead of Landlock; `none`: its
+    filesystem access is not confined (the filter still applies), so nothing this run computes
+    is stored (no cache entry, no certificate, SEC-6)."""
+
+    landlock_abi: int
+    syscall_filter: bool = True
+
+    @property
+    def level(self) -> str:
+        if self.landlock_abi >= SIGNAL_SCOPE_ABI:
+            return "full"
+        return "partial" if self.landlock_abi >= 1 else "none"
+
+    @property
+    def confined(self) -> bool:
+        return self.landlock_abi >= 1
+
+    def warning(self) -> str:
+        """What stderr says about what this machine cannot protect (empty when nothing)."""
+        if self.level == "none":
+            return ("this kernel offers no Landlock (Linux >= 5.13 with landlock among its "
+                    "LSMs): kernel files can write wherever this user can, so the proof cache "
+                    "is neither read nor written and no certificate is written or accepted "
+                    "(SEC-6)")
+        gaps = []
+        if self.level != "full" and not self.syscall_filter:
+            gaps.append("signal other processes of this user (stop or kill this run)")
+        if self.landlock_abi < 3:
+            gaps.append("truncate files it cannot write")
+        if not gaps:
+            return ""
+        return (f"with this kernel's Landlock (ABI {self.landlock_abi}) a kernel file can "
+                f"{' and '.join(gaps)} (SEC-5; Linux >= 6.12 prevents it)")
+
+
 @dataclass(frozen=True)
 class ScheduledBy:
     """Where a proc came from when upstream Exo-GPU's own rewrites built it (SCHED-6). The
@@ -181,6 +226,7 @@ class ProcResult:
     scheduled_by: ScheduledBy | None = None  # built by upstream's rewrites (SCHED-6)
     # `--assume NAME=VALUE`: proved (or refuted) only for sizes with these values (CLI-11)
     assumptions: tuple[tuple[str, int], ...] = ()
+    isolation: Isolation | None = None  # how the file was confined while it loaded (SEC-2)
 
 
 def assumed_words(assumptions: tuple[tuple[str, int], ...]) -> str:

@@ -123,7 +123,6 @@ def test_check_cert_re_applies_the_recorded_assumptions(
     (["--assume", "Q=1"], "@proc", "not a size argument of proc split_k_copy (its size "
      "arguments: K, n)"),
     (["--assume", "K=-1"], "def split_k_copy(K", "K is a size of proc split_k_copy, at least 0"),
-    (["--assume", "n=0"], "assert n > 0", "violates this assert"),
     (["--assume", f"n={1 << 63}"], "def split_k_copy(K", "at most 9223372036854775807"),
 ])
 def test_located_usage_errors(capsys: pytest.CaptureFixture[str], args: list[str], where: str,
@@ -132,6 +131,16 @@ def test_located_usage_errors(capsys: pytest.CaptureFixture[str], args: list[str
     assert code == 2 and "ERR-USAGE" in out and words in out, out
     line = _line(where) + (1 if where == "@proc" else 0)  # a proc is located at its def
     assert f"{KERNELS}:{line}:" in out, out
+
+
+@pytest.mark.rule("CLI-11", "VAC-1")
+def test_assumed_values_the_asserts_exclude_are_vacuous(capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    """As `assert n == 0` placed first would be: vacuous at the assert that admits nothing
+    (exit 3), never a usage error that hides it, never proved (issue 19)."""
+    code, out, _ = run(capsys, KERNELS, "--assume", "n=0")
+    assert code == 3 and "VACUOUS with n = 0" in out and "ERR-V12" in out, out
+    assert f"{KERNELS}:{_line('assert n > 0')}:" in out and "--assume n=0" in out, out
 
 
 @pytest.mark.parametrize("args, words", [

@@ -36,6 +36,7 @@ class SyncUse:
     stmt: ir.Arrive | ir.Await
     ctx: Context
     multicast: tuple[tuple[bool, ...], ...] = ()
+    index: tuple[ir.Expr, ...] = ()  # the home element's points (an Await's element)
 
 
 def arrive_home(an: AnalyzerView, s: ir.Arrive, decl: BarrierDecl, ctx: Context
@@ -67,7 +68,7 @@ def arrive_home(an: AnalyzerView, s: ir.Arrive, decl: BarrierDecl, ctx: Context
         home.append(points[0])
     if any(any(m) for m in multicast):
         _multicast(an, s, decl, ctx, home)
-    an.sync_uses.append(SyncUse("Arrive", decl.sym, s, ctx, multicast))
+    an.sync_uses.append(SyncUse("Arrive", decl.sym, s, ctx, multicast, tuple(home)))
     return tuple(home)
 
 
@@ -88,8 +89,9 @@ def await_element(an: AnalyzerView, s: ir.Await, decl: BarrierDecl, ctx: Context
     if any(isinstance(a, ir.Interval) for a in s.target.idx):
         raise RejectedInput(f"{_text(s)}: multicast is for Arrive, not Await", s.loc,
                             code="ERR-A30", rule="LANG-5.5")
-    an.sync_uses.append(SyncUse("Await", decl.sym, s, ctx))
-    return tuple(a.pt for a in s.target.idx if isinstance(a, ir.Point))
+    element = tuple(a.pt for a in s.target.idx if isinstance(a, ir.Point))
+    an.sync_uses.append(SyncUse("Await", decl.sym, s, ctx, index=element))
+    return element
 
 
 def _multicast(an: AnalyzerView, s: ir.Arrive, decl: BarrierDecl, ctx: Context,
@@ -168,23 +170,24 @@ def check_collectives(an: AnalyzerView) -> None:
     first: dict[tuple[ir.Sym, str], SyncUse] = {}
     for use in an.sync_uses:
         mech = decls[use.sym].mech
-        checks: list[tuple[SyncUse | None, str]] = []
+        checks: list[tuple[SyncUse | None, str, bool]] = []  # (use, its text, guard pair)
         prev = first.setdefault((use.sym, use.kind), use)
         if prev is not use:
-            checks.append((prev, _text(prev.stmt)))
+            checks.append((prev, _text(prev.stmt), False))
         if mech is CudaMbarrier and use.kind == "Arrive":
             g = guard_of[use.sym]
-            checks.append((first.get((g, "Await")), f"Await({g.name}, ...) [guarded_by]"))
+            checks.append((first.get((g, "Await")), f"Await({g.name}, ...) [guarded_by]", True))
         elif mech is CudaMbarrier:
             for z in (z for z, g in guard_of.items() if g == use.sym):
-                checks.append((first.get((z, "Arrive")), f"Arrive(...) >> {z.name} [guards]"))
+                checks.append((first.get((z, "Arrive")), f"Arrive(...) >> {z.name} [guards]",
+                               True))
         elif mech is CudaCommitGroup:
             other = "Await" if use.kind == "Arrive" else "Arrive"
             what = f"Await({use.sym.name}, ...)" if other == "Await" else \
                 f"Arrive(...) >> {use.sym.name}"
             checks.append((first.get((use.sym, other)),
-                           f"{what} [different_arrive_await_threads=False]"))
-        for old, what in checks:
+                           f"{what} [different_arrive_await_threads=False]", False))
+        for old, what, pair in checks:
             if old is None:
                 continue
             reason = collectives.base_mismatch(old.ctx.tiling, use.ctx.tiling, subdiv_only=False)
@@ -192,6 +195,8 @@ def check_collectives(an: AnalyzerView) -> None:
                 raise RejectedInput(f"{_text(use.stmt)} has inconsistent collective tiling with "
                                     f"previous {what} at line {old.stmt.loc.line}: {reason}",
                                     use.stmt.loc, code="ERR-A24", rule="LANG-5.12")
+            if pair:
+                _same_pitches(old, use, what)
             assert use.ctx.device is not None
             try:
                 collectives.confirm_same_base(old.ctx.tiling, use.ctx.tiling,
@@ -199,6 +204,27 @@ def check_collectives(an: AnalyzerView) -> None:
             except RejectedInput as err:
                 err.loc = use.stmt.loc
                 raise
+
+
+def _pitches(use: SyncUse) -> list[tuple[str, int]]:
+    """(iterator, thread pitch) of each index of the element a barrier statement names."""
+    out = []
+    for e in use.index:
+        guard = use.ctx.tiling.guard_of(e.name) if isinstance(e, ir.Var) else None
+        out.append((expr_text(e), 0 if guard is None else guard.thread_pitch))
+    return out
+
+
+def _same_pitches(old: SyncUse, use: SyncUse, what: str) -> None:
+    """An mbarrier Arrive on z and the Awaits on guardedBy(z) are one thread collective's
+    pair, so they index with the same thread pitches (upstream dev26: the Arrive and Await
+    sides are deduced apart, COLL-5.14, and tied here). Rules: COLL-5.14"""
+    for (n1, p1), (n2, p2) in zip(_pitches(old), _pitches(use)):
+        if p1 != p2:
+            raise RejectedInput(f"{_text(use.stmt)} has inconsistent thread pitch with previous "
+                                f"{what} at line {old.stmt.loc.line}: {n1}.thread_pitch ({p1}) "
+                                f"!= {n2}.thread_pitch ({p2})", use.stmt.loc, code="ERR-A24",
+                                rule="COLL-5.14")
 
 
 def guards(mbar: dict[ir.Sym, BarrierDecl]) -> dict[ir.Sym, ir.Sym]:

@@ -24,6 +24,8 @@ from verifier.lang.stdlib.memories import MBARRIER_STORAGE, CudaMbarrier, Memory
 from verifier.lang.ir.printer import expr_text, stmt_lines
 from verifier.lang.stdlib.timelines import InstrTL, QualTL
 from verifier.check import barrier_exprs, static_barriers, static_calls, static_sm100
+from verifier.check.static_packed import (
+    check_packed_shape, check_scalar_access, check_window_memory)
 from verifier.semantics import rules
 from verifier.semantics.access import mutated_syms, walk_stmts
 from verifier.semantics.exprs import data_reads
@@ -48,7 +50,8 @@ class Analyzer:
         self.mems: dict[ir.Sym, Memory] = {}
         self.alloc_loops: dict[ir.Sym, tuple[ir.Sym, ...]] = {}
         self.alloc_ctx: dict[ir.Sym, Context] = {}
-        self.uses: dict[ir.Sym, list[tuple[Any, list[object]]]] = {}
+        # indexing pairs in program order, each marked whether an Await made it (COLL-5.14)
+        self.uses: dict[ir.Sym, list[tuple[Any, list[object], bool]]] = {}
         self.alloc_site_loc: dict[ir.Sym, SrcLoc] = {}
         self.alloc_lists: dict[ir.Sym, tuple[ir.Stmt, ...]] = {}
         self.barrier_decls: dict[ir.Sym, Any] = {}
@@ -74,6 +77,8 @@ class Analyzer:
         self.early = {id(r.alloc): r for r in early_releases(proc.body)}  # CG-R1 candidates
         for a in proc.args:
             if not isinstance(a.typ, ir.Control):
+                if isinstance(a.typ, ir.Tensor) and a.typ.window:
+                    check_window_memory(a.name.name, a.mem, a.loc)
                 self.elem_types[a.name] = ir.element_type(a.typ) or ""
                 self.mems[a.name] = a.mem
                 self.alloc_loops[a.name] = ()
@@ -112,13 +117,28 @@ class Analyzer:
             if ctx.device is None or (mem.native_unit is None and not is_barrier):
                 continue
             shape = self.model.shapes[sym]
+            dims = [d.value if isinstance(d, ir.Const) else _text_dim(d) for d in shape]
+            native = None if is_barrier else mem.native_unit
+            uses = [(t, idx) for t, idx, _ in self.uses.get(sym, [])]
             try:
-                dist = collectives.deduce_distribution(
-                    ctx.tiling, None if is_barrier else mem.native_unit, self.uses.get(sym, []),
-                    [d.value if isinstance(d, ir.Const) else _text_dim(d) for d in shape],
-                    ctx.device.cfg, name=sym.name)
+                if is_barrier and self.barrier_decls[sym].mech is CudaMbarrier:
+                    # COLL-5.14 (upstream dev26): the Arrive side (with TMA trailing
+                    # barriers) and the Await side are deduced apart, then must agree on
+                    # every CTA-in-cluster index
+                    sides = [[(t, idx) for t, idx, aw in self.uses.get(sym, []) if aw == side]
+                             for side in (False, True)]
+                    dist, other = (collectives.deduce_distribution(
+                        ctx.tiling, None, side, dims, ctx.device.cfg, name=sym.name)
+                        for side in sides)
+                    if all(sides):
+                        collectives.roles_agree(dist, other, name=sym.name)
+                else:
+                    dist = collectives.deduce_distribution(ctx.tiling, native, uses, dims,
+                                                           ctx.device.cfg, name=sym.name)
             except SporkError as e:
                 raise _located(e, self.alloc_site_loc[sym]) from None
+            check_packed_shape(sym.name, mem, self.elem_types.get(sym, ""), shape[dist.R:],
+                               self.alloc_site_loc[sym])
             if mem.is_register and any(_literal(d) is None for d in shape[dist.R:]):
                 # COLL-5.8: the shard (the dims left after the distributed ones) is the
                 # register allocation, and it must have a constant shape (LANG-6.3)
@@ -127,7 +147,9 @@ class Analyzer:
                                     "if needed", self.alloc_site_loc[sym], code="ERR-A16",
                                     rule="LANG-6.3", variable=sym.name)
 
-    def note_use(self, sym: ir.Sym, ctx: Context, idx: tuple[Any, ...]) -> None:
+    def note_use(self, sym: ir.Sym, ctx: Context, idx: tuple[Any, ...], *,
+                 awaits: bool = False) -> None:
+        """One indexing pair (COLL-5.3); an Await's is kept apart (COLL-5.14)."""
         if sym not in self.alloc_ctx or not ctx.cuda:
             return
         entries: list[object] = []
@@ -140,7 +162,7 @@ class Analyzer:
                 entries.append(pt.name)
             else:
                 entries.append(collectives.NotAVariable(expr_text(pt)))
-        self.uses.setdefault(sym, []).append((ctx.tiling, entries))
+        self.uses.setdefault(sym, []).append((ctx.tiling, entries, awaits))
 
     def block(self, stmts: tuple[ir.Stmt, ...], ctx: Context) -> None:
         allocs: list[ir.Alloc] = []
@@ -183,6 +205,7 @@ class Analyzer:
             case ir.Pass():
                 pass
             case ir.WindowStmt():
+                check_window_memory(s.name.name, self.mems.get(s.rhs.buf), s.loc)
                 static_calls.window_stmt(self, s, ctx)
             case ir.Alloc():
                 self.alloc(s, ctx)
@@ -441,10 +464,13 @@ class Analyzer:
         for k, r in enumerate(reads):
             for i in r.idx:
                 self.check_control(i)
+            check_scalar_access(r.buf.name, self.mems.get(r.buf), "read", r.loc)
             self.check_rank(r.buf, len(r.idx), r.loc)
             self.note_use(r.buf, ctx, r.idx)
             self.record_access(r.buf, Element(r.idx, tuple(None for _ in r.idx)),
                                AccessKind.read, instr_tl, ctx, r.loc, k, False)
+        check_scalar_access(buf.name, self.mems.get(buf),
+                            "write" if isinstance(s, ir.Assign) else "reduce", s.loc)
         self.check_rank(buf, len(idx), s.loc)
         self.note_use(buf, ctx, idx)
         kind = AccessKind.write if isinstance(s, ir.Assign) else AccessKind.read_write

@@ -199,7 +199,7 @@ def await_(an: AnalyzerView, s: ir.Await, ctx: Context) -> None:
     element = barrier_exprs.await_element(an, s, decl, ctx)
     same_sync_tl(an, sym, s)
     _mechanism_rules(an, decl, None, s.second, ctx, s.loc, arrive=False)
-    an.note_use(sym, ctx, s.target.idx)
+    an.note_use(sym, ctx, s.target.idx, awaits=True)
     an.barrier_uses[sym].awaits.append(s)
     an.model.awaits.append(AwaitSite(an.fresh_id(), sym, s.second, s.n, element, ctx, s.loc))
     if mech is CudaMbarrier:

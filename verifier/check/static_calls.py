@@ -26,7 +26,7 @@ from verifier.lang.stdlib.units import cuda_warpgroup
 from verifier.semantics import rules
 from verifier.semantics.rules import AccessKind
 from verifier.check import static_instr_args as args, static_sm100
-from verifier.semantics.access import callee_distributed
+from verifier.lang.stdlib.instrs import callee_distributed
 from verifier.check.sites import Context, Element, FenceSite, Loop
 from verifier.check.walk_view import AnalyzerView
 
@@ -91,6 +91,7 @@ def call(an: AnalyzerView, s: ir.Call, ctx: Context) -> None:
                                 rule="LANG-3.7")
         raise Unsupported("not supported by spork-verify: call of a non-instr proc",
                           s.loc, code="ERR-V11", rule="LANG-3.10")
+    no_aliased_arguments(s, callee)
     in_cpu_tls = callee.instr_tl in CPU_INSTR_TLS
     if in_cpu_tls == ctx.cuda:
         scope = "cuda_basic_device" if ctx.cuda else "cpu_basic_device"
@@ -137,7 +138,7 @@ def call(an: AnalyzerView, s: ir.Call, ctx: Context) -> None:
         args.tensor_map(an, s, callee, param, arg, kw)
         packed_window(an, arg, s.loc)
         args.call_shape(an, s, callee, param, arg, kw)
-        args.row_stride(an, s, callee, param, arg)
+        args.row_stride(an, s, callee, param, arg, kw)
         sliced_ctx, idx = slices.get(k, (ctx, arg.idx))
         an.note_use(arg.buf, sliced_ctx, idx)
         if param.owner_only:
@@ -166,6 +167,24 @@ def call(an: AnalyzerView, s: ir.Call, ctx: Context) -> None:
                                             for p, n in zip(tag.points, decl.shape)))
         an.record_access(tag.barrier, element, AccessKind.read, callee.instr_tl, ctx, s.loc,
                          len(callee.params), True, single_thread=False, trailing=tag)
+
+
+def no_aliased_arguments(s: ir.Call, callee: Instr) -> None:
+    """A buffer an instr call writes through one argument is not passed through another
+    (ERR-P21): the order of the instr's own reads and writes is not part of the model; e.g.
+    `cuda_tk_tile_exp(t, t)` must be written with an in-place form or a second tile. Upstream
+    refuses two read-only arguments naming one buffer too; spork-verify accepts those, as no
+    synchronization depends on it. Rules: LANG-3.6"""
+    names: dict[ir.Sym, list[str]] = {}
+    for param, arg in zip(callee.params, s.args):
+        if param.kind in ("tensor", "scalar") and isinstance(arg, (ir.Window, ir.Read)):
+            names.setdefault(arg.buf, []).append(param.access)
+    for buf, accesses in names.items():
+        if len(accesses) > 1 and any(a != "r" for a in accesses):
+            raise RejectedInput(f"Cannot Pass the same buffer '{buf.name}' via multiple "
+                                f"arguments in call to {callee.name}, since doing so would "
+                                "introduce aliased arguments", s.loc, code="ERR-P21",
+                                rule="LANG-3.6", variable=buf.name)
 
 
 def callee_slices(an: AnalyzerView, s: ir.Call, param: InstrParam, arg: ir.Window,

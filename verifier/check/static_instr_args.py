@@ -174,19 +174,21 @@ def tensor_map(an: AnalyzerView, s: ir.Call, callee: Instr, param: InstrParam,
 
 
 def row_stride(an: AnalyzerView, s: ir.Call, callee: Instr, param: InstrParam,
-               arg: ir.Window) -> None:
-    """wgmma reads a K = 8 slice of rows `row_stride` elements apart (stride(a, 0) == 32):
-    the window's last dimension lies in the allocation's last dimension, of that extent."""
+               arg: ir.Window, kw: dict[str, Any]) -> None:
+    """wgmma reads a K = 8 slice of rows `row_stride` elements apart (stride(a, 0) == 32), a
+    ThunderKittens SMEM tile is dense: the window's last dimension lies in the allocation's
+    last dimension, of that extent (a constant, or the template keyword it names)."""
     if not param.row_stride:
         return
+    want = kw[param.row_stride] if isinstance(param.row_stride, str) else param.row_stride
     shape = an.model.shapes.get(arg.buf, ())
     last = shape[-1] if shape else None
-    ok = isinstance(last, ir.Const) and last.value == param.row_stride and \
+    ok = isinstance(last, ir.Const) and last.value == want and \
         isinstance(arg.idx[-1], ir.Interval)
     if not ok:
-        raise RejectedInput(f"{param.name} of {callee.name} needs stride({param.name}, 0) == "
-                            f"{param.row_stride}: its rows must be the last dimension of an "
-                            f"allocation of extent {param.row_stride}, not {arg.buf.name}"
+        raise RejectedInput(f"{param.name} of {callee.name} needs the stride of its rows == "
+                            f"{want}: its rows must be the last dimension of an "
+                            f"allocation of extent {want}, not {arg.buf.name}"
                             f"{[expr_text(d) for d in shape]}", s.loc, code="ERR-L06",
                             rule="LANG-6.4")
 

@@ -15,6 +15,7 @@ from math import prod
 
 from verifier import collectives
 from verifier.codegen import mbarrier_text as mbarrier
+from verifier.codegen import tk
 from verifier.codegen.barriers import COMMIT_GROUP_ROWS, arrive_lines, await_lines
 from verifier.codegen.exprs import Env, View, cexpr, dense_strides, window_view
 from verifier.codegen.instrs import lower_device_call
@@ -26,6 +27,7 @@ from verifier.codegen.wgmma import accum_type, fence_accumulators
 from verifier.collectives import Tiling
 from verifier.diagnostics import InternalError, SporkError, SrcLoc, UnhandledNode, Unsupported
 from verifier.lang.ir import ir
+from verifier.lang.stdlib.cuda_tk import TkTile, TkVec
 from verifier.lang.stdlib.memories import Memory
 from verifier.lang.ir.printer import expr_text
 from verifier.lang.stdlib.timelines import SYNC_SETS, QualTL, SyncTL, implements
@@ -127,6 +129,9 @@ def alloc_view(s: ir.Alloc, plan: DevicePlan, cname: str) -> tuple[list[str], Vi
             count = prod(shard[:-2]) * regs
             return ([f"{ctype} {cname}[{count}];"],
                     View(ctype, cname, strides, drop, False, regs, mem.family))
+        case "rmem_tk":
+            assert isinstance(mem, (TkTile, TkVec))
+            return tk.alloc(mem, base, tuple(int(d) for d in shard), drop, cname)
         case _:
             raise Unsupported(f"codegen of {mem} allocations is not supported yet", s.loc,
                               code="ERR-V11", rule="LANG-8.6")

@@ -6,7 +6,7 @@ Reads an instruction `Call` and the `Env` of its scope; produces C/PTX lines. Th
 fragments, PTX ISA layouts of mma.m16n8k8 / m16n8k4; wgmma rows from `wgmma.py`). TMA calls
 are lowered by the device emitter (`tma.py`: they need the tensor map and the trailing
 mbarrier slot). An instr without a row is refused as `Unsupported` (ERR-L06).
-Non-goals: shuffles, packed loads (no rows).
+Non-goals: packed loads (no rows).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from verifier.codegen import wgmma
+from verifier.codegen import tk, wgmma
 from verifier.codegen.exprs import Env, View, atom, c_add, c_mul, cexpr, window_view
 from verifier.codegen.wgmma import WGMMA_ROWS, WgmmaLowering
 from verifier.diagnostics import InternalError, RejectedInput, Unsupported
@@ -193,14 +193,44 @@ def _mma_zero(args: CallArgs) -> list[str]:
 Lowering = Callable[[CallArgs], list[str]]
 
 
+def _shuffle(add: bool) -> Lowering:
+    """`cuda_shfl_xor_sync_1f32[_sum]`: each thread of a lane pair `laneMask` apart holds
+    its own `inputs`/`outputs` register (the distributed dimension is dropped, COLL-5.8); the
+    member mask names just the pair, as upstream's `cuda_warp_intrin` lowering does. The sum
+    is own + other, the behaviour's `inputs[0] + inputs[1]` (IEEE addition commutes)."""
+    def lower(args: CallArgs) -> list[str]:
+        lane = args.kwargs["laneMask"]
+        inp, out = args.tensors["inputs"], args.tensors["outputs"]
+        if not (inp.scalar and out.scalar):
+            raise InternalError(f"{args.call.callee}: shuffle operands are not one register "
+                                "per thread", args.call.loc)
+        mask = f"(({1 << lane | 1}u) << (threadIdx.x & {31 & ~lane}u))"
+        value = f"__shfl_xor_sync({mask}, {inp.base}, {lane})"
+        return [f"{out.base} = {inp.base} + {value};" if add else f"{out.base} = {value};"]
+    return lower
+
+
 def _wgmma_row(row: WgmmaLowering) -> Lowering:
     return lambda args: row(args.call, args.tensors, args.sizes)
 
 
+def _tk_row(row: tk.Row) -> Lowering:
+    """A ThunderKittens row reads the windows, C arguments and every keyword (precisions)."""
+    def lower(args: CallArgs) -> list[str]:
+        callee = args.call.callee
+        assert isinstance(callee, Instr)
+        keywords = {k: getattr(v, "name", v) for k, v in (*callee.bound, *args.call.kwargs)}
+        return row(tk.TkCall(args.tensors, args.sizes, keywords))
+    return lower
+
+
 def _device_rows() -> dict[str, Lowering]:
     rows: dict[str, Lowering] = {"Sm80_cp_async_f32": _cp_async, "Sm80_mma_tf32": _mma,
-                                 "Sm80_mma_zero_d_tf32": _mma_zero}
+                                 "Sm80_mma_zero_d_tf32": _mma_zero,
+                                 "cuda_shfl_xor_sync_1f32": _shuffle(False),
+                                 "cuda_shfl_xor_sync_1f32_sum": _shuffle(True)}
     rows.update({name: _wgmma_row(row) for name, row in WGMMA_ROWS.items()})
+    rows.update({name: _tk_row(row) for name, row in tk.TK_ROWS.items()})
     for major in ("row", "col"):
         col = major == "col"
         rows[f"Sm80_mma_load_a_{major}_major_tf32"] = _mma_load("a", col)
@@ -320,4 +350,6 @@ def helpers_for(calls: list[tuple[str, dict[str, int]]]) -> str:
     out = ""
     if any(name.startswith("Sm80_mma") for name, _ in calls):
         out += _SM80_FRAGMENTS
+    if any(name.startswith("cuda_tk_") for name, _ in calls):
+        out += tk.HELPERS
     return out + wgmma.helpers(calls)

@@ -42,6 +42,7 @@ from verifier.diagnostics import (
 from verifier.lang.ir import ir
 from verifier.lang.ir.lifetimes import EarlyRelease
 from verifier.lang.stdlib.config import MAX_BLOCK_DIM, MAX_CLUSTER_DIM, CudaDeviceFunction
+from verifier.lang.stdlib.instrs import DistributedDim, callee_distributed
 from verifier.lang.stdlib.memories import BarrierMechanism, CudaMbarrier, Memory
 from verifier.lang.ir.printer import expr_text
 from verifier.lang.stdlib.timelines import SyncTL
@@ -168,6 +169,24 @@ class _Planner:
             case _:
                 raise UnhandledNode(e)
 
+    def callee_window(self, w: ir.Window, dims: tuple[DistributedDim, ...], tiling: Tiling,
+                      loc: SrcLoc) -> None:
+        """A window whose first intervals the callee distributes (a shuffle's pair of
+        registers): used as if inside `cuda_threads(0, c, unit=U)` loops, one synthetic
+        iterator per interval, as the static stage deduced it. Rules: COLL-5.12"""
+        entries: list[object] = []
+        for a in w.idx:
+            for e in ((a.pt,) if isinstance(a, ir.Point) else (a.lo, a.hi)):
+                self.expr(e, tiling)
+            entries.append(_entry(a.pt) if isinstance(a, ir.Point) else
+                           NotAVariable(expr_text(a)))
+        for j, d in enumerate(dims):
+            sym = ir.Sym.fresh(f"_{j}_CALLEE_DISTRIBUTED")
+            tiling = collectives.tile_threads(tiling, sym, sym.name, 0, _literal(d.interval.hi),
+                                              d.unit, self.plan.dev)
+            entries[d.pos] = sym
+        self.use(w.buf, tiling, tuple(entries))
+
     def barrier(self, refs: tuple[ir.BarrierRef, ...]) -> tuple[object, ...]:
         """Check the barrier is in scope; the index entries of the home element (per dimension
         the point some expression gives, LANG-5.6), for distribution deduction."""
@@ -192,8 +211,14 @@ class _Planner:
             if s.trailing:
                 raise Unsupported(f"codegen of a trailing barrier on {s.callee}", s.loc,
                                   code="ERR-V11", rule="LANG-8.7")
-            for a in s.args:
-                self.expr(a, tiling)
+            params = getattr(s.callee, "params", ())
+            for k, a in enumerate(s.args):
+                dims = callee_distributed(params[k], a) if k < len(params) and \
+                    isinstance(a, ir.Window) else ()
+                if dims:
+                    self.callee_window(a, dims, tiling, s.loc)
+                else:
+                    self.expr(a, tiling)
             return
         kwargs = {k: v for k, v in s.kwargs if isinstance(v, int)}
         window = map_window(s, row)

@@ -47,16 +47,22 @@ def required_target(proc: ir.Proc, instr_names: Iterable[str]) -> str:
     return "sm_80"
 
 
-def nvcc_command(target: str, source: str = "FILE.cu") -> str:
+# ThunderKittens' headers (TK-4): C++20, device lambdas, its include folder.
+TK_FLAGS = ("-std=c++20", "--extended-lambda", "--expt-relaxed-constexpr",
+            "-I", "THUNDERKITTENS/include")
+
+
+def nvcc_command(target: str, source: str = "FILE.cu", thunderkittens: bool = False) -> str:
     """The compile command the header recommends."""
     flags = " ".join(NVCC_FLAGS["sm_90a" if target == "sm_90" else target])
-    return f"nvcc -std=c++17 {flags} -c {source}"
+    std = " ".join(TK_FLAGS) if thunderkittens else "-std=c++17"
+    return f"nvcc {std} {flags} -c {source}"
 
 
-def target_lines(proc: ir.Proc, target: str) -> list[str]:
+def target_lines(proc: ir.Proc, target: str, thunderkittens: bool = False) -> list[str]:
     """The header line naming the target, and for sm_90 / sm_90a a guard that stops a device
     pass for an older or non-arch-specific target. Rules: LANG-8.2"""
-    out = [f"// nvcc target {target}: {nvcc_command(target)}"]
+    out = [f"// nvcc target {target}: {nvcc_command(target, thunderkittens=thunderkittens)}"]
     if target == "sm_80":
         return out
     message = (f"spork-verify: {proc.name} uses {_WHY[target]} ({target}); compile with "

@@ -22,7 +22,7 @@ from verifier.collectives.completion import (
     unit_label,
 )
 from verifier.collectives.membership import thread_groups
-from verifier.collectives.tiling import Label, Tiling, apply_splits
+from verifier.collectives.tiling import Label, Tiling, apply_splits, by_position
 from verifier.collectives.validate import DISAGREE, validate_tiling
 from verifier.diagnostics import InternalError, RejectedInput
 from verifier.lang.stdlib.config import CudaDeviceFunction
@@ -120,13 +120,19 @@ def _is_instance(members: frozenset[int], domain: tuple[int, ...],
     return sizes == len(members)
 
 
-@lru_cache(maxsize=2048)
 def semantic_match(t: Tiling, unit: CollUnit, dev: CudaDeviceFunction
                    ) -> tuple[bool, tuple[int, ...] | None]:
     """Whether every instance's ground-truth thread set is an instance of the unit's type
     (subdiv / intact / product closure / non-emptiness, by enumeration), and a failing
-    iterator tuple. Rules: COLL-3.3, COLL-7.4
+    iterator tuple (values, in guard order: one answer per tiling up to its iterator keys,
+    `tiling.by_position`). Rules: COLL-3.3, COLL-7.4
     """
+    return _semantic_match(by_position(t)[0], unit, dev)
+
+
+@lru_cache(maxsize=2048)
+def _semantic_match(t: Tiling, unit: CollUnit, dev: CudaDeviceFunction
+                    ) -> tuple[bool, tuple[int, ...] | None]:
     typ = unit_type(unit, t.block_dim, t.cluster_dim)
     tg = thread_groups(t, dev)
     for sigma in tg.instances():

@@ -9,12 +9,12 @@ COLL-7.2) and, by evaluating Encoding B on every thread, the ground-truth thread
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import product
 
 from verifier.collectives.arith import Arith, BoolTerm, Term
-from verifier.collectives.tiling import Tiling
+from verifier.collectives.tiling import Tiling, by_position
 from verifier.diagnostics import InternalError
 from verifier.lang.stdlib.config import CudaDeviceFunction
 
@@ -112,12 +112,28 @@ class ThreadGroups:
         return total
 
 
-@lru_cache(maxsize=512)
 def thread_groups(t: Tiling, dev: CudaDeviceFunction) -> ThreadGroups:
-    """Ground-truth thread sets of every instance of `t`, computed once per tiling.
-
-    Rules: COLL-4.4, COLL-6.1
+    """Ground-truth thread sets of every instance of `t`, computed once per tiling up to its
+    iterator keys (`tiling.by_position`). Rules: COLL-4.4, COLL-6.1
     """
+    hit = _GROUPS.get(id(t))
+    if hit is not None and hit[0] is t and hit[1] is dev:
+        return hit[2]
+    renamed, keys = by_position(t)
+    groups = _thread_groups(renamed, dev)
+    groups = replace(groups, keys=tuple(keys[k] for k in groups.keys))  # type: ignore[index]
+    if len(_GROUPS) >= 4096:
+        _GROUPS.clear()
+    _GROUPS[id(t)] = (t, dev, groups)  # by identity: the machine asks once per statement
+    return groups
+
+
+# thread_groups' answers by the tiling's identity (kept, so the id stays its own)
+_GROUPS: dict[int, tuple[Tiling, CudaDeviceFunction, ThreadGroups]] = {}
+
+
+@lru_cache(maxsize=512)
+def _thread_groups(t: Tiling, dev: CudaDeviceFunction) -> ThreadGroups:
     block = t.block_dim
     alive = list(range(t.num_threads))
     sigmas: list[list[int]] = [[] for _ in alive]

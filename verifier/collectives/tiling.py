@@ -8,6 +8,7 @@ the codegen record of the construct that created the tiling. Non-goals: deriving
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import Enum
 from math import prod
@@ -241,3 +242,41 @@ def pow2_alignment(t: Tiling) -> int:
     while all(v % (align * 2) == 0 for v in values):
         align *= 2
     return align
+
+
+def map_iterators(t: Tiling, rename: Callable[[object], object]) -> Tiling:
+    """t with every cuda_threads iterator key (ops, guards, record) replaced by `rename(key)`;
+    None (a CudaWarps dummy) stays None."""
+    def key(k: object | None) -> object | None:
+        return None if k is None else rename(k)
+
+    axes = tuple(replace(a, ops=tuple(replace(op, iter_key=key(op.iter_key)) for op in a.ops))
+                 for a in t.axes)
+    guards = tuple(replace(g, iter_key=key(g.iter_key)) for g in t.guards)
+    record = None if t.record is None else replace(t.record, iter_key=key(t.record.iter_key))
+    return replace(t, axes=axes, guards=guards, record=record)
+
+
+def by_position(t: Tiling) -> tuple[Tiling, tuple[object, ...]]:
+    """t with its iterator keys replaced by their positions (0, 1, ... in order of first
+    appearance over the guards, the ops and the record) and the keys in that order. The
+    tilings of loops that differ only in the iterator they bind (each phase of an unrolled
+    kernel binds a fresh one) become one value, so the checks cached by tiling are done once:
+    their answers look the keys up only in maps built from the same tiling."""
+    hit = _POSITIONS.get(id(t))
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    keys: dict[object, int] = {}
+    for k in [g.iter_key for g in t.guards] + [op.iter_key for a in t.axes for op in a.ops] + \
+            [t.record.iter_key if t.record is not None else None]:
+        if k is not None and k not in keys:
+            keys[k] = len(keys)
+    out = map_iterators(t, keys.__getitem__), tuple(keys)
+    if len(_POSITIONS) >= 4096:
+        _POSITIONS.clear()
+    _POSITIONS[id(t)] = (t, out)  # by identity: hashing a tiling costs as much as this
+    return out
+
+
+# by_position's answers by the tiling's identity (the tiling is kept, so the id stays its own)
+_POSITIONS: dict[int, tuple[Tiling, tuple[Tiling, tuple[object, ...]]]] = {}

@@ -18,7 +18,7 @@ from verifier.collectives.membership import (
     thread_groups,
 )
 from verifier.collectives.symbolic import Z3Arith, find_model
-from verifier.collectives.tiling import Tiling
+from verifier.collectives.tiling import Tiling, by_position
 from verifier.diagnostics import RejectedInput
 from verifier.lang.stdlib.config import CudaDeviceFunction
 
@@ -70,9 +70,15 @@ def _describe(t: Tiling, n: int, sigma: tuple[int, ...], in_model: bool) -> str:
             f"(tiling {t.describe()}, box={t.box})")
 
 
-@lru_cache(maxsize=1024)
 def validation_failure(t: Tiling, dev: CudaDeviceFunction) -> str | None:
-    """None if model and guards agree, else the ERR-V08 message. Rules: COLL-6.2, COLL-7.3"""
+    """None if model and guards agree, else the ERR-V08 message (it names iterators, never
+    their keys: one answer per tiling up to its keys, `tiling.by_position`).
+    Rules: COLL-6.2, COLL-7.3"""
+    return _validation_failure(by_position(t)[0], dev)
+
+
+@lru_cache(maxsize=1024)
+def _validation_failure(t: Tiling, dev: CudaDeviceFunction) -> str | None:
     tg = thread_groups(t, dev)
     if tg.anomalies:
         n, text = tg.anomalies[0]

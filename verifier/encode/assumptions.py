@@ -1,18 +1,16 @@
 """Assumed sizes (`--assume NAME=VALUE`, specs/cli.md CLI-11): extra preconditions of a proof.
 
-Reads a proc, the NAME=VALUE mapping and (for the asserts) the obligation builder whose base
-constraints already hold the equalities; refuses, as a located usage error (RejectedInput,
-ERR-USAGE), a name that is not a `size` argument of the proc, a value outside the size type,
-and values that together admit no size the proc's asserts allow (at the first assert that
-excludes them). The proof is then the ordinary one over the remaining sizes, as if the proc
-began with `assert NAME == VALUE`. Non-goals: checking them at run time (codegen's CG-A1).
+Reads a proc and the NAME=VALUE mapping; refuses, as a located usage error (RejectedInput,
+ERR-USAGE), a name that is not a `size` argument of the proc and a value outside the size
+type. The proof is then the ordinary one over the remaining sizes, as if the proc began with
+`assert NAME == VALUE`: values the asserts exclude, or that leave no statement to run, are
+`vacuous` (VAC-1, VAC-2 in encode/vacuity.py), exactly as that assert would be. Non-goals:
+checking them at run time (codegen's CG-A1).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-
-import z3
+from collections.abc import Mapping
 
 from verifier.diagnostics import RejectedInput
 from verifier.lang.ir import ir
@@ -51,23 +49,4 @@ def check_assumed_names(proc: ir.Proc, assumed: Mapping[str, int],
                                 controls[name].loc, code="ERR-USAGE", rule="LANG-2.5")
 
 
-def check_assumed_asserts(proc: ir.Proc, assumed: Mapping[str, int], types: list[z3.BoolRef],
-                          preds: list[z3.BoolRef], pinned: list[z3.BoolRef],
-                          satisfiable: Callable[[list[z3.BoolRef]], bool]) -> None:
-    """The asserts admit some size with the assumed values, when they admit any at all (a
-    proc whose asserts admit nothing is vacuous, VAC-1, whatever is assumed). `types`,
-    `preds` and `pinned` are the builder's constraints: argument types, one per assert, and
-    the assumed equalities. Rules: CLI-11, LANG-2.5"""
-    if not assumed or satisfiable(types + preds + pinned) or not satisfiable(types + preds):
-        return
-    given = ", ".join(f"{k}={v}" for k, v in assumed.items())
-    for k, pred in enumerate(proc.preds):
-        if not satisfiable(types + pinned + preds[:k + 1]):
-            raise RejectedInput(f"--assume {given} violates this assert of proc {proc.name} "
-                                "(no size it admits has these values); assume values the "
-                                "asserts allow", pred.loc, code="ERR-USAGE", rule="CLI-11")
-    raise RejectedInput(f"--assume {given}: the asserts of proc {proc.name} admit no size "
-                        "with these values", proc.loc, code="ERR-USAGE", rule="CLI-11")
-
-
-__all__ = ["check_assumed_asserts", "check_assumed_names"]
+__all__ = ["check_assumed_names"]

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import z3
 
-from verifier.check.sites import AccessSite, ProgramModel
+from verifier.check.sites import AccessSite
+from verifier.lang.ir import ir
 from verifier.encode.instances import Encoder, Instance, before, equal_on
 from verifier.encode.terms import conj, disj
-from verifier.encode.visibility import may_precede
+from verifier.encode.chains import BetweenIndex, may_precede
 from verifier.semantics.rules import drops_record
 
 
@@ -84,7 +85,7 @@ def may_lie_between(sa: AccessSite, sc: AccessSite, sb: AccessSite) -> bool:
     """Can an instance of `sc` in a's allocation instance lie strictly between a and b? When
     that allocation is inside the task loops, such an instance runs in a's task (and b's: the
     query asks for the same allocation instance), so it must follow a and precede b within
-    one task, which `visibility.may_precede` decides from the loop structure (SEM-1.8). False
+    one task, which `chains.may_precede` decides from the loop structure (SEM-1.8). False
     only where every `before(a, c) ∧ before(c, b)` is unsat, so leaving the site out of the
     kills changes no query's models."""
     dev = sa.ctx.device
@@ -94,14 +95,48 @@ def may_lie_between(sa: AccessSite, sc: AccessSite, sb: AccessSite) -> bool:
     return may_precede(sa.ctx, sc.ctx) and may_precede(sc.ctx, sb.ctx)
 
 
-def killed(enc: Encoder, model: ProgramModel, witnesses: object, sa: AccessSite, a: Instance,
-           sb: AccessSite, b: Instance, elem: tuple[z3.ArithRef, ...]) -> z3.BoolRef:
+class KillSites:
+    """The accesses of each variable, and those that may lie between a and b
+    (`may_lie_between`) found without looking at every one (`chains.BetweenIndex`): with
+    thousands of statements on one variable, a query looks at the few near its pair."""
+
+    def __init__(self, accesses: list[AccessSite]) -> None:
+        self._sites: dict[ir.Sym, list[AccessSite]] = {}
+        for site in accesses:
+            self._sites.setdefault(site.buf, []).append(site)
+        self._index: dict[ir.Sym, BetweenIndex] = {}
+        self._foreign: dict[tuple[ir.Sym, int], list[int]] = {}
+
+    def around(self, sa: AccessSite, sb: AccessSite) -> list[AccessSite]:
+        """A sublist, in order, of a's variable's accesses holding every site for which
+        `may_lie_between(sa, site, sb)` holds."""
+        sites = self._sites.get(sa.buf, [])
+        dev = sa.ctx.device
+        if dev is None or sb.ctx.device is not dev or \
+                not set(dev.outer_loops + dev.task_loops) <= set(sa.alloc_loops):
+            return sites
+        index = self._index.get(sa.buf)
+        if index is None:
+            index = self._index[sa.buf] = BetweenIndex([(s.ctx, s.ctx) for s in sites])
+        foreign = self._foreign.get((sa.buf, id(dev)))
+        if foreign is None:  # sites of another device: `may_lie_between` keeps them
+            foreign = self._foreign[(sa.buf, id(dev))] = \
+                [k for k, s in enumerate(sites) if s.ctx.device is not dev]
+        found = set(index.candidates(sa.ctx, sb.ctx)).union(foreign)
+        return [sites[k] for k in sorted(found)]
+
+
+def killed(enc: Encoder, sites: list[AccessSite], witnesses: object, sa: AccessSite,
+           a: Instance, sb: AccessSite, b: Instance, elem: tuple[z3.ArithRef, ...]
+           ) -> z3.BoolRef:
     """Some anchored instance of a dropping mutate of `elem` lies strictly between a and b.
-    `witnesses(ctx, a, b)` gives the anchored instances (visibility.VisibilityBuilder)."""
+    `sites`: the accesses of a's variable that may lie between, in the model's order
+    (`KillSites.around`); `witnesses(ctx, a, b)` gives the anchored instances
+    (visibility.VisibilityBuilder)."""
     terms: list[z3.BoolRef] = []
     if a.thread is None or b.thread is None:  # witnesses anchor at device threads only
         return z3.BoolVal(False, enc.zctx)
-    for sc in model.accesses:
+    for sc in sites:
         if sc.buf != sa.buf or not sc.tracked or not drops(sa, sc):
             continue
         if sc.ctx.device is None:  # a CPU-scope mutate has no thread to anchor at: it is

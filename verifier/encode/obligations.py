@@ -26,7 +26,8 @@ from verifier.check.sites import (
 from verifier.encode.barrier_counts import (element_vars, free_point, last_instance,
                                             short_of_partner)
 from verifier.encode.instances import Encoder, Instance, before, equal_on
-from verifier.encode.kills import clipped_bounds, killed
+from verifier.encode.kills import KillSites, clipped_bounds, killed
+from verifier.encode.pairs import kept_pairs
 from verifier.encode.pruning import Pruner
 from verifier.encode.terms import conj
 from verifier.encode.ring_invariant import ring_lemma, ring_sites
@@ -60,6 +61,15 @@ class Obligation:
     description: str = ""
     discharged_by: str = ""  # the pruning rule that settled it without a solver (PR-*)
     release: str = ""  # the early release (CG-R1) it belongs to; "" for the proc's own
+    note: str = ""  # shown under `-v`: where this obligation's rule departs from upstream's
+
+
+# D3 (docs/reference/semantics.md §10): a free is a write-only mutate, so temporal visibility
+# of an earlier write suffices (SEM-4.7); upstream's checker demands full visibility
+D3_NOTE = ("D3: a free needs only temporal visibility of an earlier write (SEM-4.7); upstream's "
+           "sync_check demands full visibility and reports a WAW hazard at this free when a "
+           "temporal-only sync (e.g. Fence(cuda_in_order, cuda_temporal)) is all that orders "
+           "the write before it")
 
 
 def required_flag(earlier: AccessSite, later: AccessSite) -> Flag | None:
@@ -92,6 +102,7 @@ class ObligationBuilder:
                     self.base.append(var == fixed_sizes[sym.name])
         self.vis = VisibilityBuilder(self.enc, model)
         self.pruner = Pruner(model)
+        self.kill_sites = KillSites(model.accesses)
         self.size_names = {sym.name: var for sym, var in self.enc.sizes.items()}
         self.issued: dict[str, int] = {}  # obligation ids given so far (`unique`)
 
@@ -136,30 +147,30 @@ class ObligationBuilder:
 
     def hazards(self, prune: bool = True) -> list[Obligation]:
         """One obligation per ordered pair of accesses to one variable that can conflict
-        (PR-1), but for pairs with a write to the same element always between them (PR-4);
-        pairs PR-2 or PR-3 settle are listed with `discharged_by` and never built.
+        (PR-1), but for pairs with a write to the same element always between them (PR-4,
+        pairs.py); pairs PR-2, PR-3 or PR-7 settle are listed with `discharged_by` and never
+        built.
         `prune=False` lists every pair and builds each (tests compare the two)."""
-        out = []
         tracked = [s for s in self.model.accesses if s.tracked]
         by_var: dict[ir.Sym, list[AccessSite]] = {}
         for site in tracked:
             by_var.setdefault(site.buf, []).append(site)
-        dominated: set[tuple[int, int]] = set()
         if prune:
-            for sites in by_var.values():
-                dominated |= self.pruner.dominated_pairs(sites)
-        for later in tracked:
-            for earlier in by_var[later.buf]:
-                if earlier.is_free:
-                    continue
-                flag = required_flag(earlier, later)
-                if flag is None or (earlier.id, later.id) in dominated:
-                    continue
-                ob = self.hazard(earlier, later, flag)
-                if prune:
-                    ob.discharged_by = "PR-2" if self.pruner.disjoint(earlier, later) else \
-                        "PR-3" if self.pruner.fenced(earlier, later, flag) else ""
-                out.append(ob)
+            order = {site.id: k for k, site in enumerate(tracked)}
+            pairs = sorted((p for sites in by_var.values() for p in kept_pairs(sites)),
+                           key=lambda p: (order[p[1].id], order[p[0].id]))
+        else:
+            pairs = [(earlier, later) for later in tracked for earlier in by_var[later.buf]
+                     if not earlier.is_free]
+        out = []
+        for earlier, later in pairs:
+            flag = required_flag(earlier, later)
+            if flag is None:
+                continue
+            ob = self.hazard(earlier, later, flag)
+            if prune:
+                ob.discharged_by = self.pruner.settled_by(earlier, later, flag)
+            out.append(ob)
         return out
 
     def hazard(self, sa: AccessSite, sb: AccessSite, flag: Flag) -> Obligation:
@@ -183,11 +194,21 @@ class ObligationBuilder:
 
         kind = _hazard_kind(sa, sb)
         what = f"free({sb.buf.name})" if sb.is_free else sb.buf.name
+        note = D3_NOTE if sb.is_free and flag is Flag.temp and \
+            sa.kind is not AccessKind.read and self._temporal_only(sa.qual.q0) else ""
         return Obligation(
             f"{kind}:{sb.buf.name}@{sa.loc.line}:{sa.loc.col}->{sb.loc.line}:{sb.loc.col}",
             "SEM-4.7" if sb.is_free else "SEM-4.5", kind, sb.buf.name, sb.loc,
             [(sa.loc, "earlier access"), (sb.loc, "later access")], build, len(LEVELS),
-            f"{sb.kind.value} of {what} sees {sa.kind.value} ({flag.value})")
+            f"{sb.kind.value} of {what} sees {sa.kind.value} ({flag.value})", note=note)
+
+    def _temporal_only(self, q0: object) -> bool:
+        """Some Fence or Await of the proc grants only temporal visibility on q0 (its second
+        sync-tl's temporal set holds q0, its full set does not): a free of a write may then
+        be ordered after it temporally only, where D3 departs from upstream."""
+        seconds = [f.second for f in self.model.fences] + [a.second for a in self.model.awaits]
+        return any(q0 in rules.SYNC_SETS[tl].temporal and q0 not in rules.SYNC_SETS[tl].full
+                   for tl in seconds)
 
     def _hazard_common(self, sa: AccessSite, sb: AccessSite, state: dict[str, object]
                        ) -> tuple[list[z3.BoolRef], object, object]:
@@ -212,7 +233,8 @@ class ObligationBuilder:
         mode = self.vis.quantified
         self.vis.quantified = False
         try:
-            return killed(self.enc, self.model, self.vis.witnesses, sa, a, sb, b, elem)
+            return killed(self.enc, self.kill_sites.around(sa, sb), self.vis.witnesses, sa, a,
+                          sb, b, elem)
         finally:
             self.vis.quantified = mode
 
@@ -350,8 +372,7 @@ class ObligationBuilder:
                 ob.id, ob.release = RELEASE_PREFIX + ob.id, rel.id
                 ob.description = f"early release ({rel.id}): {ob.description}"
                 if prune:
-                    ob.discharged_by = "PR-2" if self.pruner.disjoint(earlier, site) else \
-                        "PR-3" if self.pruner.fenced(earlier, site, flag) else ""
+                    ob.discharged_by = self.pruner.settled_by(earlier, site, flag)
                 out.append(self.unique(ob))
         return out
 

@@ -1,4 +1,4 @@
-"""Obligations settled without a solver (specs/verification.md "Pruning", PR-1..PR-6).
+"""Obligations settled without a solver (specs/verification.md "Pruning", PR-1..PR-7).
 
 Each rule is a static sufficient condition, cheap enough to run on every pair of a proc with
 thousands of statements:
@@ -10,12 +10,14 @@ thousands of statements:
   are, sits between them in trace order for every pair of instances, witnesses the earlier
   access's qual-tl and grants the flag the later one needs: the level-0 query is unsat by the
   chain of length 1 through that fence's instance.
+* PR-4 nearest conflicting access: the pairs that are obligations at all (pairs.py).
 * PR-5 bounds by intervals: every index interval lies in [0, least extent).
-* PR-4 nearest conflicting access: a non-atomic write to the same element sits between every
-  pair of instances; the machine discards the earlier record there (SEM-2.6), so the first
-  hazard of any run is never such a pair and the pair is not an obligation at all.
 * PR-6 sites that never run: an empty loop interval or an `if` the intervals refute; sync
   events at such sites are left out of the fence chains (visibility.sync_events).
+* PR-7 one instance per element: the two sites share their loops and index the variable by
+  the same affine forms, injective in the loops inside the allocation, so instances of one
+  allocation touching one element have equal iterators: a ≺ b only in textual order, and
+  then by program order of the one thread that runs them.
 
 Everything here reads the static model (check.sites) and the rule tables; no Z3.
 """
@@ -23,14 +25,16 @@ Everything here reads the static model (check.sites) and the rule tables; no Z3.
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from fractions import Fraction
 
 from verifier import collectives
 from verifier.lang.ir import ir
+from verifier.lang.ir.affine import Affine, affine
 from verifier.semantics import rules
-from verifier.semantics.rules import AccessKind, Flag, drops_record
+from verifier.semantics.rules import Flag
 from verifier.check.sites import AccessSite, Context, FenceSite, Loop, ProgramModel
 
 Interval = tuple[float, float]  # closed [lo, hi]; ±inf for unknown ends
@@ -155,41 +159,6 @@ def dead(ctx: Context, sizes: Iterable[ir.Sym]) -> bool:
     return any(_never(c, pol, ranges) for c, pol in ctx.conds)
 
 
-# ---------------------------------------------------------------- PR-4 patterns
-
-def _rename(e: ir.Expr, names: dict[ir.Sym, ir.Sym]) -> ir.Expr:
-    match e:
-        case ir.Var(name=name) if name in names:
-            return ir.Var(names[name], e.loc)
-        case ir.BinOp(op=op, lhs=lhs, rhs=rhs):
-            return ir.BinOp(op, _rename(lhs, names), _rename(rhs, names), e.loc)
-        case ir.USub(arg=arg):
-            return ir.USub(_rename(arg, names), e.loc)
-    return e
-
-
-@dataclass(frozen=True)
-class _Pattern:
-    """What an access touches, with its loops below depth m renamed by position: two sites with
-    equal patterns at depth m touch the same elements for equal iterators above m."""
-
-    outer: tuple[Loop, ...]
-    inner: tuple[tuple[ir.Expr, ir.Expr], ...]
-    element: tuple[object, ...]
-
-
-def _pattern(site: AccessSite, m: int) -> tuple[_Pattern, frozenset[tuple[ir.Expr, bool]]]:
-    inner_loops = site.ctx.loops[m:]
-    names = {lp.sym: ir.Sym(f"inner{k}", -1 - k) for k, lp in enumerate(inner_loops)}
-    inner = tuple((_rename(lp.lo, names), _rename(lp.hi, names)) for lp in inner_loops)
-    element = tuple(
-        ("pt", _rename(pt, names)) if pt is not None else
-        ("iv", _rename(iv[0], names), _rename(iv[1], names)) if iv is not None else ("?",)
-        for pt, iv in zip(site.element.points, site.element.intervals))
-    conds = frozenset((_rename(c, names), pol) for c, pol in site.ctx.conds)
-    return _Pattern(site.ctx.loops[:m], inner, (site.buf,) + element), conds
-
-
 class Pruner:
     """The static rules for one proc's hazard pairs."""
 
@@ -197,10 +166,25 @@ class Pruner:
         self.model = model
         self.sizes = tuple(model.sizes)
         self._intervals: dict[int, list[Interval]] = {}
-        self._patterns: dict[tuple[int, int], tuple[_Pattern, frozenset]] = {}
-        self.fences = sorted((f for f in model.fences if self._everyone(f)),
-                             key=lambda f: f.ctx.path)
-        self._fence_paths = [f.ctx.path for f in self.fences]
+        self._forms: dict[int, tuple[Affine, ...] | None] = {}
+        # PR-3's fences by the loops around them (the loops both sites share, SEM-1.8)
+        self._fences: dict[tuple[ir.Sym, ...], tuple[list[tuple[int, ...]], list[FenceSite]]] \
+            = {}
+        everyone: dict[int, bool] = {}
+        for f in sorted(model.fences, key=lambda f: f.ctx.path):
+            key = id(f.ctx.tiling)
+            if key not in everyone:
+                everyone[key] = self._everyone(f)
+            if everyone[key]:
+                paths, fences = self._fences.setdefault(tuple(lp.sym for lp in f.ctx.loops),
+                                                        ([], []))
+                paths.append(f.ctx.path)
+                fences.append(f)
+
+    def settled_by(self, sa: AccessSite, sb: AccessSite, flag: Flag) -> str:
+        """The rule that settles the hazard pair (a, b) without a solver, or ""."""
+        return "PR-2" if self.disjoint(sa, sb) else "PR-3" if self.fenced(sa, sb, flag) else \
+            "PR-7" if self.one_instance(sa, sb) else ""
 
     # ------------------------------------------------------------ PR-2
 
@@ -245,6 +229,9 @@ class Pruner:
         return threads == frozenset(range(dev.cfg.num_threads))
 
     def fenced(self, sa: AccessSite, sb: AccessSite, flag: Flag) -> bool:
+        """PR-3. A fence that qualifies has exactly the loops a and b share: textually
+        between them, it is inside every loop they share (a loop's statements are contiguous),
+        and otherwise `_anchors` asks for it (`whole`); so only that bucket is searched."""
         da = sa.ctx.device
         if da is None or da is not sb.ctx.device or sb.ctx.device is None:
             return False
@@ -252,11 +239,15 @@ class Pruner:
             return False  # same allocation instance does not imply the same task
         pa, pb = sa.ctx.path, sb.ctx.path
         shared = _common(sa.ctx.loops, sb.ctx.loops)
-        lo, hi = (pa, pb) if pa < pb else (min(pa, pb), None)
-        start = 0 if hi is None else bisect.bisect_right(self._fence_paths, lo)
-        for f in self.fences[start:]:
-            if hi is not None and f.ctx.path >= hi:
-                break
+        bucket = self._fences.get(tuple(lp.sym for lp in sa.ctx.loops[:shared]))
+        if bucket is None:
+            return False
+        paths, fences = bucket
+        after, before = bisect.bisect_right(paths, pa), bisect.bisect_left(paths, pb)
+        # between them, or else after a (at a's iterators) or before b (at b's)
+        window = range(after, before) if pa < pb else \
+            itertools.chain(range(after, len(fences)), range(before))
+        for f in map(fences.__getitem__, window):
             if f.ctx.device is not da or not self._valid_with(f.ctx, sa.ctx, sb.ctx):
                 continue
             if not _anchors(pa, f.ctx.path, pb, len(f.ctx.loops) == shared):
@@ -273,76 +264,77 @@ class Pruner:
         return _is_prefix(x.loops, a.loops) and _is_prefix(x.loops, b.loops) and \
             set(x.conds) <= set(a.conds) and set(x.conds) <= set(b.conds)
 
-    # ------------------------------------------------------------ PR-4
+    # ------------------------------------------------------------ PR-7
 
-    def dominated_pairs(self, sites: list[AccessSite]) -> set[tuple[int, int]]:
-        """(earlier id, later id) of the pairs of `sites` (one variable) with a non-atomic
-        write to the same element between every pair of their instances."""
-        writes = sorted((s for s in sites if not s.is_free and  # drop even mutate records
-                         drops_record(AccessKind.write, s.kind)), key=lambda s: s.ctx.path)
-        # writes by (depth m, pattern at m), in textual order: the candidates that can cover
-        # a site at depth m are exactly those of its own pattern's bucket
-        buckets: dict[tuple[int, _Pattern], list[AccessSite]] = {}
-        for w in writes:
-            for m in range(len(w.ctx.loops) + 1):
-                buckets.setdefault((m, self._pattern(w, m)[0]), []).append(w)
-        self._cover_cache: dict[tuple[int, int], tuple[list[AccessSite], list]] = {}
-        out: set[tuple[int, int]] = set()
-        for sb in sites:
-            for sa in sites:
-                if sa.is_free or sa is sb:
-                    continue
-                if self._dominated(sa, sb, buckets):
-                    out.add((sa.id, sb.id))
-        return out
+    def one_instance(self, sa: AccessSite, sb: AccessSite) -> bool:
+        """PR-7: every model of the pair's query has a and b at equal iterators (same loops,
+        the same affine point indices, injective in the loops below the allocation: same
+        element and same allocation instance); then a ≺ b needs a textually first, and the
+        one thread that runs both instances (one-thread boxes, one tiling) sees a by program
+        order (SEM-4.6) when a is in order and q0(a) ∈ X(b)."""
+        ca, cb = sa.ctx, sb.ctx
+        if ca.device is None or cb.device is not ca.device or ca.loops != cb.loops:
+            return False
+        if ca.tiling is not cb.tiling and ca.tiling != cb.tiling:
+            return False
+        forms = self._point_forms(sa)
+        if forms is None or forms != self._point_forms(sb):
+            return False
+        if ca.path >= cb.path:
+            return True  # equal iterators, a not textually first: never a ≺ b
+        return not sa.out_of_order and sa.qual.q0 in sb.qual.extended and \
+            ca.tiling.box_threads == 1
 
-    def _dominated(self, sa: AccessSite, sb: AccessSite,
-                   buckets: dict[tuple[int, _Pattern], list[AccessSite]]) -> bool:
-        """Some write C covers a (or b) at the depth m of the loops it shares with both and
-        lies between them (the PR-4 cases, `_anchors`)."""
-        pa, pb = sa.ctx.path, sb.ctx.path
-        shared = _common(sa.ctx.loops, sb.ctx.loops)
-        ends = [(sa, sb, "a")] + ([] if sb.is_free else [(sb, sa, "b")])
-        for m in (range(shared + 1) if pa < pb else (shared,)):
-            for sx, other, anchor in ends:
-                cs, ps = self._covering(sx, m, buckets)
-                if not cs:
-                    continue
-                if pa < pb:  # between textually: either anchor
-                    lo, hi = bisect.bisect_right(ps, pa), bisect.bisect_left(ps, pb)
-                elif anchor == "a":  # a in an earlier iteration: after a, at a's iterators
-                    lo, hi = bisect.bisect_right(ps, pa), len(ps)
-                else:  # before b, at b's iterators
-                    lo, hi = 0, bisect.bisect_left(ps, pb)
-                for sc in cs[lo:hi]:
-                    if sc is other or _common(sc.ctx.loops, other.ctx.loops) != m:
-                        continue
-                    if anchor in _anchors(pa, sc.ctx.path, pb, m == shared):
-                        return True
-        return False
+    def _point_forms(self, site: AccessSite) -> tuple[Affine | None, ...] | None:
+        """The affine form of each point index (None for a window dimension), when they
+        determine the iterators of every loop below the allocation; else None."""
+        if site.id not in self._forms:
+            self._forms[site.id] = _injective_forms(site, self.sizes)
+        return self._forms[site.id]
 
-    def _covering(self, sx: AccessSite, m: int,
-                  buckets: dict[tuple[int, _Pattern], list[AccessSite]]
-                  ) -> tuple[list[AccessSite], list[tuple[int, ...]]]:
-        """The writes (in textual order, with their paths) that share exactly m loops with x
-        and cover x's element at depth m: computed once per (x, m), not once per pair."""
-        key = (sx.id, m)
-        hit = self._cover_cache.get(key)
-        if hit is None:
-            ws = buckets.get((m, self._pattern(sx, m)[0]), [])
-            cs = [c for c in ws if c is not sx and _common(c.ctx.loops, sx.ctx.loops) == m
-                  and self._covers(c, sx, m)]
-            hit = self._cover_cache[key] = (cs, [c.ctx.path for c in cs])
-        return hit
 
-    def _covers(self, sc: AccessSite, sx: AccessSite, m: int) -> bool:
-        """Some instance of sc, equal to x on the first m loops, touches x's element."""
-        pc, conds_c = self._pattern(sc, m)
-        px, conds_x = self._pattern(sx, m)
-        return pc == px and conds_c <= conds_x
+def _injective_forms(site: AccessSite, sizes: tuple[ir.Sym, ...]
+                     ) -> tuple[Affine | None, ...] | None:
+    inner = [lp.sym for lp in site.ctx.loops if lp.sym not in site.alloc_loops]
+    names = {lp.sym for lp in site.ctx.loops} | set(sizes)
+    forms: list[Affine | None] = []
+    for pt in site.element.points:
+        form = None if pt is None else affine(pt)
+        if pt is not None and form is None:
+            return None
+        for term in form or {}:
+            if term is None or isinstance(term, ir.Sym) and term in names:
+                continue
+            if isinstance(term, ir.Sym) or _mentions(term, set(inner)):
+                return None  # a name of unknown meaning, or an inner iterator under / or %
+        forms.append(form)
+    rows = [[Fraction(f.get(sym, 0)) for sym in inner] for f in forms if f is not None]
+    return tuple(forms) if _rank(rows) == len(inner) else None
 
-    def _pattern(self, site: AccessSite, m: int) -> tuple[_Pattern, frozenset]:
-        key = (site.id, m)
-        if key not in self._patterns:
-            self._patterns[key] = _pattern(site, m)
-        return self._patterns[key]
+
+def _mentions(e: object, syms: set[ir.Sym]) -> bool:
+    match e:
+        case ir.Var(name=name):
+            return name in syms
+        case ir.BinOp(lhs=lhs, rhs=rhs):
+            return _mentions(lhs, syms) or _mentions(rhs, syms)
+        case ir.USub(arg=arg):
+            return _mentions(arg, syms)
+    return False
+
+
+def _rank(rows: list[list[Fraction]]) -> int:
+    """Rank of a small rational matrix (Gaussian elimination)."""
+    rows = [list(r) for r in rows]
+    rank = 0
+    for col in range(len(rows[0]) if rows else 0):
+        pivot = next((r for r in range(rank, len(rows)) if rows[r][col] != 0), None)
+        if pivot is None:
+            continue
+        rows[rank], rows[pivot] = rows[pivot], rows[rank]
+        for r in range(len(rows)):
+            if r != rank and rows[r][col] != 0:
+                factor = rows[r][col] / rows[rank][col]
+                rows[r] = [x - factor * y for x, y in zip(rows[r], rows[rank])]
+        rank += 1
+    return rank

@@ -14,7 +14,6 @@ import z3
 
 from verifier.diagnostics import SrcLoc
 from verifier.results import Finding, FindingKind
-from verifier.encode.assumptions import check_assumed_asserts
 from verifier.encode.instances import Instance
 from verifier.encode.obligations import ObligationBuilder
 from verifier.encode.solver import DEFAULT_RLIMIT, Budget, Status, prepare, solve
@@ -36,16 +35,25 @@ def _satisfiable(constraints: list[z3.BoolRef], budget: Budget, what: str) -> bo
     return answer.status is Status.candidate
 
 
-def _asserts_finding(builder: ObligationBuilder, budget: Budget) -> Finding | None:
-    """VAC-1: the first assert at which the argument types and the asserts so far admit no
-    size (Rules: LANG-2.5, SEM-1.1)."""
+def _with_assumed(assumed: dict[str, int]) -> str:
+    """` with --assume n=0`: what a vacuity message adds under assumed sizes (CLI-11)."""
+    given = ", ".join(f"{k}={v}" for k, v in assumed.items())
+    return f" with --assume {given}" if given else ""
+
+
+def _asserts_finding(builder: ObligationBuilder, budget: Budget, assumed: dict[str, int]
+                     ) -> Finding | None:
+    """VAC-1: the first assert at which the argument types, the assumed values (CLI-11: as if
+    the proc began with `assert NAME == VALUE`) and the asserts so far admit no size (Rules:
+    LANG-2.5, SEM-1.1, VAC-1)."""
     proc = builder.model.proc
     base = builder.base
     if _satisfiable(base, budget, "the asserts admit any size"):
         return None
     n_types = len(builder.enc.assumptions) - len(proc.preds)  # one assumption per assert
     types = base[:n_types]
-    fixed = base[len(builder.enc.assumptions):]  # sizes pinned by a fixed-size run
+    fixed = base[len(builder.enc.assumptions):]  # sizes pinned: assumed, or a fixed-size run
+    with_given = _with_assumed(assumed)
     if not _satisfiable(types + fixed, budget, "the fixed sizes fit the argument types"):
         return Finding(FindingKind.vacuous, f"vacuous: the sizes given are outside the "
                        f"argument types of proc {proc.name} (a size is at least 0)", None,
@@ -56,11 +64,11 @@ def _asserts_finding(builder: ObligationBuilder, budget: Budget) -> Finding | No
             where = "together with the argument types (size >= 0)" if k == 0 else \
                 "together with the asserts before it and the argument types (size >= 0)"
             return Finding(FindingKind.vacuous,
-                           f"vacuous: this assert admits no size {where}; proc {proc.name} "
-                           "has nothing to verify, so it is not proved", None, pred.loc,
-                           rule="LANG-2.5", code=CODE)
+                           f"vacuous: this assert admits no size {where}{with_given}; proc "
+                           f"{proc.name} has nothing to verify, so it is not proved", None,
+                           pred.loc, rule="LANG-2.5", code=CODE)
     return Finding(FindingKind.vacuous, f"vacuous: the asserts of proc {proc.name} admit no "
-                   "size", None, proc.loc, rule="LANG-2.5", code=CODE)
+                   f"size{with_given}", None, proc.loc, rule="LANG-2.5", code=CODE)
 
 
 def _empty_loop(builder: ObligationBuilder, inst: Instance, budget: Budget) -> SrcLoc | None:
@@ -77,7 +85,8 @@ def _empty_loop(builder: ObligationBuilder, inst: Instance, budget: Budget) -> S
     return None
 
 
-def _instance_finding(builder: ObligationBuilder, budget: Budget) -> Finding | None:
+def _instance_finding(builder: ObligationBuilder, budget: Budget, assumed: dict[str, int]
+                      ) -> Finding | None:
     """VAC-2: no access, Arrive or Await has an instance for any size the asserts admit
     (Rules: SEM-1.1, SEM-1.8)."""
     model = builder.model
@@ -95,29 +104,26 @@ def _instance_finding(builder: ObligationBuilder, budget: Budget) -> Finding | N
                        "has no barrier: there is nothing to verify, so it is not proved", None,
                        proc.loc, rule="SEM-1.1", code=CODE)
     where = f"; e.g. the loop at line {empty_at.line} has no iteration" if empty_at else ""
+    with_given = _with_assumed(assumed)
     return Finding(FindingKind.vacuous, f"vacuous: no statement of proc {proc.name} executes "
-                   f"for any size its asserts admit{where}: there is nothing to verify, so it "
-                   "is not proved", None, empty_at or sites[0][1], rule="SEM-1.1", code=CODE)
+                   f"for any size its asserts admit{with_given}{where}: there is nothing to "
+                   "verify, so it is not proved", None, empty_at or sites[0][1],
+                   rule="SEM-1.1", code=CODE)
 
 
-def vacuity(builder: ObligationBuilder, assumed: dict[str, int] | None, wall_s: float
-            ) -> Finding | None:
+def vacuity(builder: ObligationBuilder, assumed: dict[str, int] | None, wall_s: float,
+            point: bool = False) -> Finding | None:
     """Why the proc is vacuous (a located finding), or None when there is something to prove.
-    Assumed sizes the asserts exclude are a usage error (RejectedInput, CLI-11), not a vacuous
-    proc. A run with every size fixed asks only VAC-1: at one size, a proc with no instance is
-    consistent with the concrete machine, which then runs nothing and finds nothing. Raises
-    `Undecided` when Z3 answers unknown."""
+    Assumed sizes (`--assume`, CLI-11) are asserts placed before the proc's own: values the
+    asserts exclude are VAC-1, and VAC-2 is asked under them, as for `assert NAME == VALUE`.
+    A `point` run (every size fixed to check one size, as the differential tests do) asks only
+    VAC-1: at one size, a proc with no instance agrees with the concrete machine, which then
+    runs nothing and finds nothing. Raises `Undecided` when Z3 answers unknown."""
     budget = Budget(rlimit=DEFAULT_RLIMIT, wall_s=wall_s)
-    base, n_asserts = builder.base, len(builder.enc.assumptions)
-    n_types = n_asserts - len(builder.model.proc.preds)
-    check_assumed_asserts(builder.model.proc, assumed or {}, base[:n_types],
-                          base[n_types:n_asserts], base[n_asserts:],
-                          lambda cs: _satisfiable(cs, budget, "the asserts admit the assumed "
-                                                  "sizes"))
-    sizes_fixed = bool(assumed) and set(builder.size_names) <= set(assumed)
-    found = _asserts_finding(builder, budget)
-    if found is None and not sizes_fixed:
-        found = _instance_finding(builder, budget)
+    given = {} if point else dict(assumed or {})
+    found = _asserts_finding(builder, budget, given)
+    if found is None and not point:
+        found = _instance_finding(builder, budget, given)
     return found
 
 

@@ -7,13 +7,15 @@ machine does not reproduce makes the obligation `unknown`, never `refuted` or `p
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import gc
+import itertools
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from math import prod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import z3
@@ -33,7 +35,7 @@ from verifier.semantics import Finding as MachineFinding, run_machine
 from verifier.encode.assumptions import check_assumed_names
 from verifier.encode.discharge import Discharger
 from verifier.encode.obligations import Built, Obligation, ObligationBuilder
-from verifier.encode.proof_cache import ProofCache
+from verifier.encode.proof_cache import KeyUnavailable, ProofCache
 from verifier.encode.vacuity import Undecided, vacuity
 from verifier.encode.solver import (
     DEFAULT_RLIMIT, QUANTIFIED_RLIMIT, REUSE_RLIMIT, SOLVER_NAME, WALL_NET_S, Outcome, Query,
@@ -49,14 +51,29 @@ class Options:
     # assumed sizes (`--assume`, CLI-11): extra preconditions `NAME == VALUE`, the other sizes
     # stay symbolic; the certificate binds them. Fixing every size proves one size.
     fixed_sizes: dict[str, int] | None = None
+    # fixed_sizes name one size to check, not assumptions: only VAC-1 is asked (VAC-2 would
+    # call a size where nothing runs vacuous, where the concrete machine finds no hazard)
+    point: bool = False
     jobs: int = 1  # worker processes solving queries (results identical for every N)
     cache_dir: Path | None = None  # on-disk proof cache (None: this process's memory only)
+    cache_key: bytes | None = field(default=None, repr=False)  # its MAC key (None: the user's)
     rlimit: int = DEFAULT_RLIMIT  # deterministic budget of one query (Z3 resource units)
     prune: bool = True  # settle pairs without a solver where PR-2..PR-4 apply
     keep_queries: bool = False  # keep each obligation's SMT-LIB2 text (--smt2, --recheck)
     # prove early releases (CG-R1) after a proof: only codegen's layout needs them, so the CLI
     # asks for them with --emit-cuda / --check-cert and a plain proof does not pay for them
     releases: bool = False
+
+
+def _disk_cache(opts: Options) -> ProofCache | None:
+    """The on-disk proof cache asked for, or None (also when its key is unusable: the
+    proof then only costs time, SEC-7)."""
+    if opts.cache_dir is None:
+        return None
+    try:
+        return ProofCache(opts.cache_dir, opts.cache_key)
+    except KeyUnavailable:
+        return None
 
 
 def static_finding(e: SporkError) -> Finding:
@@ -181,10 +198,10 @@ def _verify_proc(proc: ir.Proc, opts: Options | None,
     try:
         builder = ObligationBuilder(model, fresh_context(), opts.fixed_sizes)
         obligations = builder.all(opts.prune)
-        empty = vacuity(builder, assumed, opts.timeout_s)
+        empty = vacuity(builder, assumed, opts.timeout_s, opts.point)
         if empty is not None:
             return done(Verdict.vacuous, [], [empty])
-        cache = ProofCache(opts.cache_dir) if opts.cache_dir is not None else None
+        cache = _disk_cache(opts)
         with Discharger(opts.jobs, cache, opts.timeout_s) as discharger:
             run = _Run(proc, builder, discharger, opts)
             results, findings = run.all(obligations, progress)
@@ -192,7 +209,7 @@ def _verify_proc(proc: ir.Proc, opts: Options | None,
                 f.counterexample is not None and f.counterexample.replayed for f in findings))
             releases = early_releases(run, opts.prune) \
                 if verdict is Verdict.proved and opts.releases else ()
-    except RejectedInput as e:  # assumed sizes the asserts exclude (CLI-11)
+    except RejectedInput as e:
         return done(Verdict.rejected, [], [static_finding(e)])
     except Unsupported as e:
         return done(Verdict.unsupported, [], [static_finding(e)])
@@ -310,12 +327,12 @@ class _Run:
         done: dict[int, tuple[ObligationResult, Finding | None]] = {}
         deferred: list[tuple[int, Obligation, Outcome, Step, int, float]] = []
         premises_seen = self.premises_seen
-        pending = list(obligations)
-        self.prefetch(pending)
+        pending = collections.deque(obligations)  # popped at the left: 40,000 of them
+        self.prefetch(list(pending))
         index = 0
         while pending:
-            ob = pending.pop(0)
-            self.lookahead(pending[:4 * self.discharger.jobs])
+            ob = pending.popleft()
+            self.lookahead(list(itertools.islice(pending, 4 * self.discharger.jobs)))
             t0 = time.perf_counter()
             outcome, step, used, premises = self.solve(ob)
             if outcome is not None and outcome.status is Status.candidate:
@@ -326,7 +343,7 @@ class _Run:
             for key in sorted(premises - premises_seen):  # facts the counters relied on
                 premises_seen.add(key)
                 pending.append(self.builder.premise(key))
-                self.prefetch(pending[-1:])
+                self.prefetch([pending[-1]])
             if progress is not None:
                 progress(len(done), index + len(pending))
         deferred.sort(key=lambda d: (_cost(d[2], self.sizes), d[0]))
@@ -369,7 +386,7 @@ class _Run:
         if outcome is None:
             return ObligationResult(ob.id, ob.rule, ob.kind, ObligationStatus.proved,
                                     time.perf_counter() - t0, "", ob.description, 0,
-                                    ob.discharged_by), None
+                                    ob.discharged_by, note=ob.note), None
         if outcome.status is Status.candidate and _seen(ob, self.replays) is None:
             outcome, extra = self.reuse_sizes(ob, step, outcome)
             used += extra
@@ -377,7 +394,7 @@ class _Run:
                                  self.confirmed)
         return ObligationResult(ob.id, ob.rule, ob.kind, status, time.perf_counter() - t0,
                                 outcome.query_hash, ob.description, used, "",
-                                outcome.stopped_by, outcome.text), finding
+                                outcome.stopped_by, outcome.text, note=ob.note), finding
 
     def lookahead(self, upcoming: list[Obligation]) -> None:
         """With workers, the next refinement step of a later obligation starts as soon as its

@@ -13,131 +13,26 @@ a counterexample that the machine does not reproduce is reported as unknown, nev
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 
-import networkx as nx
 import z3
 
 from verifier.lang.ir import ir
 from verifier.semantics import rules
 from verifier.semantics.rules import Flag
-from verifier.check.sites import (
-    AccessSite, ArriveSite, AwaitSite, Context, FenceSite, Loop, ProgramModel,
-)
+from verifier.check.sites import AccessSite, ArriveSite, AwaitSite, Context, Loop, ProgramModel
 from verifier.encode.barrier_counts import BarrierCounts
 from verifier.encode.barrier_elements import arrive_pairs, trailing_pairs
+from verifier.encode.chains import (
+    MAX_CHAIN, Chain, Event, EventIndex, candidate_chains, grants, sync_events,
+)
 from verifier.encode.instances import Encoder, Instance, before, equal_on
-from verifier.encode.pruning import dead
 from verifier.encode.terms import address, conj, disj
 
-MAX_CHAIN = 3  # longest fence chain tried when shorter ones leave a spurious candidate
 # Refinement levels: (longest chain, quantified witnesses); each is tried only when the
 # previous one leaves a candidate.
 LEVELS = ((1, False), (2, True), (3, True))
 # the anchored variant of a quantified level, asked before it (Choice E5)
 ANCHORED_FALLBACK = {1: (2, False), 2: (3, False)}
-
-
-@dataclass(frozen=True)
-class Event:
-    """A sync event of a chain: a Fence, or an Arrive paired with an Await on one barrier
-    variable (witness at the Arrive, augment at the Await: SEM-6.3, 6.4, 6.9)."""
-
-    key: tuple[object, ...]
-    first: rules.SyncSets
-    second: rules.SyncSets
-    fence: FenceSite | None = None
-    arrive: ArriveSite | None = None
-    await_: AwaitSite | None = None
-    tag_site: AccessSite | None = None  # a TMA access whose own tags the Await retires
-
-    @property
-    def device(self) -> object:
-        site = self.fence or self.arrive or self.await_
-        assert site is not None
-        return site.ctx.device
-
-    @property
-    def first_ctx(self) -> Context:
-        site = self.fence or self.arrive or self.tag_site
-        assert site is not None
-        return site.ctx
-
-    @property
-    def last_ctx(self) -> Context:
-        site = self.fence or self.await_
-        assert site is not None
-        return site.ctx
-
-
-def may_precede(x: Context, y: Context) -> bool:
-    """Some instance of x comes before some instance of y within one task (SEM-1.8): x is
-    textually first, or the two share a loop inside the task (x in an earlier iteration).
-    Otherwise every `before(x, y)` between instances of one task is false, and a chain
-    that needs one is left out (it could only add an unsatisfiable disjunct)."""
-    if x.path < y.path:
-        return True
-    dev = x.device
-    outside = set(dev.outer_loops + dev.task_loops) if dev is not None else set()
-    for p, q in zip(x.loops, y.loops):
-        if p != q:
-            return False
-        if p.sym not in outside:
-            return True
-    return False
-
-
-def _ordered(chain: tuple[Event, ...], a: Context, b: Context) -> bool:
-    """The chain's events can sit between a and b in this order (may_precede links; a
-    Fence is one instance, its own first and last, an Arrive must precede its Await)."""
-    own = chain[0].tag_site is not None  # a's own tags: the chain starts at a itself
-    if not (own or may_precede(a, chain[0].first_ctx)) or \
-            not may_precede(chain[-1].last_ctx, b):
-        return False
-    if any(e.fence is None and not may_precede(e.first_ctx, e.last_ctx) for e in chain):
-        return False
-    return all(may_precede(x.last_ctx, y.first_ctx) for x, y in zip(chain, chain[1:]))
-
-
-def _between(e: Event, a: Context, b: Context) -> bool:
-    """Some instance of e can follow a and precede b (`may_precede`, SEM-1.8)."""
-    return may_precede(a, e.first_ctx) and may_precede(e.last_ctx, b) and \
-        (e.fence is not None or may_precede(e.first_ctx, e.last_ctx))
-
-
-def _after_own(e: Event, b: Context) -> bool:
-    """The Await of a's own tag event can follow a and precede b (as `_ordered` asks)."""
-    return may_precede(e.first_ctx, e.last_ctx) and may_precede(e.last_ctx, b)
-
-
-def sync_events(model: ProgramModel) -> list[Event]:
-    """Every sync event of the proc but those with a site that never runs (PR-6,
-    `pruning.dead`): a chain through one could only add an unsatisfiable disjunct."""
-    live = {id(ctx): not dead(ctx, model.sizes) for ctx in
-            [s.ctx for s in (*model.fences, *model.arrives, *model.awaits, *model.accesses)]}
-    events = [e for e in _all_events(model) if all(
-        live[id(site.ctx)] for site in (e.fence, e.arrive, e.await_, e.tag_site)
-        if site is not None)]
-    return events
-
-
-def _all_events(model: ProgramModel) -> list[Event]:
-    events = [Event(("F", f.id), rules.SYNC_SETS[f.first], rules.SYNC_SETS[f.second], fence=f)
-              for f in model.fences]
-    for arr in model.arrives:
-        for aw in model.awaits:
-            if aw.barrier == arr.barrier:
-                events.append(Event(("P", arr.id, aw.id), rules.SYNC_SETS[arr.first],
-                                    rules.SYNC_SETS[aw.second], arrive=arr, await_=aw))
-    nothing = rules.SyncSets(frozenset(), frozenset())
-    for site in model.accesses:  # SEM-6.5: a TMA's records carry tags of their own
-        if site.trailing is None:
-            continue
-        for aw in model.awaits:
-            if aw.barrier == site.trailing.barrier:
-                events.append(Event(("T", site.id, aw.id), nothing, rules.SYNC_SETS[aw.second],
-                                    await_=aw, tag_site=site))
-    return events
 
 
 def _single(lp: Loop) -> int | None:
@@ -146,55 +41,6 @@ def _single(lp: Loop) -> int | None:
     if isinstance(lo, ir.Const) and isinstance(hi, ir.Const) and hi.value - lo.value == 1:
         return int(lo.value)
     return None
-
-
-def sync_graph(events: list[Event]) -> nx.DiGraph:
-    """Static sync graph: e → g when τ2(e).F meets τ1(g).F (chaining, SEM-5.4)."""
-    g = nx.DiGraph()
-    for e in events:
-        g.add_node(e.key)
-    for e, h in itertools.product(events, repeat=2):
-        if e.device is h.device and e.second.full & h.first.full:
-            g.add_edge(e.key, h.key)
-    return g
-
-
-def grants(second: rules.SyncSets, quals: frozenset, flag: Flag) -> bool:
-    """A full augment with τ2 grants `flag` on some qual-tl of X (SEM-5.2)."""
-    if flag is Flag.temp:
-        return bool(second.temporal & quals)
-    return bool(second.full & quals)
-
-
-@dataclass(frozen=True)
-class Chain:
-    events: tuple[Event, ...]
-
-
-def candidate_chains(events: list[Event], graph: nx.DiGraph, a: AccessSite, b: AccessSite,
-                     flag: Flag, max_chain: int = MAX_CHAIN) -> list[Chain]:
-    if a.ctx.device is None or a.ctx.device is not b.ctx.device:
-        return []
-    # only events that can sit between a and b in one task (every event of an ordered chain
-    # does): with many fences the sync graph is nearly complete, and its paths through
-    # events outside the window were enumerated only to be dropped; an Await retiring a's
-    # own tags (SEM-6.5) starts at a itself
-    by_key = {e.key: e for e in events if e.device is a.ctx.device and
-              (_between(e, a.ctx, b.ctx) or e.tag_site is a and _after_own(e, b.ctx))}
-    if len(by_key) < len(graph):
-        graph = graph.subgraph(by_key)
-    starts = [e for e in by_key.values() if a.qual.q0 in e.first.full or e.tag_site is a]
-    ends = {e.key for e in by_key.values() if grants(e.second, b.qual.extended, flag)}
-    chains: list[Chain] = []
-    for s in starts:
-        if s.key in ends:
-            chains.append(Chain((s,)))
-        if max_chain < 2:
-            continue
-        for path in nx.all_simple_paths(graph, s.key, list(ends - {s.key}),
-                                        cutoff=max_chain - 1):
-            chains.append(Chain(tuple(by_key[k] for k in path)))
-    return [c for c in chains if _ordered(c.events, a.ctx, b.ctx)]
 
 
 class VisibilityBuilder:
@@ -214,7 +60,7 @@ class VisibilityBuilder:
         self.model = model
         self.events = sync_events(model)
         self.barriers = BarrierCounts(enc, model)
-        self.graph = sync_graph(self.events)
+        self.index = EventIndex(self.events)
 
     def true(self) -> z3.BoolRef:
         return z3.BoolVal(True, self.zctx)
@@ -275,7 +121,7 @@ class VisibilityBuilder:
         if a.thread is None or b.thread is None:
             return []
         out = []
-        for chain in candidate_chains(self.events, self.graph, sa, sb, flag, self.max_chain):
+        for chain in candidate_chains(self.index, sa, sb, flag, self.max_chain):
             out.extend(self.chain_terms(chain, sa, a, b))
         return out
 
@@ -423,7 +269,12 @@ class VisibilityBuilder:
             thread_terms = self.enc.thread_iter_terms(site_ctx, anchor.thread)
             free_seq = []
             for lp in site_ctx.loops:
-                if self.quantified and lp.kind == "seq":
+                # quantified: a thread loop the anchor does not share is bound too, e.g. the
+                # consumer warpgroup of a producer -> consumer -> producer chain, whose
+                # iterator the producer's thread does not determine (the chain's memberships
+                # and links fix it)
+                if self.quantified and (lp.kind == "seq" or lp.kind == "threads" and
+                                        lp.sym not in anchor_loops):
                     var = z3.Int(f"{lp.sym.name}#{lp.sym.id}@w{next(self.fresh)}", self.zctx)
                     self.bound.append(var)
                     pinned[lp.sym] = var

@@ -1,12 +1,17 @@
 """The user-facing namespace: `from verifier.lang import *` (LANG-1.3).
 
-Exports the names upstream exports from exo's `proc`, `exo.platforms.cuda`, `.Sm80`, `.Sm90` and `.Sm100`
-that spork-verify supports, plus `simplify`.
+Exports the names upstream exports from exo's `proc`, `exo.platforms.cuda`, `.Sm80`, `.Sm90`,
+`.Sm100` and `.cuda_tk` that spork-verify supports, plus `simplify`.
 """
 
 from verifier.lang.stdlib import memories as _mem
 from verifier.lang.stdlib import units as _units
 from verifier.lang.stdlib.config import CudaDeviceFunction, CudaWarpConfig, CudaWarps
+from verifier.lang.stdlib.cuda_tk import (
+    TK_COPIES as _TK_COPIES, UNSERVED as _TK_UNSERVED, CudaTkRsInstrAdvice, CudaTkWarpTile, CudaTkWarpVec,
+    cuda_tk_load_rs_advice, cuda_tk_store_rs_advice,
+)
+from verifier.lang.stdlib.cuda_tk_ops import TILE_OPS as _TK_TILE_OPS, VEC_OPS as _TK_VEC_OPS
 from verifier.lang.stdlib.instrs import INSTRS as _INSTRS
 from verifier.lang.stdlib.instrs_cuda import CUDA_INSTRS as _CUDA_INSTRS
 from verifier.lang.stdlib.instrs_cuda import get_cuda_packed32_load_v, get_cuda_packed32_store_v
@@ -39,6 +44,7 @@ from verifier.lang.stdlib.memories import (
 # Loop modes and the loop cursor under upstream's names (exo.platforms.cuda, exo.stdlib.
 # scheduling), for scripts that name them, e.g. as arguments of `set_loop_mode` (API-2)
 from verifier.lang.ir.ir import CudaTasks, CudaThreads, Seq  # noqa: E402
+from verifier.lang.ir.ir import Proc as Procedure  # noqa: E402  # exo's class, in annotations
 from verifier.lang.ir.ir import For as ForCursor  # noqa: E402
 
 cpu_in_order = SyncTL.cpu_in_order
@@ -78,6 +84,10 @@ globals().update(_REWRITES)
 globals().update(_INSTRS)
 globals().update(_CUDA_INSTRS)
 globals().update(_SM90_INSTRS)
+globals().update(_TK_COPIES)  # ThunderKittens (upstream's exo.platforms.cuda_tk)
+globals().update(_TK_TILE_OPS)
+globals().update(_TK_VEC_OPS)
+globals().update(_TK_UNSERVED)  # upstream's Sm90 ThunderKittens wgmma names: unsupported
 globals().update(_SM100_INSTRS)
 
 __all__ = [name for name in list(globals()) if not name.startswith("_")

@@ -20,7 +20,7 @@ import time
 from typing import Callable, NoReturn
 
 from verifier.diagnostics import InternalError, RejectedInput, SporkError, SrcLoc
-from verifier.load import load
+from verifier.load import load, sandbox
 from verifier.load.load_protocol import LoadFailure, LoadReply, LoadRequest, Stage, write_reply
 from verifier.load.printed import parse_printed
 
@@ -69,10 +69,21 @@ def _load(request: LoadRequest, reply_fd: int, real_exit: Exit) -> LoadReply:
 
 
 def main(argv: list[str]) -> None:
+    """Read the request; run the file in a confined child of this process, which stays
+    outside the confinement as the subreaper that ends every process the file left (SEC-2,
+    SEC-4). Without a policy (not Linux) the file runs in this process."""
     reply_fd, crash_fd = int(argv[0]), int(argv[1])
     for fd in (reply_fd, crash_fd):
         os.set_inheritable(fd, False)  # not passed on to processes the user's file starts
     request = pickle.load(sys.stdin.buffer)
+    policy = request.policy
+    if policy is None or not sys.platform.startswith("linux"):
+        _run(request, reply_fd, crash_fd)
+    sandbox.supervise(lambda: _run(request, reply_fd, crash_fd, policy))
+
+
+def _run(request: LoadRequest, reply_fd: int, crash_fd: int,
+         policy: sandbox.Policy | None = None) -> NoReturn:
     sys.argv = [request.path]  # as `python FILE` would set it, not our descriptors
     sys.stdin.close()
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -83,6 +94,8 @@ def main(argv: list[str]) -> None:
     faulthandler.enable(crash)
     faulthandler.register(signal.SIGUSR1, crash)
     real_exit = os._exit
+    if policy is not None:
+        sandbox.confine_or_exit(policy, "the loading process")
     reply = _load(request, reply_fd, real_exit)
     try:
         write_reply(reply_fd, reply)

@@ -9,6 +9,7 @@ processes) ends as a located `SporkError` in `LoadedFile.error`, never as this p
 from __future__ import annotations
 
 import contextlib
+import functools
 import linecache
 import os
 import pickle
@@ -30,11 +31,15 @@ from verifier.load.load import is_user_file, read_source
 from verifier.load.source import python_lines
 from verifier.load.load_protocol import (
     LoadReply, LoadRequest, PrintedProc, Stage, read_reply)
-from verifier.results import ScheduledBy
+from verifier.load.sandbox import (
+    Policy, filters_syscalls, landlock_abi, make_undumpable, on_linux)
+from verifier.locations import key_file
+from verifier.results import Isolation, ScheduledBy
 
 DEFAULT_TIMEOUT_S = 120.0
 OUTPUT_LIMIT = 64 * 1024  # bytes of the file's output kept; the rest is counted, not stored
 _DUMP_WAIT_S = 0.5  # how long a timed-out child gets to write its traceback
+_END_GRACE_S = 5.0  # how long the supervisor gets to end the file's processes (SEC-4)
 _FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+)')
 
 
@@ -80,22 +85,29 @@ _BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
          "from verifier.load.load_child import main; del sys.path[0]; main(sys.argv[2:])")
 
 
-def _crash_location(crash: IO[bytes]) -> SrcLoc | None:
+def crash_frames(text: str) -> list[SrcLoc]:
+    """The frames of a faulthandler traceback, the most recent call first."""
+    return [SrcLoc(m["file"], int(m["line"]), 1) for m in map(_FRAME.match, text.splitlines())
+            if m]
+
+
+def _crash_location(text: str) -> SrcLoc | None:
     """The innermost user frame of the faulthandler traceback, if the child wrote one."""
-    crash.seek(0)
-    for line in crash.read().decode("utf-8", errors="replace").splitlines():
-        m = _FRAME.match(line)  # faulthandler lists the most recent call first
-        if m and is_user_file(m["file"]):
-            return SrcLoc(m["file"], int(m["line"]), 1)
-    return None
+    return next((f for f in crash_frames(text) if is_user_file(f.file)), None)
 
 
 def _kill_group(child: subprocess.Popen[bytes]) -> None:
-    """Kill the child and anything it started (it leads its own process group)."""
+    """End the child: SIGTERM asks its supervisor to kill every process the file left
+    (SEC-4); SIGKILL to its process group if it has not ended within a grace period."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if child.poll() is None:
+            os.kill(child.pid, signal.SIGTERM)
     try:
-        os.killpg(child.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
+        child.wait(timeout=_END_GRACE_S)
+    except subprocess.TimeoutExpired:
         pass
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signal.SIGKILL)
     child.wait()
 
 
@@ -137,27 +149,56 @@ class ChildRun:
     output: str
     reply: bytes
     crash_loc: SrcLoc | None
+    crash_text: str = ""  # faulthandler's dump (a crash, or where a timed-out child was)
 
 
 Command = Callable[[int, int], list[str]]  # (reply fd, crash fd) -> the child's argv
+Request = Callable[[Policy | None], bytes]  # the confinement -> the request on its stdin
 
 
-def run_child(command: Command, request: bytes, timeout_s: float, start: float) -> ChildRun:
+@functools.cache
+def isolation() -> Isolation:
+    """How loading children are confined on this machine (SEC-2, SEC-5): probed once."""
+    return Isolation(landlock_abi(), filters_syscalls())
+
+
+def hidden_paths() -> tuple[str, ...]:
+    """What no kernel file may read: the proof cache's key (SEC-3, SEC-7)."""
+    return (str(key_file()),)
+
+
+Setup = Callable[[str], tuple[str | None, dict[str, str]]]  # private folder -> (cwd, env)
+
+
+def run_child(command: Command, request: Request, timeout_s: float, start: float,
+              hidden: tuple[str, ...] | None = None, setup: Setup | None = None) -> ChildRun:
     """Run a child with `request` on its stdin in its own session, under the time limit
     (LOAD-7), its stdout and stderr drained apart (LOAD-8), its reply written to a file of its
-    own (LOAD-9); the whole process group is killed when it ends (LOAD-6)."""
-    with tempfile.TemporaryFile() as reply_file, tempfile.TemporaryFile() as crash_file:
+    own (LOAD-9), confined to a private temporary folder with `hidden` unreadable (SEC-2,
+    SEC-3); every process it leaves is ended when it ends (LOAD-6, SEC-4). `setup`, given
+    the private folder, prepares what the child may work on there and names its working
+    folder and extra environment (SCHED-7); by default the caller's folder."""
+    make_undumpable()  # SEC-3: other processes of this user cannot read our memory
+    with tempfile.TemporaryFile() as reply_file, tempfile.TemporaryFile() as crash_file, \
+            tempfile.TemporaryDirectory(prefix="spork-load-",
+                                        ignore_cleanup_errors=True) as private:
         fds = (reply_file.fileno(), crash_file.fileno())
+        hidden = hidden_paths() if hidden is None else hidden
+        found = isolation()  # without Landlock, still the seccomp filter and the supervisor
+        policy = Policy((private,), hidden, found.landlock_abi) if on_linux() else None
+        env = {**os.environ, "TMPDIR": private, "TEMP": private, "TMP": private}
+        cwd, extra = setup(private) if setup is not None else (None, {})
+        env.update(extra)
         child = subprocess.Popen(
             command(*fds), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, pass_fds=fds, start_new_session=True)
+            stderr=subprocess.STDOUT, pass_fds=fds, start_new_session=True, cwd=cwd, env=env)
         reader = _OutputReader(child.stdout)  # type: ignore[arg-type]
         reader.start()
         timed_out = False
         try:
             try:
                 assert child.stdin is not None
-                child.stdin.write(request)
+                child.stdin.write(request(policy))
                 child.stdin.close()
             except BrokenPipeError:
                 pass  # the child died at start; its status says why
@@ -175,8 +216,10 @@ def run_child(command: Command, request: bytes, timeout_s: float, start: float) 
             child.stdout.close()  # type: ignore[union-attr]
         size = os.fstat(fds[0]).st_size
         reply = os.pread(fds[0], size, 0) if size else b""
+        crash_file.seek(0)
+        dump = crash_file.read().decode("utf-8", errors="replace")
         return ChildRun(child.returncode, timed_out, reader.text(), reply,
-                        _crash_location(crash_file))
+                        _crash_location(dump), dump)
 
 
 def remember_source(path: str, source: str) -> None:
@@ -191,9 +234,11 @@ def _verifier_child(reply_fd: int, crash_fd: int) -> list[str]:
 
 
 def load_isolated(path: str | Path, timeout_s: float = DEFAULT_TIMEOUT_S,
-                  printed: tuple[PrintedProc, ...] = ()) -> LoadedFile:
+                  printed: tuple[PrintedProc, ...] = (), hidden: tuple[str, ...] | None = None
+                  ) -> LoadedFile:
     """Run the file in a child interpreter and return its procs (or why loading failed).
-    With `printed` (SCHED-3), the child parses those proc texts instead of running the file."""
+    With `printed` (SCHED-3), the child parses those proc texts instead of running the file;
+    `hidden`: paths the file must not read (default: the proof cache's key, SEC-3)."""
     path = str(path)
     start = time.monotonic()
     try:
@@ -202,8 +247,8 @@ def load_isolated(path: str | Path, timeout_s: float = DEFAULT_TIMEOUT_S,
         linecache.cache[path] = (0, None, [], path)
         return LoadedFile(path, error=e)
     remember_source(path, source)
-    run = run_child(_verifier_child, pickle.dumps(LoadRequest(path, source, start, printed)),
-                    timeout_s, start)
+    run = run_child(_verifier_child, lambda policy: pickle.dumps(
+        LoadRequest(path, source, start, printed, policy)), timeout_s, start, hidden)
     try:
         reply = read_reply(run.reply)
     except Exception as e:  # IR holding a value of a class only the child could import

@@ -12,19 +12,24 @@ own object, so IR that holds stdlib values with callables (instr shapes) still t
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hashlib
 import importlib
 import io
 import os
 import pickle
+import pkgutil
 import struct
 import sys
 from dataclasses import dataclass
 from enum import Enum
+from fractions import Fraction
 from typing import Any
 
 from verifier.diagnostics import InternalError, RejectedInput, SporkError, SrcLoc, Unsupported
 from verifier.lang.ir import ir
+from verifier.load.sandbox import Policy
 
 MAGIC = b"SPORKLD1"
 _HEADER = struct.Struct(">8sQ32s")
@@ -49,6 +54,7 @@ class LoadRequest:
     source: str
     started_at: float  # time.monotonic() in the parent when the child was spawned
     printed: tuple[PrintedProc, ...] = ()  # parse these texts instead of running the file
+    policy: Policy | None = None  # confine the file's process to it (SEC-2); None: no Landlock
 
 
 @dataclass(frozen=True)
@@ -122,28 +128,65 @@ class _ReplyPickler(pickle.Pickler):
         return self.bindings.get(id(obj))
 
 
-# Modules a reply may name. Anything else (a class of the user's file, an `exo.*` alias the
-# child served, a package only the child imported) is refused, never imported here: the
-# verifier's process runs none of the user's code and never loads the real `exo` package.
-_REPLY_MODULES = ("builtins", "copyreg", "fractions", "verifier.")
+@functools.cache
+def _data_classes() -> dict[tuple[str, str], type]:
+    """(module, name) -> class for every class a reply may name: the IR's and the stdlib's
+    dataclasses and enums (with `ProcName`), `SrcLoc`, the reply records and `Fraction`.
+    Nothing else: no function, no module, no builtin, so decoding a reply calls no code but
+    these classes' own constructors and `__setstate__` (SEC-1)."""
+    import verifier.lang.stdlib as stdlib
+
+    modules = [ir, *(importlib.import_module(f"{stdlib.__name__}.{m.name}")
+                     for m in pkgutil.iter_modules(stdlib.__path__))]
+    out: dict[tuple[str, str], type] = {}
+    for module in modules:
+        for name, value in vars(module).items():
+            if isinstance(value, type) and value.__module__ == module.__name__ and (
+                    dataclasses.is_dataclass(value) or issubclass(value, Enum)):
+                out[(module.__name__, name)] = value
+    for cls in (ir.ProcName, SrcLoc, LoadReply, LoadFailure, Stage, Fraction):
+        out[(cls.__module__, cls.__qualname__)] = cls
+    return out
 
 
-def _allowed(module: str) -> bool:
-    return any(module == m or m.endswith(".") and module.startswith(m) for m in _REPLY_MODULES)
+def _stdlib_value(module: str, attr: str) -> Any:
+    """A stdlib object a reply names by its binding (LOAD-9): only a frozen dataclass
+    instance bound at module level in `verifier.lang.*`, as `_stdlib_bindings` sends."""
+    if not (module == "verifier.lang" or module.startswith("verifier.lang.")) or \
+            not attr.isidentifier():
+        raise pickle.UnpicklingError(f"the reply names {module}.{attr}, which is not a "
+                                     "stdlib object of spork-verify")
+    try:
+        value = vars(importlib.import_module(module))[attr]
+    except (ImportError, KeyError) as e:
+        raise pickle.UnpicklingError(f"the reply names {module}.{attr}, which does not "
+                                     "exist") from e
+    kind = type(value)
+    if not (kind.__module__.startswith("verifier.lang") and _immutable(value)):
+        raise pickle.UnpicklingError(f"the reply names {module}.{attr}, which is not a "
+                                     "stdlib object of spork-verify")
+    return value
 
 
 class _ReplyUnpickler(pickle.Unpickler):
+    """Decodes data only: every class it may name is in `_data_classes` (SEC-1, LOAD-9)."""
+
+    def __init__(self, file: io.BytesIO) -> None:
+        super().__init__(file)
+        self.allowed = _data_classes()
+
     def find_class(self, module: str, name: str) -> Any:
-        if not _allowed(module):
+        cls = self.allowed.get((module, name))
+        if cls is None:
             raise pickle.UnpicklingError(f"the reply names {module}.{name}, which is not part "
                                          "of spork-verify's IR or stdlib")
-        return super().find_class(module, name)
+        return cls
 
     def persistent_load(self, pid: Any) -> Any:
-        mod_name, attr = pid
-        if not _allowed(mod_name):
-            raise pickle.UnpicklingError(f"the reply names {mod_name}.{attr}")
-        return getattr(importlib.import_module(mod_name), attr)
+        if not (isinstance(pid, tuple) and len(pid) == 2 and all(isinstance(p, str)
+                                                                 for p in pid)):
+            raise pickle.UnpicklingError(f"the reply holds a malformed reference {pid!r}")
+        return _stdlib_value(*pid)
 
 
 def encode_frame(magic: bytes, payload: bytes) -> bytes:
@@ -186,4 +229,17 @@ def read_reply(source: int | bytes) -> LoadReply | None:
     if payload is None:
         return None
     reply = _ReplyUnpickler(io.BytesIO(payload)).load()
-    return reply if isinstance(reply, LoadReply) else None
+    if not _well_formed(reply):
+        raise pickle.UnpicklingError("the reply is not a LoadReply of procs")
+    return reply
+
+
+def _well_formed(reply: object) -> bool:
+    """The reply's own fields have the types the parent reads (the IR inside is data the
+    parent's passes check as they would the parser's)."""
+    return isinstance(reply, LoadReply) and isinstance(reply.stage, Stage) and \
+        isinstance(reply.procs, tuple) and all(isinstance(p, ir.Proc) for p in reply.procs) \
+        and isinstance(reply.failure, (LoadFailure, type(None))) and \
+        isinstance(reply.exit_code, (int, type(None))) and \
+        isinstance(reply.exit_loc, (SrcLoc, type(None))) and \
+        all(type(t) is float for t in (reply.startup_s, reply.run_s))

@@ -9,6 +9,7 @@ load, each exposing the `verifier.lang` namespace, and restores whatever was the
 from __future__ import annotations
 
 import contextlib
+import importlib
 import importlib.abc
 import sys
 import types
@@ -25,6 +26,19 @@ UPSTREAM_MODULES = (
     "exo.stdlib", "exo.stdlib.scheduling",
     "exo.stdlib.stdlib", "exo.spork",
 )
+
+# Issue 18 (upstream's endgame branch): the ThunderKittens wrappers serve the whole namespace,
+# which holds the tk names (verifier/lang/stdlib/cuda_tk.py); `exo.core.LoopIR` serves only
+# upstream's debug log (API-6), its other names stay missing.
+TK_MODULES = (
+    "exo.platforms.cuda_tk", "exo.platforms.kittens_impl", "exo.platforms.kittens_impl.tk_types",
+    "exo.platforms.kittens_impl.tk_tile_ops", "exo.platforms.kittens_impl.tk_vec_ops",
+    "exo.platforms.kittens_impl.tk_shared_to_register",
+    "exo.platforms.kittens_impl.tk_shared_to_register_vec",
+    "exo.platforms.kittens_impl.tk_global_to_register",
+    "exo.platforms.kittens_impl.tk_global_to_shared",
+)
+OWN_NAME_MODULES = {"exo.core.LoopIR": "verifier.lang.stdlib.debug_log"}
 
 # Imported by upstream files but meaningless without a GPU: importing works, using fails.
 GPU_ONLY_MODULES = {
@@ -64,10 +78,14 @@ def _build() -> dict[str, types.ModuleType]:
 
     exported = {name: getattr(lang, name) for name in lang.__all__}
     modules: dict[str, types.ModuleType] = {}
-    for name in UPSTREAM_MODULES:
+    served = {name: exported for name in UPSTREAM_MODULES + TK_MODULES}
+    for name, source in OWN_NAME_MODULES.items():
+        own = importlib.import_module(source)
+        served[name] = {k: getattr(own, k) for k in own.__all__}
+    for name, names in served.items():
         module = types.ModuleType(name, f"spork-verify's stand-in for upstream's {name}")
-        module.__dict__.update(exported)
-        module.__all__ = list(exported)
+        module.__dict__.update(names)
+        module.__all__ = list(names)
         module.__getattr__ = _missing(name)  # type: ignore[attr-defined]
         module.__path__ = []  # a package, so `import exo.platforms.cuda` walks through it
         modules[name] = module

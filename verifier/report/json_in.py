@@ -8,8 +8,8 @@ from typing import Any
 
 from verifier.diagnostics import SrcLoc
 from verifier.results import (ChainResult, ChainStatus, Counterexample, Finding, FindingKind,
-                              ObligationResult, ObligationStatus, ProcResult, Recheck, Related,
-                              ReleaseResult, ScheduledBy, Verdict)
+                              Isolation, ObligationResult, ObligationStatus, ProcResult, Recheck,
+                              Related, ReleaseResult, ScheduledBy, Verdict)
 
 
 def _loc(d: dict[str, Any]) -> SrcLoc:
@@ -58,7 +58,9 @@ def results_from_json(text: str) -> list[ProcResult]:
                               chain=_chain(r["chain"]) if "chain" in r else None,
                               releases=tuple(_release(x) for x in r.get("releases", ())),
                               scheduled_by=ScheduledBy(**r["scheduled_by"])
-                              if "scheduled_by" in r else None))
+                              if "scheduled_by" in r else None,
+                              isolation=Isolation(r["isolation"]["landlock_abi"])
+                              if "isolation" in r else None))
     return out
 
 

@@ -70,6 +70,9 @@ def result_dict(r: ProcResult) -> dict[str, Any]:
         out["assumptions"] = dict(r.assumptions)
     if r.releases:
         out["releases"] = [_release(x) for x in r.releases]
+    if r.isolation is not None:  # SEC-2..SEC-6: how the file was confined while it loaded
+        out["isolation"] = {"level": r.isolation.level,
+                            "landlock_abi": r.isolation.landlock_abi}
     return out
 
 

@@ -165,6 +165,8 @@ def to_text(results: list[ProcResult], verbose: bool = False, cex_table: bool = 
                     f"{' (' + o.recheck.reason + ')' if o.recheck.reason else ''}]" \
                     if o.recheck else ""
                 out.append(f"  [{o.status.value:>8}] {o.rule:<8} {o.id}  ({_cost(o)}){again}")
+                if o.note:
+                    out.append(f"             note: {o.note}")
             out.extend(release_lines(r))
         for f in r.findings:
             out.extend(finding_lines(f))

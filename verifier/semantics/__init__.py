@@ -4,7 +4,7 @@ The static rules live in `verifier.check`, which may read these rule tables; not
 imports `verifier.check` (architecture.md §1).
 """
 
-from verifier.semantics.machine import run_machine
+from verifier.semantics.run import run_machine
 from verifier.semantics.state import Finding
 
 __all__ = ["run_machine", "Finding"]

@@ -96,11 +96,17 @@ def _ring_check(m: MachineView, s: ir.Arrive, threads: Threads, bar: BarrierInst
     n = number - depth
     for elem in [home] + [e for e in named if e != home]:
         if n >= 0 and clock.get((bar.serial, elem), -1) < n:
+            remote = "" if elem == home else (
+                f"; it reaches {bar.sym.name}{list(elem)} as a remote arrive of its own, and a "
+                f"peer's arrive #{n} there may still be in flight, so this one could complete "
+                f"phase #{n} in its place (stricter than upstream's sync_check, which does not "
+                "check this: specs/verification.md, SEM-6.8 multicast)")
             m.report(Finding(
                 "ring-overrun", f"mbarrier ring overrun @ {bar.sym.name}{list(elem)}: arrive "
                 f"#{number} (home {bar.sym.name}{list(home)}) reuses the slot of arrive #{n} "
                 f"(ring depth {depth}), but the non-trivial await #{n} on "
-                f"{bar.sym.name}{list(elem)} is not ordered before it", bar.sym.name, elem, s.loc,
+                f"{bar.sym.name}{list(elem)} is not ordered before it{remote}", bar.sym.name,
+                elem, s.loc,
                 m.origin(s.loc, "arrive", threads), None,
                 sync_hint="order the Await that releases the slot before this Arrive (guard the "
                           "barrier with its partner, LANG-5.16; a multicast guard must reach "

@@ -23,6 +23,7 @@ from verifier.semantics.records import Group
 History = tuple[tuple[Group, ...], tuple[Group, ...]]  # (reads, mutates)
 EMPTY = 0
 Box = tuple[tuple[int, int], ...]  # [lo, hi) per dimension
+STALE_GROUPS = 64  # new groups before a sync collects (a collection reads every element)
 
 
 @dataclass
@@ -82,6 +83,16 @@ class HistoryTable:
         self.histories: list[History] = [((), ())]
         self.groups: list[Group] = []  # every group created since the last collection
         self.live_before = 0
+        self.interned: dict[tuple[tuple[int, ...], tuple[int, ...]], int] = {}
+
+    def intern(self, reads: tuple[Group, ...], mutates: tuple[Group, ...]) -> int:
+        """The id of this history, one id per distinct history added through here since the
+        last collection (the batched machine shares histories between elements, fast.py)."""
+        key = (tuple(map(id, reads)), tuple(map(id, mutates)))
+        hid = self.interned.get(key)
+        if hid is None:
+            hid = self.interned[key] = self.add(reads, mutates)
+        return hid
 
     def add(self, reads: tuple[Group, ...], mutates: tuple[Group, ...]) -> int:
         self.histories.append((reads, mutates))
@@ -91,17 +102,19 @@ class HistoryTable:
         return len(self.groups) > 2 * self.live_before + 1024
 
     def stale(self) -> bool:
-        """Groups were created since the last collection (some may be dead)."""
-        return len(self.groups) > self.live_before
+        """Enough groups were created since the last collection (some may be dead) that a sync
+        visiting them costs more than a collection; dead ones it visits change nothing."""
+        return len(self.groups) >= self.live_before + STALE_GROUPS
 
     def collect(self, buffers: list[BufInstance]) -> None:
         """Mark dead every group no element names any more (SEM-2.6: dropped records) and
         compact the table. Dead records are unobservable: no check ever reaches them."""
         arrays = [b.ids for b in buffers if b.ids is not None and b.ids.size]
-        live = np.unique(np.concatenate([a.reshape(-1) for a in arrays])) if arrays else \
-            np.zeros(0, dtype=np.int64)
-        if not live.size or live[0] != EMPTY:
-            live = np.concatenate([[EMPTY], live])
+        named = np.zeros(len(self.histories), dtype=bool)  # marks, not a sort: O(elements)
+        named[EMPTY] = True
+        for a in arrays:
+            named[a.reshape(-1)] = True
+        live = np.flatnonzero(named)
         remap = np.zeros(len(self.histories), dtype=np.int64)
         remap[live] = np.arange(len(live))
         for a in arrays:
@@ -119,5 +132,6 @@ class HistoryTable:
             if not g.alive:
                 g.records = []  # breaks the group <-> record cycle: freed without the cyclic GC
         self.histories = kept
+        self.interned = {}
         self.groups = alive
         self.live_before = len(alive)

@@ -22,13 +22,13 @@ from verifier import collectives
 from verifier.diagnostics import SrcLoc, UnhandledNode, Unsupported
 from verifier.lang.ir import ir
 from verifier.lang.rewrite.inline import inline_calls
-from verifier.lang.stdlib.instrs import Instr
+from verifier.lang.stdlib.instrs import Instr, callee_distributed
 from verifier.lang.ir.lifetimes import early_releases
 from verifier.lang.stdlib.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
 from verifier.lang.stdlib.timelines import InstrTL, QualTL
 from verifier.semantics import barriers, rules
 from verifier.semantics.access import (
-    InstrArg, callee_distributed, clipped_box, instr_args, tracked_buffers, window_box,
+    InstrArg, clipped_box, instr_args, tracked_buffers, window_box,
 )
 from verifier.semantics.exprs import admits, compile_expr, data_reads
 from verifier.semantics.hazards import HazardChecks
@@ -537,16 +537,13 @@ class Machine(HazardChecks):
         self.check_free(buf, threads, loc)
 
 
-def run_machine(proc: ir.Proc, sizes: Mapping[str, int], collect_all: bool = False,
-                stop_at: tuple[str, str | None, SrcLoc] | None = None,
-                only: frozenset[str] | None = None, releases: bool = False
-                ) -> tuple[bool, list[Finding]]:
-    """Run at `sizes`; returns (preconditions hold, errors in trace order). With `stop_at`,
-    a collect-all run ends at the first error with that (kind, variable, location). With
-    `only` (collect-all runs), hazards are checked on those variables alone: the run reports
-    exactly the errors of a whole collect-all run that concern them (Choice M8)."""
+def run_reference(proc: ir.Proc, sizes: Mapping[str, int], collect_all: bool = False,
+                  stop_at: tuple[str, str | None, SrcLoc] | None = None,
+                  only: frozenset[str] | None = None, releases: bool = False,
+                  machine: type[Machine] = Machine) -> tuple[bool, list[Finding]]:
+    """The machine of this module (or `machine`, a subclass) run at `sizes`: see run.py."""
     assert only is None or collect_all, "a first-error run must check every variable"
-    m = Machine(inline_calls(proc), sizes, collect_all, stop_at, only, releases)  # CALL-1
+    m = machine(inline_calls(proc), sizes, collect_all, stop_at, only, releases)  # CALL-1
     if not m.preconditions_hold():
         return False, []
     # The run allocates millions of small containers and frees them by reference counting

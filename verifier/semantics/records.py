@@ -167,6 +167,29 @@ class Record:
             return None
         return Threads(c.task, missing)
 
+    def passing(self, task: int, quals: tuple[int, ...], qbits: int, f: int, conv: bool) -> int:
+        """The local threads n of `task` for which `lacking(Threads(task, 1 << n), quals, qbits,
+        f, conv)` is None, as a mask (ALL: every thread): SEM-4.5 for every single-thread
+        collective of the task at once (the batched machine, fast.py)."""
+        cov = self.cov
+        got = 0
+        for q in quals:
+            d = cov.get(q * 4 + f)
+            if d:
+                got |= d.get(task, 0) | d.get(None, 0)
+        if not (self.qbit & qbits and self.flags0 >> f & 1):
+            return got
+        t = self.threads
+        if not self.per_thread:
+            return ALL if t.task is None and not conv else \
+                got | t.mask if t.task is None or t.task == task else got
+        if t.task is None:
+            return ALL if conv else got
+        single = t.task == task and t.mask & (t.mask - 1) == 0
+        if conv and t.mask == 0:
+            return ALL
+        return got | t.mask if single else got
+
     # ------------------------------------------------------------ SEM-5.1 .. 5.3
 
     def witnessed(self, c: Threads, code: SyncCode) -> Threads | None:

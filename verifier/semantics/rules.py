@@ -88,6 +88,7 @@ QUALS: Mapping[str, Mapping[InstrTL, QualEntry]] = MappingProxyType({
     "gmem": MappingProxyType(_RAM), "smem": MappingProxyType(_RAM),
     "grid_constant": MappingProxyType(_RAM), "mbarrier": MappingProxyType(_RAM),
     "rmem": MappingProxyType(_REG), "rmem_matrix": MappingProxyType(_REG),
+    "rmem_tk": MappingProxyType(_REG),
     "rmem_wgmma_d": MappingProxyType({**_REG, I.wgmma_async_instr: _e(Q.wgD, Q.wg0)}),
     "host": MappingProxyType(_HOST), "tmem": MappingProxyType(_TMEM),
 })

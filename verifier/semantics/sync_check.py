@@ -17,7 +17,8 @@ from typing import Iterator, Mapping
 from verifier.diagnostics import (
     InternalError, RejectedInput, SharedLimitation, SporkError, Unsupported)
 from verifier.lang.ir import ir
-from verifier.semantics.machine import run_machine
+from verifier.semantics.run import run_machine
+from verifier.semantics.sync_remarks import log_sync_error
 
 
 def sync_check(proc: ir.Proc, sizes: Mapping[str, int]) -> None:
@@ -56,6 +57,7 @@ def sync_check(proc: ir.Proc, sizes: Mapping[str, int]) -> None:
             problem = "these sizes violate the proc's asserts"
         elif findings:
             f = findings[0]
+            log_sync_error(proc, sizes, f)  # API-6: the debug log's sync-error remarks
             err = RejectedInput(f"{proc.name}.sync_check({_sizes(sizes)}) found a {f.kind} "
                                 f"hazard: {f.message}{': ' + f.lacking if f.lacking else ''}",
                                 f.loc, rule="API-3", variable=f.variable)

@@ -45,15 +45,19 @@ def _is_smem(s: ir.Stmt) -> bool:
         bool(getattr(s.mem, "is_smem", False))
 
 
+_FIELDS: dict[type, tuple[str, ...]] = {}  # the fields `_children` reads, per class
+
+
 def _children(node: object) -> Iterator[object]:
     """Every field value of an IR node but the callee of a call (a proc or instr object) and
     source locations; tuples are flattened."""
-    if not dataclasses.is_dataclass(node) or isinstance(node, type):
-        return
-    for f in dataclasses.fields(node):
-        if f.name in ("loc", "callee"):
-            continue
-        value = getattr(node, f.name)
+    names = _FIELDS.get(type(node))
+    if names is None:
+        names = _FIELDS[type(node)] = () if not dataclasses.is_dataclass(node) or \
+            isinstance(node, type) else tuple(f.name for f in dataclasses.fields(node)
+                                              if f.name not in ("loc", "callee"))
+    for name in names:
+        value = getattr(node, name)
         if isinstance(value, tuple):
             yield from value
         else:

@@ -1,11 +1,20 @@
-"""The canonical text of a proc: used in messages, golden tests and the certificate's IR hash."""
+"""The canonical text of a proc: used in messages, golden tests and the certificate's IR hash.
+
+`proc_text(p, remarks)` also writes comment lines above the statements at given locations
+(the debug log's remark files, API-6); without remarks the text is the canonical one.
+"""
 
 from __future__ import annotations
 
 import hashlib
+from types import MappingProxyType
+from typing import Mapping, Sequence
 
-from verifier.diagnostics import UnhandledNode
+from verifier.diagnostics import SrcLoc, UnhandledNode
 from verifier.lang.ir import ir
+
+Remarks = Mapping[SrcLoc, Sequence[str]]  # comment lines above the statements at a location
+NO_REMARKS: Remarks = MappingProxyType({})
 
 
 def expr_text(e: ir.Expr | ir.Access) -> str:
@@ -64,8 +73,13 @@ def _mode_text(m: ir.LoopMode) -> str:
             raise UnhandledNode(m)
 
 
-def stmt_lines(s: ir.Stmt, depth: int) -> list[str]:
+def stmt_lines(s: ir.Stmt, depth: int, remarks: Remarks = NO_REMARKS) -> list[str]:
     pad = "    " * depth
+    notes = [pad + ("# " + line).rstrip() for line in remarks.get(s.loc, ())]
+    return notes + _stmt_lines(s, depth, pad, remarks)
+
+
+def _stmt_lines(s: ir.Stmt, depth: int, pad: str, remarks: Remarks) -> list[str]:
     match s:
         case ir.Pass():
             return [pad + "pass"]
@@ -81,17 +95,17 @@ def stmt_lines(s: ir.Stmt, depth: int) -> list[str]:
             extra = f" @ {sp}" if sp is not None else ""
             return [pad + f"{n.name} = {expr_text(rhs)}{extra}"]
         case ir.If(cond=c, body=body, orelse=orelse):
-            lines = [pad + f"if {expr_text(c)}:"] + _block(body, depth + 1)
+            lines = [pad + f"if {expr_text(c)}:"] + _block(body, depth + 1, remarks)
             if orelse:
-                lines += [pad + "else:"] + _block(orelse, depth + 1)
+                lines += [pad + "else:"] + _block(orelse, depth + 1, remarks)
             return lines
         case ir.For(iter=it, lo=lo, hi=hi, mode=m, body=body):
             return [pad + f"for {it.name} in {_mode_text(m)}({expr_text(lo)}, {expr_text(hi)}):"] \
-                + _block(body, depth + 1)
+                + _block(body, depth + 1, remarks)
         case ir.DeviceFunction(cfg=cfg, body=body):
-            return [pad + f"with {cfg}:"] + _block(body, depth + 1)
+            return [pad + f"with {cfg}:"] + _block(body, depth + 1, remarks)
         case ir.Warps(cfg=cfg, body=body):
-            return [pad + f"with {cfg}:"] + _block(body, depth + 1)
+            return [pad + f"with {cfg}:"] + _block(body, depth + 1, remarks)
         case ir.Call(callee=c, args=args, kwargs=kw, trailing=tr):
             kws = "".join(f", {k}={v}" for k, v in kw)
             text = f"{c.name}({', '.join(expr_text(a) for a in args)}{kws})"
@@ -111,19 +125,19 @@ def _bar(b: ir.BarrierRef) -> str:
     return f"{b.buf.name}[{', '.join(expr_text(i) for i in b.idx)}]" if b.idx else b.buf.name
 
 
-def _block(stmts: tuple[ir.Stmt, ...], depth: int) -> list[str]:
+def _block(stmts: tuple[ir.Stmt, ...], depth: int, remarks: Remarks = NO_REMARKS) -> list[str]:
     out: list[str] = []
     for s in stmts:
-        out += stmt_lines(s, depth)
+        out += stmt_lines(s, depth, remarks)
     return out or ["    " * depth + "pass"]
 
 
-def proc_text(p: ir.Proc) -> str:
+def proc_text(p: ir.Proc, remarks: Remarks = NO_REMARKS) -> str:
     args = ", ".join(f"{a.name.name}: {_type_text(a.typ)}" + (f" @ {a.mem}" if a.mem else "")
                      for a in p.args)
     lines = [f"def {p.name}({args}):"]
     lines += [f"    assert {expr_text(e)}" for e in p.preds]
-    lines += _block(p.body, 1)
+    lines += _block(p.body, 1, remarks)
     return "\n".join(lines) + "\n"
 
 

@@ -20,7 +20,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from verifier.diagnostics import RejectedInput, SrcLoc
+from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
 from verifier.lang.ir import ir
 from verifier.lang.parse import parse_sync
 from verifier.lang.parse.definition import find_definition
@@ -87,6 +87,8 @@ class ProcParser:
             return eval(code, dict(self.py_env))  # noqa: S307 - user's own file, LANG-2.2
         except RejectedInput as e:
             raise RejectedInput(e.message, self.loc(node), e.rule, e.code) from None
+        except Unsupported as e:  # an upstream name spork-verify does not serve (ERR-V11)
+            raise Unsupported(e.message, self.loc(node), e.rule, e.code) from None
         except Exception as e:  # a user's Python error in a Python-evaluated position
             raise self.err(node, f"could not evaluate `{ast.unparse(node)}`: {e}",
                            "ERR-P09") from None

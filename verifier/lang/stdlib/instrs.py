@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from verifier.diagnostics import RejectedInput
 from verifier.lang.stdlib import units
-from verifier.lang.ir.ir import SCALAR_TYPES
+from verifier.lang.ir.ir import SCALAR_TYPES, Interval, Window
 from verifier.lang.stdlib.timelines import InstrTL, QualTL
 
 
@@ -40,7 +40,30 @@ class InstrParam:
     # the actual must be a window taken through a tensor map with this (swizzle, box)
     tensor_map: Callable[[dict[str, Any]], tuple[int, tuple[int, ...]]] | None = None
     formal_params: Callable[[dict[str, Any]], tuple[int, ...]] | None = None  # e.g. swizzle
-    row_stride: int = 0  # required element stride of the window's row dimension (wgmma)
+    # required element stride of the window's row dimension (wgmma), or the template keyword
+    # that gives it (a dense SMEM tile of ThunderKittens)
+    row_stride: int | str = 0
+
+
+@dataclass(frozen=True)
+class DistributedDim:
+    """A window dimension a callee distributes (COLL-5.12): its position in the index list,
+    the interval, and the unit of the synthetic `cuda_threads` loop over it."""
+
+    pos: int
+    interval: Interval
+    unit: units.CollUnit
+
+
+def callee_distributed(param: InstrParam, w: Window) -> tuple[DistributedDim, ...]:
+    """The first len(param.distributed) intervals of `w` with their units (COLL-5.12)."""
+    if not param.distributed:
+        return ()
+    out: list[DistributedDim] = []
+    for pos, a in enumerate(w.idx):
+        if isinstance(a, Interval) and len(out) < len(param.distributed):
+            out.append(DistributedDim(pos, a, param.distributed[len(out)]))
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,5 +278,8 @@ def _warp_shuffles() -> dict[str, Instr]:
 
 INSTRS: dict[str, Instr] = {**_host_copies(), **_sm80(), **_warp_shuffles()}
 
-# Names of instructions upstream exports that spork-verify lacks: a call is ERR-V11.
-UNSUPPORTED_INSTR_NAMES: tuple[str, ...] = ()
+# Names of instructions upstream exports that spork-verify lacks: a call is ERR-V11. The Sm90
+# ThunderKittens wgmma family (exo.platforms.Sm90, on CudaTkWarpTile-like accumulators).
+UNSUPPORTED_INSTR_NAMES: tuple[str, ...] = (
+    "Sm90_tk_zero_scale_d", "Sm90_tk_mma_row_col", "Sm90_tk_mma_rmem_col",
+    "Sm90_tk_mma_col_col", "Sm90_tk_mma_row_row", "Sm90_tk_mma_rmem_row", "Sm90_tk_mma_col_row")

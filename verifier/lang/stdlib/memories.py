@@ -12,30 +12,51 @@ from verifier.diagnostics import RejectedInput, SharedLimitation, SrcLoc
 from verifier.lang.stdlib import units
 
 
+class MemoryName(str):
+    """A memory's name; also callable, as upstream's `mem.name()`, giving the memory as
+    printed (`CudaTkWarpTile(64, 256, row)`)."""
+
+    def __new__(cls, name: str, printed: str) -> "MemoryName":
+        out = super().__new__(cls, name)
+        out.printed = printed
+        return out
+
+    def __call__(self) -> str:
+        return self.printed
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (MemoryName, (str(self), self.printed))
+
+
 @dataclass(frozen=True, slots=True)
 class Memory:
     name: str
-    family: str  # host | gmem | smem | grid_constant | rmem | rmem_matrix | rmem_wgmma_d | abstract
+    # host | gmem | smem | grid_constant | rmem | rmem_matrix | rmem_wgmma_d | rmem_tk | abstract
+    family: str
     cpu_perms: str
     cuda_perms: str
     native_unit: units.CollUnit | None
     sync_exempt: bool
     const_shape: bool
-    params: tuple[int, ...] = ()
+    params: tuple[int | str, ...] = ()
     abstract: bool = False
     bases: tuple[str, ...] = ()  # abstract memories this one is a subclass of
     packed_dims: int = 0  # trailing dimensions windows must take whole (LANG-6.4, ERR-A10)
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", MemoryName(str(self.name), str(self)))
+
     def __call__(self, *params: int) -> "Memory":
         """Parameterised memories such as `Sm80_RmemMatrixD(16, 8)`."""
-        return Memory(self.name, self.family, self.cpu_perms, self.cuda_perms, self.native_unit,
+        return Memory(str(self.name), self.family, self.cpu_perms, self.cuda_perms, self.native_unit,
                       self.sync_exempt, self.const_shape, tuple(params), self.abstract,
                       self.bases, self.packed_dims)
 
     def __str__(self) -> str:
+        """As upstream spells it, e.g. `CudaTkWarpVec(16, 'ortho')`."""
         if self.params:
-            return f"{self.name}({', '.join(map(str, self.params))})"
-        return self.name
+            return f"{self.name}({', '.join(map(repr, self.params))})"
+        return str(self.name)
 
     @property
     def is_smem(self) -> bool:
@@ -43,7 +64,7 @@ class Memory:
 
     @property
     def is_register(self) -> bool:
-        return self.family in ("rmem", "rmem_matrix", "rmem_wgmma_d")
+        return self.family in ("rmem", "rmem_matrix", "rmem_wgmma_d", "rmem_tk")
 
 
 # Abstract bases as upstream's class hierarchy (cuda_memory.py): a formal memory accepts an
@@ -91,6 +112,20 @@ CudaDeviceVisibleAtomicity16B = _abstract("CudaDeviceVisibleAtomicity16B")
 CudaGmemAtomicity16B = _abstract("CudaGmemAtomicity16B")
 CudaSmemAtomicity16B = _abstract("CudaSmemAtomicity16B")
 CudaBasicSmem = _abstract("CudaBasicSmem")
+
+
+_ELEMENT_BITS = {"f16": 16, "bf16": 16, "f32": 32, "i32": 32}
+
+
+def packed_shape(mem: Memory, elem: str) -> tuple[int, ...] | None:
+    """The constant extents the last `packed_dims` dimensions of an allocation must have
+    (upstream's packed tensor shape, LANG-6.4); None where spork-verify does not check them."""
+    if mem.name in ("CudaTkWarpTile", "CudaTkWarpVec") or mem.name.startswith("Sm80_RmemMatrix"):
+        dims = tuple(p for p in mem.params if isinstance(p, int))[:mem.packed_dims]
+        return dims if len(dims) == mem.packed_dims else None
+    if mem.name == "CudaRmemPacked32" and elem in _ELEMENT_BITS:
+        return (32 // _ELEMENT_BITS[elem],)
+    return None
 
 
 def Sm90_get_mma_smem(swizzle: int) -> Memory:

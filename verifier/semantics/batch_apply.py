@@ -1,0 +1,333 @@
+"""The checks and history updates of one region (batch.py) per buffer, with numpy.
+
+Per element, the region's accesses in trace order are checked exactly as the machine checks
+them one at a time (SEM-4.5): an access against the records live at it, i.e. the region's last
+mutate before it on that element (with the reads since, for a mutate), or the element's history
+from before the region while the region has not mutated it. Records made in the region keep
+the visibility they were made with until the region ends (no sync runs inside), so a check
+against one depends only on the two accesses' signatures and collectives (memoised), and a
+check against an older history only on that history and the access (memoised per region; for
+single-thread collectives one mask of passing threads per history, `Record.passing`).
+
+The new histories follow SEM-2.6: a mutate keeps only itself, reads accumulate. Records are
+made once per (signature, collective) and shared by every element they land on; identical read
+records are kept once, and single-thread or per-thread read records of one signature on an
+element are kept as one per-thread family over their union (SEM-4.4: a family is exactly the set
+of its members' records). Both are the same visibility state as the one-at-a-time machine's,
+without its origins: this path only decides that no check fails; when one does, `Diverge` makes
+the caller rerun the reference machine, which reports it (fast.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from verifier.semantics import rules
+from verifier.semantics.batch import LocalBuf, NotBatched, Site, unique_inverse
+from verifier.semantics.histories import EMPTY, BufInstance
+from verifier.semantics.records import FIDX, FLAGS_ALL, QIDX, TEMP, Group, Record
+from verifier.semantics.rules import AccessKind, Flag
+from verifier.semantics.threads import Threads
+
+_ISSUE_ONLY = 1 << FIDX[Flag.issue]
+_KIND_CODE = {AccessKind.read: 0, AccessKind.write: 1, AccessKind.read_write: 2}
+_MFLAG = np.array([FIDX[Flag.full], FIDX[Flag.temp], FIDX[Flag.full]], dtype=np.int64)
+_RNG = np.random.default_rng(20)
+
+
+class Diverge(Exception):
+    """A check failed (or the batched path met what it does not model): the reference machine
+    reruns the proc and reports."""
+
+
+class Sig:
+    """What a check or a new record needs of one access: SEM-3.3's entry and the conv bit."""
+
+    __slots__ = ("kind", "quals", "qbits", "conv", "q", "flags0", "mflag", "key")
+
+    def __init__(self, kind: AccessKind, entry: rules.QualEntry, quals: tuple[int, ...],
+                 qbits: int, conv: bool) -> None:
+        self.kind, self.quals, self.qbits, self.conv = kind, quals, qbits, conv
+        self.q = QIDX[entry.q0]
+        self.flags0 = _ISSUE_ONLY if entry.q0 in rules.OUT_OF_ORDER else FLAGS_ALL
+        self.mflag = FIDX[Flag.full] if kind is AccessKind.read else \
+            FIDX[rules.mutate_flag(kind)]
+        self.key = (kind, entry, conv)
+
+
+class Elements:
+    """The element accesses of one buffer in a region: element, position, collective, sig."""
+
+    def __init__(self) -> None:
+        self.parts: list[tuple[np.ndarray, ...]] = []
+
+    def add(self, elem: np.ndarray, pos: np.ndarray, col: np.ndarray, sig: np.ndarray) -> None:
+        self.parts.append((elem, pos, col, sig))
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        return tuple(np.concatenate([p[k] for p in self.parts]) for k in range(4))
+
+
+def expand(m: Any, site: Site, out: dict[int, tuple[Any, Elements]]) -> None:
+    """The site's element accesses (C order within a box, as SEM-4.3), bounds checked."""
+    buf, shape = site.buf, site.buf.shape
+    if len(site.lo) != len(shape):
+        raise Diverge("index rank")
+    keep = np.ones(len(site.pos), dtype=bool)
+    for lo, hi in zip(site.lo, site.hi):
+        keep &= hi > lo  # an empty box touches nothing (not even a bounds check)
+    for (lo, hi), n in zip(zip(site.lo, site.hi), shape):
+        if ((lo < 0) & keep).any() or ((hi > n) & keep).any():
+            raise Diverge("out of bounds")  # SEM-4.3: the reference reports it
+    if not buf.tracked or not keep.any():
+        return
+    rows = np.flatnonzero(keep) if not keep.all() else None
+    pick = (lambda a: a) if rows is None else (lambda a: a[rows])
+    lo = [pick(a) for a in site.lo]
+    ext = np.stack([pick(h) - a for h, a in zip(site.hi, lo)], axis=1) if shape else \
+        np.zeros((len(pick(site.pos)), 0), dtype=np.int64)
+    strides = [int(np.prod(shape[k + 1:], dtype=np.int64)) for k in range(len(shape))]
+    base = sum((a * s for a, s in zip(lo, strides)), np.zeros(len(ext), dtype=np.int64))
+    if site.inst is not None:
+        base = base + pick(site.inst) * buf.size
+    cols, pos = pick(site.cols), pick(site.pos)
+    sigs = sig_ids(m, site, cols)
+    _, entry = out.setdefault(id(buf), (buf, Elements()))
+    if not len(ext) or (ext == ext[0]).all():
+        uniq, inv = ext[:1], None
+    else:
+        uniq, inv = np.unique(ext, axis=0, return_inverse=True)
+    for k, e in enumerate(uniq):
+        sel = slice(None) if inv is None else np.flatnonzero(inv.reshape(-1) == k)
+        offs = np.zeros(1, dtype=np.int64)
+        for n_d, s_d in zip(e.tolist(), strides):
+            offs = (offs[:, None] + np.arange(n_d, dtype=np.int64)[None, :] * s_d).reshape(-1)
+        size = len(offs)
+        entry.add((base[sel][:, None] + offs[None, :]).reshape(-1), np.repeat(pos[sel], size),
+                  np.repeat(cols[sel], size), np.repeat(sigs[sel], size))
+
+
+def sig_ids(m: Any, site: Site, cols: np.ndarray) -> np.ndarray:
+    """The signature id of each instance (conv depends on whether its collective is one
+    thread, SEM-4.1)."""
+    buf = site.buf
+    cached = buf.entries.get(site.instr_tl)
+    if cached is None:
+        entry = rules.qual_entry(buf.mem.family, site.instr_tl, f"{buf.sym.name} @ {buf.mem}")
+        cached = buf.entries[site.instr_tl] = (entry, *m.qual_codes(entry))
+    entry, quals, qbits = cached
+    uniq, inv = unique_inverse(cols, len(m.cols))
+    ids = []
+    for c in uniq.tolist():
+        t = m.cols[c]
+        single = t.task is not None and t.mask & (t.mask - 1) == 0 and t.mask != 0
+        conv = rules.access_convergent(entry.q0, site.kind, site.in_instr, t.task is not None,
+                                       single)
+        ids.append(m.sig_id(Sig(site.kind, entry, quals, qbits, conv)))
+    return np.asarray(ids, dtype=np.int64)[inv]
+
+
+def apply_region(m: Any, sites: list[Site]) -> None:
+    """Check every access of the region (Diverge on a failure) and then update the histories."""
+    per_buf: dict[int, tuple[Any, Elements]] = {}
+    for site in sites:
+        if site.kind not in _KIND_CODE:
+            raise NotBatched("atomic access")
+        expand(m, site, per_buf)
+    plans = []
+    for buf, elems in per_buf.values():
+        plans.append(check_buffer(m, buf, *elems.arrays()))
+    for plan in plans:
+        if plan is not None:
+            update_buffer(m, *plan)
+
+
+def check_buffer(m: Any, buf: Any, elem: np.ndarray, pos: np.ndarray, col: np.ndarray,
+                 sig: np.ndarray) -> tuple[Any, ...] | None:
+    """SEM-4.5 on every element access of `buf`; what `update_buffer` needs, or None."""
+    top = int(pos.max()) + 1
+    if int(elem.max()) < (1 << 62) // top:
+        order = np.argsort(elem * top + pos)
+    else:
+        order = np.lexsort((pos, elem))
+    elem, col, sig = elem[order], col[order], sig[order]
+    kind = m.sig_kind[sig]
+    n = len(elem)
+    idx = np.arange(n, dtype=np.int64)
+    start = np.ones(n, dtype=bool)
+    start[1:] = elem[1:] != elem[:-1]
+    run0 = np.maximum.accumulate(np.where(start, idx, 0))
+    is_mut = kind != 0
+    last = np.maximum.accumulate(np.where(is_mut, idx, -1))
+    prev = np.empty(n, dtype=np.int64)
+    prev[0] = -1
+    prev[1:] = last[:-1]
+    prev[prev < run0] = -1
+    # the region's last mutate before an access, checked with the access's flag
+    a = np.flatnonzero(prev >= 0)
+    pairs = [(prev[a], a, _MFLAG[kind[a]])]
+    # reads before a mutate (since the previous one), checked with temp
+    nxt = np.minimum.accumulate(np.where(is_mut, idx, n)[::-1])[::-1]
+    r = np.flatnonzero(~is_mut & (nxt < n))
+    r = r[elem[np.minimum(nxt[r], n - 1)] == elem[r]]
+    pairs.append((r, nxt[r], np.full(len(r), TEMP, dtype=np.int64)))
+    check_pairs(m, np.concatenate([p[0] for p in pairs]), np.concatenate([p[1] for p in pairs]),
+                np.concatenate([p[2] for p in pairs]), sig, col)
+    if isinstance(buf, LocalBuf):
+        return None
+    flat = buf.ids.reshape(-1)
+    old = flat[elem]
+    first = np.flatnonzero((prev < 0) & (old != EMPTY))
+    check_old(m, old[first], sig[first], col[first])
+    end = np.ones(n, dtype=bool)
+    end[:-1] = start[1:]
+    return buf, elem, col, sig, is_mut, last, start, end, old
+
+
+def check_pairs(m: Any, a: np.ndarray, b: np.ndarray, flag: np.ndarray, sig: np.ndarray,
+                col: np.ndarray) -> None:
+    """Access b against the record the region made for access a (same element)."""
+    if not len(a):
+        return
+    ns, nc = len(m.sigs), len(m.cols)
+    if ns * ns * nc * nc * 4 >= 1 << 62:
+        raise NotBatched("too many signatures")
+    key = (((sig[a] * nc + col[a]) * ns + sig[b]) * nc + col[b]) * 4 + flag
+    for k in np.unique(key).tolist():
+        rest, f = divmod(k, 4)
+        rest, cb = divmod(rest, nc)
+        rest, sb = divmod(rest, ns)
+        sa, ca = divmod(rest, nc)
+        t = (sa, ca, sb, cb, f)
+        ok = m.pair_ok.get(t)
+        if ok is None:
+            ok = m.pair_ok[t] = m.prototype(sa, ca).lacking(
+                m.cols[cb], m.sigs[sb].quals, m.sigs[sb].qbits, f, m.sigs[sb].conv) is None
+        if not ok:
+            raise Diverge("hazard in region")
+
+
+def check_old(m: Any, hist: np.ndarray, sig: np.ndarray, col: np.ndarray) -> None:
+    """Accesses against the element's history from before the region (SEM-4.5)."""
+    if not len(hist):
+        return
+    single = m.col_thread[col]
+    one = single >= 0
+    if one.any():
+        h1, s1, t1 = hist[one], sig[one], single[one]
+        key = h1 * len(m.sigs) + s1
+        uniq, inv = unique_inverse(key, len(m.table.histories) * len(m.sigs))
+        width = m.current_dev_threads or 1
+        table = np.zeros((len(uniq), width), dtype=bool)
+        tasks = m.col_task[col[one]]
+        if (tasks != tasks[0]).any():
+            raise NotBatched("collectives of several tasks")
+        task = int(tasks[0])
+        for k, u in enumerate(uniq.tolist()):
+            h, s = divmod(u, len(m.sigs))
+            mask = m.history_passing(h, m.sigs[s], task)
+            table[k] = _bits(mask, width)
+        if (t1 >= width).any() or not table[inv, t1].all():
+            raise Diverge("hazard against an older history")
+    many = np.flatnonzero(~one)
+    if len(many):
+        ns, nc = len(m.sigs), len(m.cols)
+        key = (hist[many] * ns + sig[many]) * nc + col[many]
+        uniq, _ = unique_inverse(key, len(m.table.histories) * ns * nc)
+        hs, rest = np.divmod(uniq, ns * nc)
+        ss, cs = np.divmod(rest, nc)
+        checks: dict[tuple[int, int], Any] = {}
+        for h, s, c in zip(hs.tolist(), ss.tolist(), cs.tolist()):
+            if not m.history_ok(h, m.sigs[s], m.cols[c], checks):
+                raise Diverge("hazard against an older history")
+
+
+def _bits(mask: int, width: int) -> np.ndarray:
+    raw = (mask & ((1 << width) - 1)).to_bytes((width + 7) // 8, "little")
+    return np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little")[:width] \
+        .astype(bool)
+
+
+def update_buffer(m: Any, buf: BufInstance, elem: np.ndarray, col: np.ndarray, sig: np.ndarray,
+                  is_mut: np.ndarray, last: np.ndarray, start: np.ndarray, end: np.ndarray,
+                  old: np.ndarray) -> None:
+    """SEM-2.6 for every element the region touched: its new history."""
+    ends = np.flatnonzero(end)
+    starts = np.flatnonzero(start)
+    lm = last[ends]
+    lm[lm < starts] = -1
+    run = np.cumsum(start) - 1  # run (element) number of each access
+    # reads that stay: after the run's last mutate
+    keep = ~is_mut & (np.arange(len(elem)) > lm[run])
+    reads = read_sets(m, run[keep], sig[keep], col[keep], len(ends))
+    mut = np.full(len(ends), -1, dtype=np.int64)
+    has = lm >= 0
+    if has.any():
+        nc = len(m.cols)
+        uniq, inv = np.unique(sig[lm[has]] * nc + col[lm[has]], return_inverse=True)
+        made = [m.region_record(*divmod(k, nc)) for k in uniq.tolist()]
+        mut[has] = np.asarray(made, dtype=np.int64)[inv.reshape(-1)]
+    base = np.where(has, -1, old[ends])
+    nr, nm = len(m.region.read_groups) + 1, len(m.region.groups) + 1
+    uniq, inv = unique_inverse(((base + 1) * nr + reads + 1) * nm + mut + 1,
+                               (len(m.table.histories) + 1) * nr * nm)
+    hids = []
+    for k in uniq.tolist():
+        rest, mt = divmod(k, nm)
+        b, rset = divmod(rest, nr)
+        b, rset, mt = b - 1, rset - 1, mt - 1
+        old_reads, old_muts = ((), ()) if b < 0 else m.table.histories[b]
+        new_reads = old_reads + (m.region.read_groups[rset] if rset >= 0 else ())
+        new_muts = (m.region.groups[mt],) if mt >= 0 else old_muts
+        hids.append(m.table.intern(new_reads, new_muts))
+    buf.ids.reshape(-1)[elem[ends]] = np.asarray(hids, dtype=np.int64)[inv]
+
+
+def read_sets(m: Any, run: np.ndarray, sig: np.ndarray, col: np.ndarray, nruns: int
+              ) -> np.ndarray:
+    """Per run, the id of its set of read records (-1: none), exactly: equal hashes are
+    confirmed element by element."""
+    out = np.full(nruns, -1, dtype=np.int64)
+    if not len(run):
+        return out
+    ns, nc = len(m.sigs), len(m.cols)
+    if nruns * ns * nc < 1 << 62:
+        uniq, _ = unique_inverse((run * ns + sig) * nc + col, nruns * ns * nc)
+        r, code = np.divmod(uniq, ns * nc)
+        s, c = np.divmod(code, nc)
+    else:
+        trip = np.unique(np.stack([run, sig, col], axis=1), axis=0)
+        r, s, c = trip[:, 0], trip[:, 1], trip[:, 2]
+        code = s * nc + c
+    first = np.ones(len(r), dtype=bool)
+    first[1:] = r[1:] != r[:-1]
+    seg = np.cumsum(first) - 1
+    seg_start = np.flatnonzero(first)
+    seg_len = np.diff(np.append(seg_start, len(r)))
+    salt = _RNG.integers(1, 1 << 62, size=2)
+    h1 = np.add.reduceat((code * salt[0]) ^ (code >> 7), seg_start)
+    h2 = np.add.reduceat((code + 1) * salt[1], seg_start)
+    _, rep, group = np.unique(np.stack([h1, h2, seg_len], axis=1), axis=0,
+                              return_index=True, return_inverse=True)
+    group = group.reshape(-1)
+    # exactness: every segment equals its group's representative, code by code
+    rep_start = seg_start[rep[group]]
+    offset = np.arange(len(r)) - seg_start[seg]
+    if (code[rep_start[seg] + offset] != code).any():
+        raise Diverge("read-set hash collision")  # never seen; the reference decides then
+    ids = []
+    for k in rep.tolist():
+        lo, hi = seg_start[k], seg_start[k] + seg_len[k]
+        ids.append(m.read_set(tuple(zip(s[lo:hi].tolist(), c[lo:hi].tolist()))))
+    out[r[seg_start]] = np.asarray(ids, dtype=np.int64)[group]
+    return out
+
+
+def new_record(m: Any, sig: Sig, threads: Threads, per_thread: bool) -> Record:
+    group = Group()
+    m.table.groups.append(group)
+    rec = Record(threads, sig.q, sig.flags0, per_thread, {}, set(), None, 0, group)
+    m.add_records(threads.task, [rec])
+    return rec
