@@ -44,7 +44,7 @@ def test_catalogue_entries_are_complete() -> None:
     for entry in catalog().values():
         assert entry.title and entry.rule and entry.messages, entry.code
         assert entry.fix and entry.example, entry.code
-        assert re.fullmatch(r"(LANG|SEM|COLL|LOAD|DIAL|SEC|SYNC)-[\d.]+(, [\d.]+)*", entry.rule), entry.code
+        assert re.fullmatch(r"(LANG|SEM|COLL|LOAD|DIAL|SEC|SYNC|BW)-[\d.]+(, [\d.]+)*", entry.rule), entry.code
 
 
 def test_generated_pages_are_current() -> None:

@@ -23,7 +23,8 @@ from verifier.lang.ir.lifetimes import early_releases
 from verifier.lang.stdlib.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
 from verifier.lang.ir.printer import expr_text, stmt_lines
 from verifier.lang.stdlib.timelines import InstrTL, QualTL
-from verifier.check import barrier_exprs, static_barriers, static_calls, static_rings
+from verifier.check import barrier_exprs, static_barriers, static_calls, static_rings, \
+    static_sm100
 from verifier.check.static_packed import (
     check_packed_shape, check_scalar_access, check_window_memory)
 from verifier.semantics import rules
@@ -433,6 +434,8 @@ class Analyzer:
         perms = mem.cuda_perms if ctx.cuda else mem.cpu_perms
         if instr_tl is InstrTL.cpu_cuda_stream_instr and mem.family == "gmem":
             perms = "rwc"
+        if mem.family == "tmem" and callee is None:  # BW-1.5: only tcgen05 instrs reach TMEM
+            perms = ""
         scope = "cuda_basic_device" if ctx.cuda else "cpu_basic_device"
         letter = "r" if kind is AccessKind.read else "w"
         if letter not in perms:
@@ -537,4 +540,7 @@ def _walk_expr(e: Any) -> list[Any]:
 def analyze(proc: ir.Proc) -> ProgramModel:
     """Run every static check; the site model on success. Raises RejectedInput/Unsupported.
     Calls of procs are inlined first (CALL-1): the model's proc is the inlined one."""
-    return Analyzer(inline_calls(proc)).run()
+    inlined = inline_calls(proc)
+    model = Analyzer(inlined).run()
+    static_sm100.tmem_allocations(inlined)
+    return model
