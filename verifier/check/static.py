@@ -26,7 +26,7 @@ from verifier.lang.stdlib.timelines import InstrTL, QualTL
 from verifier.check import barrier_exprs, static_barriers, static_calls, static_rings, \
     static_sm100
 from verifier.check.static_packed import (
-    check_packed_shape, check_scalar_access, check_window_memory)
+    check_packed_shape, check_window_memory, scalar_access_error)
 from verifier.semantics import rules
 from verifier.semantics.access import mutated_syms, walk_stmts
 from verifier.semantics.exprs import data_reads
@@ -478,13 +478,15 @@ class Analyzer:
         for k, r in enumerate(reads):
             for i in r.idx:
                 self.check_control(i)
-            check_scalar_access(r.buf.name, self.mems.get(r.buf), "read", r.loc)
+            self.later.extend(filter(None, [scalar_access_error(
+                r.buf.name, self.mems.get(r.buf), "read", r.loc)]))
             self.check_rank(r.buf, len(r.idx), r.loc)
             self.note_use(r.buf, ctx, r.idx)
             self.record_access(r.buf, Element(r.idx, tuple(None for _ in r.idx)),
                                AccessKind.read, instr_tl, ctx, r.loc, k, False)
-        check_scalar_access(buf.name, self.mems.get(buf),
-                            "write" if isinstance(s, ir.Assign) else "reduce", s.loc)
+        self.later.extend(filter(None, [scalar_access_error(
+            buf.name, self.mems.get(buf), "write" if isinstance(s, ir.Assign) else "reduce",
+            s.loc)]))
         self.check_rank(buf, len(idx), s.loc)
         self.note_use(buf, ctx, idx)
         kind = AccessKind.write if isinstance(s, ir.Assign) else AccessKind.read_write
