@@ -197,7 +197,10 @@ def file_rows(test: Path, records: list[dict], expected: dict[str, list[str]] | 
 
 def same_hazard(theirs: dict, ours: dict) -> bool:
     """Upstream's hazard is ours: the same variable, and the same kind, or endgame's
-    `free_missing_sync` at the free our WAW/WAR at free(x) names."""
+    `free_missing_sync` at the free our WAW/WAR at free(x) names; unequal barrier counts
+    (upstream names no variable there) at the same allocation line."""
+    if theirs.get("kind") == "barrier-count":
+        return ours.get("kind") == "barrier-count" and theirs.get("line") == ours.get("line")
     if theirs.get("variable") != ours.get("variable"):
         return False
     if theirs.get("kind") == "free_missing_sync":
