@@ -148,7 +148,9 @@ def _data_classes() -> dict[tuple[str, str], type]:
             if isinstance(value, type) and value.__module__ == module.__name__ and (
                     dataclasses.is_dataclass(value) or issubclass(value, Enum)):
                 out[(module.__name__, name)] = value
-    for cls in (ir.ProcName, SrcLoc, LoadReply, LoadFailure, Stage, Fraction,
+    from verifier.lang.stdlib.memories import MemoryName  # a str (name, printed): TK-1
+
+    for cls in (ir.ProcName, MemoryName, SrcLoc, LoadReply, LoadFailure, Stage, Fraction,
                 SyncCall, Finding, FindingKind, Related, Counterexample):  # SYNC-1, SYNC-3
         out[(cls.__module__, cls.__qualname__)] = cls
     return out
