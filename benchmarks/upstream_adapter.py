@@ -117,8 +117,14 @@ def _verify(p: Any) -> None:
         raise SporkVerifyRejection(f"{p.name}: unknown (not verified): past {limit:g} s")
     text = "\n".join(f"{f.kind.value}: {f.message}" for f in result.findings)
     cex = result.findings[0].counterexample if result.findings else None
+    first = result.findings[0] if result.findings else None
     _calls.append({"proc": p.name, "verdict": result.verdict.value, "message": text,
                    "build": _building[0], "sizes": dict(cex.sizes) if cex else {},
+                   "codes": [f.code for f in result.findings],
+                   "hazard": {"kind": first.kind.value, "variable": first.variable,
+                              "free": f"@ free({first.variable}" in first.message,
+                              "line": first.loc.line}
+                   if first is not None else {},
                    **({"scheduled_by": dataclasses.asdict(_scheduled[id(p)])}
                       if id(p) in _scheduled else {})})
     if result.verdict in (Verdict.rejected, Verdict.refuted):
@@ -169,7 +175,8 @@ def _record_error(name: str, e: SporkError) -> None:
     from verifier.diagnostics import RejectedInput
 
     verdict = "rejected" if isinstance(e, RejectedInput) else "unsupported"
-    _calls.append({"proc": name, "verdict": verdict, "message": e.render()})
+    _calls.append({"proc": name, "verdict": verdict, "message": e.render(),
+                   "codes": [e.code or ""]})
 
 
 def _source_text(v: Any, scope: dict[str, Any]) -> str:

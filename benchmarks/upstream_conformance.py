@@ -17,9 +17,14 @@ and verifies the procs upstream prints (specs/upstream_api.md SCHED-2). Every te
   same-vacuous accepted as upstream (every static rule holds); the proc accesses no memory
               and has no barrier, so spork-verify's verdict is `vacuous`, not `proved`
   no-keywords both reject, but our message lacks a key word the test asserts
-  stricter    we reject/refute a proc upstream's static compile accepts (reason printed;
-              with --upstream-python a refuted proc is rebuilt under upstream and its own
-              sync_check run at our counterexample's sizes: "agrees" or "REVIEW")
+  stricter    we refute a proc upstream's static compile accepts, or reject it by a static
+              rule of ours (reason printed; with --upstream-python a refuted proc is rebuilt
+              under upstream and its own sync_check run at our counterexample's sizes:
+              "agrees" only when upstream reports a hazard of the same kind on the same
+              variable, "differs" when it reports another one, "REVIEW" when it passes)
+  version     we reject a construct of this upstream version that spork-verify's front end
+              does not read (a parse or load error, ERR-P*): a version difference, never
+              counted as stricter
   SUSPECT     upstream rejects and we accept: a soundness suspect, listed by name
   unsupported a proc ended unsupported/unknown (not Hopper)
   hopper      unsupported naming a Hopper construct (TMA, wgmma, clusters, multicast): a
@@ -48,9 +53,12 @@ from pathlib import Path
 
 from harness import load_average
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from verifier.load.load_scheduled import JIT_ENV, build_folder  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
-KINDS = ("same", "same-ctext", "same-vacuous", "no-keywords", "stricter", "SUSPECT", "unsupported", "hopper", "blocked",
-         "gpu-only", "self-skip", "other")
+KINDS = ("same", "same-ctext", "same-vacuous", "no-keywords", "stricter", "version", "SUSPECT",
+         "unsupported", "hopper", "blocked", "gpu-only", "self-skip", "other")
 GPU_FIXTURES = {"compiler_Sm80", "compiler_Sm90a"}
 _API_ERRORS = re.compile(r"^E\s+(AttributeError|ImportError|NameError|TypeError|"
                          r"ModuleNotFoundError)(: .*)?$", re.M)
@@ -75,6 +83,17 @@ def _reason(calls: list[dict], verdicts: set[str]) -> str:
     return f"rejected: {text}"
 
 
+def _version_difference(calls: list[dict]) -> str:
+    """The front-end error of a rejected proc (ERR-P*: the file or the text upstream printed
+    does not parse or load under spork-verify, e.g. a keyword or name of a newer upstream):
+    a version difference, not a rule of ours that upstream lacks; "" otherwise."""
+    for c in calls:
+        if c["verdict"] == "rejected" and any(code.startswith("ERR-P")
+                                              for code in c.get("codes", ())):
+            return f"front end ({', '.join(c['codes'])}): {_first_line(c['message'])}"
+    return ""
+
+
 def classify(rec: dict) -> tuple[str, str]:
     calls, text = rec["calls"], rec["longrepr"]
     verdicts = {c["verdict"] for c in calls}
@@ -96,6 +115,9 @@ def classify(rec: dict) -> tuple[str, str]:
     if "DID NOT RAISE" in text:
         return "SUSPECT", "upstream rejects; spork-verify accepted"
     rejected = verdicts & {"rejected", "refuted"}
+    version = _version_difference(calls)
+    if version and "refuted" not in verdicts and "pytest.raises" not in text:
+        return "version", version
     if rejected and "SporkVerifyRejection" in text and "pytest.raises" not in text:
         return "stricter", _reason(calls, rejected)
     if rejected and "AssertionError" in text:
@@ -173,27 +195,48 @@ def file_rows(test: Path, records: list[dict], expected: dict[str, list[str]] | 
     return rows
 
 
-def upstream_recheck(python: str, copy: Path, rec: dict, jit: Path) -> str:
+def same_hazard(theirs: dict, ours: dict) -> bool:
+    """Upstream's hazard is ours: the same variable, and the same kind, or endgame's
+    `free_missing_sync` at the free our WAW/WAR at free(x) names; unequal barrier counts
+    (upstream names no variable there) at the same allocation line."""
+    if theirs.get("kind") == "barrier-count":
+        return ours.get("kind") == "barrier-count" and theirs.get("line") == ours.get("line")
+    if theirs.get("variable") != ours.get("variable"):
+        return False
+    if theirs.get("kind") == "free_missing_sync":
+        return bool(ours.get("free")) and ours.get("kind") in ("WAW", "WAR")
+    return theirs.get("kind") == ours.get("kind") and \
+        bool(theirs.get("free")) == bool(ours.get("free"))
+
+
+def upstream_recheck(python: str, copy: Path, rec: dict) -> str:
     """For a row where we refute a proc upstream's compile accepts: what upstream's own
-    sync_check says of the same proc at our counterexample's sizes."""
+    sync_check says of the same proc at our counterexample's sizes, compared by hazard kind
+    and variable. Upstream's checker is built once per interpreter in spork-verify's private
+    build folder (SCHED-7), not in the scratch folder of each run."""
     call = next((c for c in rec["calls"] if c["verdict"] == "refuted"), None)
     build = call.get("build") if call else None
     if not build or build["mkproc"] == "<lambda>":
         return "upstream's sync_check not re-run (proc not rebuildable)"
     sizes = call.get("sizes", {})
-    env = {**os.environ, "CAMSPORK_JIT_DIR": str(jit)}
+    folder = build_folder(python)
+    env = {**os.environ, JIT_ENV: str(folder / "jit")}
     env.pop("PYTHONPATH", None)
     try:
         r = subprocess.run([python, str(ROOT / "benchmarks" / "upstream_recheck.py"), str(copy),
                             build["mkproc"], json.dumps(build["kwargs"]), json.dumps(sizes)],
-                           capture_output=True, text=True, cwd=copy.parent, env=env,
+                           capture_output=True, text=True, cwd=folder, env=env,
                            timeout=900)
         got = json.loads(r.stdout.strip().splitlines()[-1])
     except (subprocess.TimeoutExpired, IndexError, json.JSONDecodeError):
         return "upstream's sync_check not re-run (failed)"
     at = ", ".join(f"{k}={v}" for k, v in sizes.items()) or "no sizes"
     if got["upstream"] == "raises":
-        return f"upstream's own sync_check ({at}) agrees: {got['message'][:90]}"
+        ours = call.get("hazard", {})
+        if same_hazard(got, ours):
+            return f"upstream's own sync_check ({at}) agrees: {got['message'][:90]}"
+        return (f"upstream's own sync_check ({at}) differs: it reports {got['message'][:90]}, "
+                f"we report {ours.get('kind')} on {ours.get('variable')}")
     if got["upstream"] == "cannot check":
         return f"upstream's sync_check cannot check it: {got['message'][:110]}"
     if got["upstream"] == "passes":
@@ -234,9 +277,10 @@ def main() -> int:
             for name, kind, why in file_rows(test, records, expected):
                 if kind == "stricter" and why.startswith("refuted") and args.upstream_python:
                     why += "; " + upstream_recheck(args.upstream_python, Path(tmp) / test.name,
-                                                   by_name[name], Path(tmp) / "jit")
+                                                   by_name[name])
                     tail = why.rsplit("; ", 1)[1]
-                    rechecks["agrees" if " agrees: " in tail else "REVIEW" if
+                    rechecks["agrees" if " agrees: " in tail else "differs" if
+                             " differs: " in tail else "REVIEW" if
                              tail.startswith("REVIEW") else "cannot-check" if
                              "cannot check" in tail else "not re-run"] += 1
                 counts[kind] += 1
@@ -249,7 +293,8 @@ def main() -> int:
     if rechecks:
         print("refuted-stricter rows re-run under upstream's own sync_check: " +
               ", ".join(f"{k}={v}" for k, v in sorted(rechecks.items())) +
-              " (REVIEW: upstream's passes at those sizes)")
+              " (agrees: the same hazard kind on the same variable; differs: another hazard; "
+              "REVIEW: upstream's passes at those sizes)")
     print(f"load average at end: {load_average()}")
     return 0
 

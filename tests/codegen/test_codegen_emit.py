@@ -41,7 +41,8 @@ def test_every_proved_kernel_lowers(case: tuple) -> None:
         assert "mbarrier.init.shared::cta.b64" in text
         assert "mbarrier.try_wait.parity" in text
         assert "exo_mbarrierWait(" in text or "exo_mbarrierWaitCluster(" in text  # multicast
-        assert "exo_SyncState& exo_syncState" in text
+        # February's rings keep per-thread state; endgame's are stateless (DIAL-13)
+        assert ("exo_SyncState& exo_syncState" in text) == uses_mbarriers(proc, ring=False)
     assert emit_cuda(proc, cert) == text  # deterministic
 
 
@@ -258,3 +259,14 @@ def test_shadowed_guard_variable_keeps_outer_iterator() -> None:
     task = _task(emit_cuda(*local("shadowed_iterator")))
     assert "[[maybe_unused]] const int exo_outer1_exo_0thr_t = exo_0thr_t;" in task
     assert "exo_deviceArgs.x[exo_task.blk * 32 + exo_outer1_exo_0thr_t]" in task
+
+
+@pytest.mark.rule("COLL-5.12", "LANG-8.7")
+def test_warp_shuffles_exchange_one_register_per_lane_pair() -> None:
+    """A callee-distributed window is one register per thread (its dimension dropped); the
+    member mask names just the two lanes laneMask apart."""
+    text = emit_cuda(*example("warp_shuffle_sum"))
+    task = _task(text)
+    assert "float v;" in task and "float w;" in task  # [2, 2] over the team: one register
+    assert "w = v + __shfl_xor_sync(((5u) << (threadIdx.x & 29u)), v, 2);" in task
+    assert "v = w + __shfl_xor_sync(((3u) << (threadIdx.x & 30u)), w, 1);" in task

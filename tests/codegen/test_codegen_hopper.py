@@ -8,6 +8,7 @@ The kernels (codegen_hopper.py) are certified by hand until the verifier proves 
 
 from __future__ import annotations
 
+import difflib
 import re
 import shutil
 from pathlib import Path
@@ -18,6 +19,7 @@ from test_codegen_nvcc import compile_each, compile_together, file_target, nvcc,
 
 from verifier.codegen import emit_cuda
 from verifier.diagnostics import RejectedInput, Unsupported
+from verifier.lang.ir import ir
 from verifier.load.load import load_procs
 
 HOPPER = HERE / "codegen_hopper.py"
@@ -159,6 +161,32 @@ def test_multicast_arrive_on_a_cta_grid() -> None:
     assert "exo_mbarrierArriveRemote(exo_bar, exo_rank ^ 2u);" in text
     assert "exo_rank ^ 3u" not in text
     assert "arrival count 384" in text  # 128 threads x 3 CTAs
+
+
+@pytest.mark.rule("CG-X1", "LANG-4.4")
+def test_unsafe_no_shutdown_cluster_sync_drops_only_the_exit_barrier() -> None:
+    """Upstream's keyword: the kernel ends without its cluster barrier; every other line is
+    the same (the proof orders each remote access before the frees, SEM-4.7)."""
+    from dataclasses import replace
+
+    from verifier.lang.ir.printer import ir_hash
+    from verifier.lang.stdlib.config import CudaDeviceFunction
+    from verifier.results import Certificate
+
+    proc, _ = hand_certified(HOPPER, "s14_multicast_arrive")
+    (dev,) = [s for s in proc.body if isinstance(s, ir.DeviceFunction)]
+    cfg = CudaDeviceFunction(blockDim=128, clusterDim=4, unsafe_no_shutdown_cluster_sync=True)
+    unsafe = replace(proc, body=tuple(replace(s, cfg=cfg) if s is dev else s
+                                      for s in proc.body))
+    assert "unsafe_no_shutdown_cluster_sync=True" in cfg.call_text()
+    text = emit_cuda(unsafe, Certificate(proc.name, ir_hash(unsafe), (), "hand-made", "0"))
+    safe = [ln for ln in hopper("s14_multicast_arrive").splitlines() if "spork-verify" not in ln]
+    lines = [ln for ln in text.splitlines() if "spork-verify" not in ln]  # header differs
+    removed = [ln for ln in difflib.ndiff(safe, lines) if ln.startswith("- ")]
+    added = [ln for ln in difflib.ndiff(safe, lines) if ln.startswith("+ ")]
+    assert not added and [ln[2:].strip() for ln in removed] == [
+        'asm volatile("barrier.cluster.arrive.release;\\n\\t"',
+        '"barrier.cluster.wait.acquire;" ::: "memory");'], removed
 
 
 @pytest.mark.rule("LANG-6.3")

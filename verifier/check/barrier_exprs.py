@@ -23,6 +23,7 @@ from verifier.lang.stdlib.memories import CudaCommitGroup, CudaMbarrier
 from verifier.lang.ir.printer import expr_text, stmt_lines
 from verifier.lang.stdlib.timelines import SyncTL, implements
 from verifier.check.sites import BarrierDecl, Context
+from verifier.check.static_rings import worded
 from verifier.check.walk_view import AnalyzerView
 
 
@@ -36,6 +37,7 @@ class SyncUse:
     stmt: ir.Arrive | ir.Await
     ctx: Context
     multicast: tuple[tuple[bool, ...], ...] = ()
+    index: tuple[ir.Expr, ...] = ()  # the home element's points (an Await's element)
 
 
 def arrive_home(an: AnalyzerView, s: ir.Arrive, decl: BarrierDecl, ctx: Context
@@ -46,8 +48,12 @@ def arrive_home(an: AnalyzerView, s: ir.Arrive, decl: BarrierDecl, ctx: Context
     multicast = tuple(tuple(_casts_wider(a, extent) for a, extent in zip(r.idx, decl.shape))
                       for r in refs)
     home: list[ir.Expr] = []
+    ring = decl.ring.dim if decl.ring is not None else None
     for i in range(len(decl.shape)):
         points = [r.idx[i].pt for r in refs if isinstance(r.idx[i], ir.Point)]
+        if i == ring:
+            home.append(_ring_point(s, refs, i))
+            continue
         if not points:
             raise RejectedInput(f"{_text(s)}: at least one trailing barrier expression must have "
                                 f"idx[{i}] be a point, not an interval", s.loc, code="ERR-A26",
@@ -67,8 +73,27 @@ def arrive_home(an: AnalyzerView, s: ir.Arrive, decl: BarrierDecl, ctx: Context
         home.append(points[0])
     if any(any(m) for m in multicast):
         _multicast(an, s, decl, ctx, home)
-    an.sync_uses.append(SyncUse("Arrive", decl.sym, s, ctx, multicast))
+    an.sync_uses.append(SyncUse("Arrive", decl.sym, s, ctx, multicast, tuple(home)))
     return tuple(home)
+
+
+def _ring_point(s: ir.Arrive, refs: tuple[ir.BarrierRef, ...], i: int) -> ir.Expr:
+    """The index of an Arrive's barrier expressions on a ring dimension: a point, the same in
+    every expression (an interval there is upstream's "cannot have interval on managed ring
+    buffer dimension"). Rules: DIAL-2"""
+    for r in refs:
+        if not isinstance(r.idx[i], ir.Point):
+            raise RejectedInput(f"{_text(s)}: cannot have interval {expr_text(r.idx[i])} on "
+                                "managed ring buffer dimension", s.loc, code="ERR-A26",
+                                rule="DIAL-2")
+    first = refs[0].idx[i]
+    assert isinstance(first, ir.Point)
+    for r in refs[1:]:
+        if expr_text(r.idx[i]) != expr_text(first):
+            raise RejectedInput(f"{_text(s)}: {expr_text(r.idx[i])} mismatches idx[{i}] in "
+                                "previous trailing barrier expressions", s.loc,
+                                code="ERR-A26", rule="LANG-5.6")
+    return first.pt
 
 
 def named_elements(s: ir.Arrive, decl: BarrierDecl, home: tuple[ir.Expr, ...]
@@ -85,11 +110,17 @@ def named_elements(s: ir.Arrive, decl: BarrierDecl, home: tuple[ir.Expr, ...]
 def await_element(an: AnalyzerView, s: ir.Await, decl: BarrierDecl, ctx: Context
                   ) -> tuple[ir.Expr, ...]:
     """An Await names one element: points only (ERR-A30). Rules: LANG-5.5"""
+    if decl.ring is not None and isinstance(s.target.idx[decl.ring.dim], ir.Interval):
+        raise RejectedInput(f"{_text(s)}: cannot have interval "
+                            f"{expr_text(s.target.idx[decl.ring.dim])} on managed ring buffer "
+                            "dimension", s.loc, code="ERR-A30", rule="DIAL-2")
     if any(isinstance(a, ir.Interval) for a in s.target.idx):
-        raise RejectedInput(f"{_text(s)}: multicast is for Arrive, not Await", s.loc,
-                            code="ERR-A30", rule="LANG-5.5")
-    an.sync_uses.append(SyncUse("Await", decl.sym, s, ctx))
-    return tuple(a.pt for a in s.target.idx if isinstance(a, ir.Point))
+        raise RejectedInput(worded(an, f"{_text(s)}: multicast is for Arrive, not Await",
+                                   f"Unsupported multicast in {_text(s)}; multicast is for "
+                                   "Arrive, not Await"), s.loc, code="ERR-A30", rule="LANG-5.5")
+    element = tuple(a.pt for a in s.target.idx if isinstance(a, ir.Point))
+    an.sync_uses.append(SyncUse("Await", decl.sym, s, ctx, index=element))
+    return element
 
 
 def _multicast(an: AnalyzerView, s: ir.Arrive, decl: BarrierDecl, ctx: Context,
@@ -98,7 +129,9 @@ def _multicast(an: AnalyzerView, s: ir.Arrive, decl: BarrierDecl, ctx: Context,
     LANG-5.13 (ERR-A24)."""
     assert ctx.device is not None
     if not decl.mech.multicast:
-        raise RejectedInput(f"{_text(s)}: {decl.mech} does not support multicast", s.loc,
+        raise RejectedInput(worded(an, f"{_text(s)}: {decl.mech} does not support multicast",
+                                   f"Unsupported multicast in {_text(s)}; {decl.mech_name} "
+                                   "does not support multicast"), s.loc,
                             code="ERR-A30", rule="LANG-5.7")
     if decl.mech is CudaMbarrier and not implements(s.first, SyncTL.cuda_in_order):
         raise RejectedInput(f"{_text(s)}: Sm80_cp_async mbarrier must be within 1 CTA (no "
@@ -117,9 +150,13 @@ def _multicast(an: AnalyzerView, s: ir.Arrive, decl: BarrierDecl, ctx: Context,
         _convergent(an, s, it.name)
         guard = ctx.tiling.guard_of(it.name)
         if guard is not None and guard.thread_pitch % block != 0:
+            # endgame: such a dimension is an array in one CTA's SMEM (DIAL-5), upstream's words
+            within = " (Cannot multicast on non-distributed dimension, i.e. cannot multicast " \
+                "across mbarriers in the same CTA)" if decl.ring is not None else ""
             raise RejectedInput(f"{_text(s)}: multicasted {it.name.name}: thread_pitch "
                                 f"{guard.thread_pitch} not divisible by blockDim ({block}); "
-                                "cannot be multicast", s.loc, code="ERR-A24", rule="LANG-5.13")
+                                f"cannot be multicast{within}", s.loc, code="ERR-A24",
+                                rule="LANG-5.13")
 
 
 def _convergent(an: AnalyzerView, s: ir.Arrive, it: ir.Sym) -> None:
@@ -168,30 +205,39 @@ def check_collectives(an: AnalyzerView) -> None:
     first: dict[tuple[ir.Sym, str], SyncUse] = {}
     for use in an.sync_uses:
         mech = decls[use.sym].mech
-        checks: list[tuple[SyncUse | None, str]] = []
+        if decls[use.sym].ring is not None:
+            continue  # endgame rings: one arrive thread count instead (DIAL-5)
+        checks: list[tuple[SyncUse | None, str, bool]] = []  # (use, its text, guard pair)
         prev = first.setdefault((use.sym, use.kind), use)
         if prev is not use:
-            checks.append((prev, _text(prev.stmt)))
+            checks.append((prev, _text(prev.stmt), False))
         if mech is CudaMbarrier and use.kind == "Arrive":
             g = guard_of[use.sym]
-            checks.append((first.get((g, "Await")), f"Await({g.name}, ...) [guarded_by]"))
+            checks.append((first.get((g, "Await")), f"Await({g.name}, ...) [guarded_by]", True))
         elif mech is CudaMbarrier:
             for z in (z for z, g in guard_of.items() if g == use.sym):
-                checks.append((first.get((z, "Arrive")), f"Arrive(...) >> {z.name} [guards]"))
+                checks.append((first.get((z, "Arrive")), f"Arrive(...) >> {z.name} [guards]",
+                               True))
         elif mech is CudaCommitGroup:
             other = "Await" if use.kind == "Arrive" else "Arrive"
             what = f"Await({use.sym.name}, ...)" if other == "Await" else \
                 f"Arrive(...) >> {use.sym.name}"
             checks.append((first.get((use.sym, other)),
-                           f"{what} [different_arrive_await_threads=False]"))
-        for old, what in checks:
+                           f"{what} [different_arrive_await_threads=False]", False))
+        for old, what, pair in checks:
             if old is None:
                 continue
             reason = collectives.base_mismatch(old.ctx.tiling, use.ctx.tiling, subdiv_only=False)
             if reason is not None:
-                raise RejectedInput(f"{_text(use.stmt)} has inconsistent collective tiling with "
+                # endgame finds a commit group's thread mismatch in its distributed memory
+                head = f"Distributed memory deduction for {use.sym.name} failed: " \
+                    if mech is CudaCommitGroup else ""
+                raise RejectedInput(worded(an, "", head) +
+                                    f"{_text(use.stmt)} has inconsistent collective tiling with "
                                     f"previous {what} at line {old.stmt.loc.line}: {reason}",
                                     use.stmt.loc, code="ERR-A24", rule="LANG-5.12")
+            if pair:
+                _same_pitches(old, use, what)
             assert use.ctx.device is not None
             try:
                 collectives.confirm_same_base(old.ctx.tiling, use.ctx.tiling,
@@ -199,6 +245,27 @@ def check_collectives(an: AnalyzerView) -> None:
             except RejectedInput as err:
                 err.loc = use.stmt.loc
                 raise
+
+
+def _pitches(use: SyncUse) -> list[tuple[str, int]]:
+    """(iterator, thread pitch) of each index of the element a barrier statement names."""
+    out = []
+    for e in use.index:
+        guard = use.ctx.tiling.guard_of(e.name) if isinstance(e, ir.Var) else None
+        out.append((expr_text(e), 0 if guard is None else guard.thread_pitch))
+    return out
+
+
+def _same_pitches(old: SyncUse, use: SyncUse, what: str) -> None:
+    """An mbarrier Arrive on z and the Awaits on guardedBy(z) are one thread collective's
+    pair, so they index with the same thread pitches (upstream dev26: the Arrive and Await
+    sides are deduced apart, COLL-5.14, and tied here). Rules: COLL-5.14"""
+    for (n1, p1), (n2, p2) in zip(_pitches(old), _pitches(use)):
+        if p1 != p2:
+            raise RejectedInput(f"{_text(use.stmt)} has inconsistent thread pitch with previous "
+                                f"{what} at line {old.stmt.loc.line}: {n1}.thread_pitch ({p1}) "
+                                f"!= {n2}.thread_pitch ({p2})", use.stmt.loc, code="ERR-A24",
+                                rule="COLL-5.14")
 
 
 def guards(mbar: dict[ir.Sym, BarrierDecl]) -> dict[ir.Sym, ir.Sym]:

@@ -23,9 +23,10 @@ from verifier.lang.ir.lifetimes import early_releases
 from verifier.lang.stdlib.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
 from verifier.lang.ir.printer import expr_text, stmt_lines
 from verifier.lang.stdlib.timelines import InstrTL, QualTL
-from verifier.check import barrier_exprs, static_barriers, static_calls
+from verifier.check import barrier_exprs, static_barriers, static_calls, static_rings, \
+    static_sm100
 from verifier.check.static_packed import (
-    check_packed_shape, check_scalar_access, check_window_memory)
+    check_packed_shape, check_window_memory, scalar_access_error)
 from verifier.semantics import rules
 from verifier.semantics.access import mutated_syms, walk_stmts
 from verifier.semantics.exprs import data_reads
@@ -33,6 +34,16 @@ from verifier.semantics.rules import AccessKind
 from verifier.check.sites import (
     AccessSite, Context, Device, Element, Loop, ProgramModel, ReleaseSite, Trailing,
 )
+
+
+def uniform_write(buf: ir.Sym, mem: Memory, ctx: Context) -> None:
+    """A scalar write of `CudaRmemUniform(n)` registers runs at `n * cuda_thread` scope, all n
+    threads storing the group's value (upstream's rule; specs/dialects.md). Rules: COLL-2.6, DIAL-14"""
+    assert ctx.device is not None and mem.native_unit is not None
+    problem = collectives.matches_unit(ctx.tiling, mem.native_unit, ctx.device.cfg)
+    if problem is not None:
+        raise RejectedInput(f"{buf.name} @ {mem} must be written at {mem.params[0]} * "
+                            f"cuda_thread scope: {problem}", code="ERR-A18", rule="COLL-2.6")
 
 
 def _located(e: SporkError, loc: SrcLoc) -> SporkError:
@@ -50,7 +61,8 @@ class Analyzer:
         self.mems: dict[ir.Sym, Memory] = {}
         self.alloc_loops: dict[ir.Sym, tuple[ir.Sym, ...]] = {}
         self.alloc_ctx: dict[ir.Sym, Context] = {}
-        self.uses: dict[ir.Sym, list[tuple[Any, list[object]]]] = {}
+        # indexing pairs in program order, each marked whether an Await made it (COLL-5.14)
+        self.uses: dict[ir.Sym, list[tuple[Any, list[object], bool]]] = {}
         self.alloc_site_loc: dict[ir.Sym, SrcLoc] = {}
         self.alloc_lists: dict[ir.Sym, tuple[ir.Stmt, ...]] = {}
         self.barrier_decls: dict[ir.Sym, Any] = {}
@@ -104,6 +116,7 @@ class Analyzer:
         if self.later:
             raise min(self.later, key=lambda e: (e.loc.line, e.loc.col))
         barrier_exprs.check_collectives(self)
+        static_rings.arrive_counts(self)
         if self.deferred:
             raise min(self.deferred, key=lambda e: (e.loc.line, e.loc.col))
         return self.model
@@ -116,11 +129,24 @@ class Analyzer:
             if ctx.device is None or (mem.native_unit is None and not is_barrier):
                 continue
             shape = self.model.shapes[sym]
+            dims = [d.value if isinstance(d, ir.Const) else _text_dim(d) for d in shape]
+            native = None if is_barrier else mem.native_unit
+            uses = [(t, idx) for t, idx, _ in self.uses.get(sym, [])]
             try:
-                dist = collectives.deduce_distribution(
-                    ctx.tiling, None if is_barrier else mem.native_unit, self.uses.get(sym, []),
-                    [d.value if isinstance(d, ir.Const) else _text_dim(d) for d in shape],
-                    ctx.device.cfg, name=sym.name)
+                if is_barrier and self.barrier_decls[sym].mech is CudaMbarrier:
+                    # COLL-5.14 (upstream dev26): the Arrive side (with TMA trailing
+                    # barriers) and the Await side are deduced apart, then must agree on
+                    # every CTA-in-cluster index
+                    sides = [[(t, idx) for t, idx, aw in self.uses.get(sym, []) if aw == side]
+                             for side in (False, True)]
+                    dist, other = (collectives.deduce_distribution(
+                        ctx.tiling, None, side, dims, ctx.device.cfg, name=sym.name)
+                        for side in sides)
+                    if all(sides):
+                        collectives.roles_agree(dist, other, name=sym.name)
+                else:
+                    dist = collectives.deduce_distribution(ctx.tiling, native, uses, dims,
+                                                           ctx.device.cfg, name=sym.name)
             except SporkError as e:
                 raise _located(e, self.alloc_site_loc[sym]) from None
             check_packed_shape(sym.name, mem, self.elem_types.get(sym, ""), shape[dist.R:],
@@ -133,7 +159,9 @@ class Analyzer:
                                     "if needed", self.alloc_site_loc[sym], code="ERR-A16",
                                     rule="LANG-6.3", variable=sym.name)
 
-    def note_use(self, sym: ir.Sym, ctx: Context, idx: tuple[Any, ...]) -> None:
+    def note_use(self, sym: ir.Sym, ctx: Context, idx: tuple[Any, ...], *,
+                 awaits: bool = False) -> None:
+        """One indexing pair (COLL-5.3); an Await's is kept apart (COLL-5.14)."""
         if sym not in self.alloc_ctx or not ctx.cuda:
             return
         entries: list[object] = []
@@ -146,7 +174,7 @@ class Analyzer:
                 entries.append(pt.name)
             else:
                 entries.append(collectives.NotAVariable(expr_text(pt)))
-        self.uses.setdefault(sym, []).append((ctx.tiling, entries))
+        self.uses.setdefault(sym, []).append((ctx.tiling, entries, awaits))
 
     def block(self, stmts: tuple[ir.Stmt, ...], ctx: Context) -> None:
         allocs: list[ir.Alloc] = []
@@ -339,12 +367,14 @@ class Analyzer:
             static_barriers.declare(self, s, ctx)
             decl = self.barrier_decls[s.name]
             self.mems[s.name] = MBARRIER_STORAGE
-            self.model.shapes[s.name] = tuple(ir.Const(d, s.loc) for d in decl.shape)
+            self.model.shapes[s.name] = decl.logical_shape(s.loc)
             self.alloc_loops[s.name] = decl.alloc_loops
             self.alloc_ctx[s.name] = ctx
             self.alloc_site_loc[s.name] = s.loc
             if decl.mech is CudaMbarrier:
                 self.mutated = self.mutated | {s.name}  # storage is always tracked (SEM-2.1)
+            if static_rings.is_ring(decl):
+                static_rings.handoff(self, s, decl, ctx)
             return
         mem = s.mem
         assert isinstance(mem, Memory)
@@ -404,6 +434,8 @@ class Analyzer:
         perms = mem.cuda_perms if ctx.cuda else mem.cpu_perms
         if instr_tl is InstrTL.cpu_cuda_stream_instr and mem.family == "gmem":
             perms = "rwc"
+        if mem.family == "tmem" and callee is None:  # BW-1.5: only tcgen05 instrs reach TMEM
+            perms = ""
         scope = "cuda_basic_device" if ctx.cuda else "cpu_basic_device"
         letter = "r" if kind is AccessKind.read else "w"
         if letter not in perms:
@@ -446,22 +478,30 @@ class Analyzer:
         for k, r in enumerate(reads):
             for i in r.idx:
                 self.check_control(i)
-            check_scalar_access(r.buf.name, self.mems.get(r.buf), "read", r.loc)
+            self.later.extend(filter(None, [scalar_access_error(
+                r.buf.name, self.mems.get(r.buf), "read", r.loc)]))
             self.check_rank(r.buf, len(r.idx), r.loc)
             self.note_use(r.buf, ctx, r.idx)
             self.record_access(r.buf, Element(r.idx, tuple(None for _ in r.idx)),
                                AccessKind.read, instr_tl, ctx, r.loc, k, False)
-        check_scalar_access(buf.name, self.mems.get(buf),
-                            "write" if isinstance(s, ir.Assign) else "reduce", s.loc)
+        self.later.extend(filter(None, [scalar_access_error(
+            buf.name, self.mems.get(buf), "write" if isinstance(s, ir.Assign) else "reduce",
+            s.loc)]))
         self.check_rank(buf, len(idx), s.loc)
         self.note_use(buf, ctx, idx)
         kind = AccessKind.write if isinstance(s, ir.Assign) else AccessKind.read_write
+        mem = self.mems.get(buf)
+        uniform = mem is not None and mem.name == "CudaRmemUniform" and mem.params[0] > 1
         self.record_access(buf, Element(idx, tuple(None for _ in idx)), kind, instr_tl, ctx,
-                           s.loc, len(reads), False)
+                           s.loc, len(reads), False, single_thread=not uniform)
         if ctx.cuda:
             assert ctx.device is not None
             try:
-                collectives.one_thread(ctx.tiling, ctx.device.cfg)
+                if uniform:
+                    assert mem is not None
+                    uniform_write(buf, mem, ctx)  # endgame: one value per n-thread group
+                else:
+                    collectives.one_thread(ctx.tiling, ctx.device.cfg)
             except RejectedInput as e:
                 e.message += f"\nstmt: {stmt_lines(s, 0)[0].strip()}"
                 self.later.append(_located(e, s.loc))
@@ -502,4 +542,7 @@ def _walk_expr(e: Any) -> list[Any]:
 def analyze(proc: ir.Proc) -> ProgramModel:
     """Run every static check; the site model on success. Raises RejectedInput/Unsupported.
     Calls of procs are inlined first (CALL-1): the model's proc is the inlined one."""
-    return Analyzer(inline_calls(proc)).run()
+    inlined = inline_calls(proc)
+    model = Analyzer(inlined).run()
+    static_sm100.tmem_allocations(inlined)
+    return model

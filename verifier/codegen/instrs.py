@@ -6,7 +6,7 @@ Reads an instruction `Call` and the `Env` of its scope; produces C/PTX lines. Th
 fragments, PTX ISA layouts of mma.m16n8k8 / m16n8k4; wgmma rows from `wgmma.py`). TMA calls
 are lowered by the device emitter (`tma.py`: they need the tensor map and the trailing
 mbarrier slot). An instr without a row is refused as `Unsupported` (ERR-L06).
-Non-goals: shuffles, packed loads (no rows).
+Non-goals: packed loads (no rows).
 """
 
 from __future__ import annotations
@@ -190,7 +190,33 @@ def _mma_zero(args: CallArgs) -> list[str]:
     return [f"exo_Sm80_zero_d_tf32({args.tensors['rmem'].base});"]
 
 
+def _mma_m16n8_zero(args: CallArgs) -> list[str]:
+    """Endgame's generic zeroing (specs/dialects.md): its f32 form is the tf32 fragment's."""
+    given = {**dict(getattr(args.call.callee, "bound", ())), **dict(args.call.kwargs)}
+    if given.get("D") != "f32":
+        raise Unsupported(f"no CUDA lowering for Sm80_mma_m16n8_zero with D={given.get('D')} "
+                          "(only f32)", args.call.loc, code="ERR-L06", rule="LANG-8.7")
+    return [f"exo_Sm80_zero_d_tf32({args.tensors['D'].base});"]
+
+
 Lowering = Callable[[CallArgs], list[str]]
+
+
+def _shuffle(add: bool) -> Lowering:
+    """`cuda_shfl_xor_sync_1f32[_sum]`: each thread of a lane pair `laneMask` apart holds
+    its own `inputs`/`outputs` register (the distributed dimension is dropped, COLL-5.8); the
+    member mask names just the pair, as upstream's `cuda_warp_intrin` lowering does. The sum
+    is own + other, the behaviour's `inputs[0] + inputs[1]` (IEEE addition commutes)."""
+    def lower(args: CallArgs) -> list[str]:
+        lane = args.kwargs["laneMask"]
+        inp, out = args.tensors["inputs"], args.tensors["outputs"]
+        if not (inp.scalar and out.scalar):
+            raise InternalError(f"{args.call.callee}: shuffle operands are not one register "
+                                "per thread", args.call.loc)
+        mask = f"(({1 << lane | 1}u) << (threadIdx.x & {31 & ~lane}u))"
+        value = f"__shfl_xor_sync({mask}, {inp.base}, {lane})"
+        return [f"{out.base} = {inp.base} + {value};" if add else f"{out.base} = {value};"]
+    return lower
 
 
 def _wgmma_row(row: WgmmaLowering) -> Lowering:
@@ -209,7 +235,10 @@ def _tk_row(row: tk.Row) -> Lowering:
 
 def _device_rows() -> dict[str, Lowering]:
     rows: dict[str, Lowering] = {"Sm80_cp_async_f32": _cp_async, "Sm80_mma_tf32": _mma,
-                                 "Sm80_mma_zero_d_tf32": _mma_zero}
+                                 "Sm80_mma_zero_d_tf32": _mma_zero,
+                                 "cuda_shfl_xor_sync_1f32": _shuffle(False),
+                                 "cuda_shfl_xor_sync_1f32_sum": _shuffle(True),
+                                 "Sm80_mma_m16n8_zero": _mma_m16n8_zero}
     rows.update({name: _wgmma_row(row) for name, row in WGMMA_ROWS.items()})
     rows.update({name: _tk_row(row) for name, row in tk.TK_ROWS.items()})
     for major in ("row", "col"):

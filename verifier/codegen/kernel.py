@@ -231,8 +231,12 @@ class KernelEmitter:
     def cluster_exit(self) -> list[str]:
         """With clusterDim > 1 and mbarriers, no CTA leaves while a peer may still arrive on
         its mbarriers or multicast into its SMEM (defence in depth: the verified task ends
-        with a cluster-scope synchronization). Rules: SEM-8.5"""
-        if self.plan.dev.clusterDim == 1 or not self.plan.rings:
+        with a cluster-scope synchronization). `unsafe_no_shutdown_cluster_sync=True` drops
+        it, as upstream does: the proof already orders every access, remote ones included,
+        before each SMEM and mbarrier free (SEM-4.7). Rules: SEM-8.5, CG-X1"""
+        dev = self.plan.dev
+        if dev.clusterDim == 1 or not (self.plan.rings or self.plan.indexed) or \
+                dev.unsafe_no_shutdown_cluster_sync:
             return []
         return ['    asm volatile("barrier.cluster.arrive.release;\\n\\t"',
                 '                 "barrier.cluster.wait.acquire;" ::: "memory");']

@@ -54,7 +54,6 @@ class RingFacts:
     tiling: Tiling
     firsts: list[SyncTL] = field(default_factory=list)
     lags: list[int] = field(default_factory=list)
-    uses: list[tuple[Tiling, tuple[object, ...]]] = field(default_factory=list)
     roles: dict[str, list[tuple[Tiling, tuple[object, ...], SrcLoc]]] = field(
         default_factory=lambda: {"Arrive": [], "Await": []})
     masks: list[tuple[tuple[tuple[bool, ...], ...], SrcLoc]] = field(default_factory=list)
@@ -134,7 +133,6 @@ def note_arrive(facts: RingFacts, s: ir.Arrive, tiling: Tiling,
                           "⊑ cuda_in_order or ⊑ Sm80_cp_async)", s.loc, code="ERR-L04",
                           rule="LANG-5.20")
     facts.firsts.append(s.first)
-    facts.uses.append((tiling, home))
     facts.roles["Arrive"].append((tiling, home, s.loc))
     facts.masks.append((tuple(tuple(isinstance(a, ir.Interval) for a in t.idx)
                               for t in s.targets), s.loc))
@@ -147,7 +145,6 @@ def note_await(facts: RingFacts, s: ir.Await, tiling: Tiling,
         raise InternalError(f"mbarrier Await({facts.sym.name}, {s.second}, {s.n}) with N ≥ 0",
                             s.loc)
     facts.lags.append(~s.n)
-    facts.uses.append((tiling, entries))
     facts.roles["Await"].append((tiling, entries, s.loc))
 
 
@@ -193,15 +190,22 @@ def _extents(f: RingFacts) -> list[int]:
 
 
 def _distribution(f: RingFacts, dev: CudaDeviceFunction) -> collectives.Distribution:
-    """Constant extents; every index distributed (COLL-5.9), checked by the deduction."""
+    """Constant extents; every index distributed (COLL-5.9), checked by the deduction. The
+    Arrive side and the Await side are deduced apart and agree on every CTA-in-cluster index
+    (COLL-5.14), so the layout is read off the Arrives (the Awaits when none)."""
     extents = _extents(f)
+    sides = [[(t, idx) for t, idx, _ in f.roles[role]] for role in ("Arrive", "Await")]
     try:
-        dist = collectives.deduce_distribution(f.tiling, None, f.uses, extents, dev,
-                                               name=f.sym.name)
+        dist, other = (collectives.deduce_distribution(f.tiling, None, uses, extents, dev,
+                                                       name=f.sym.name) for uses in sides)
+        if all(sides):
+            collectives.roles_agree(dist, other, name=f.sym.name)
     except SporkError as err:
         if err.loc.line == 0:
             err.loc = f.alloc.loc
         raise
+    if not sides[0]:
+        dist = other
     if dist.R != len(extents):
         raise InternalError(f"{f.sym.name}: {dist.R} of {len(extents)} indices distributed",
                             f.alloc.loc)

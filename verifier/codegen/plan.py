@@ -19,6 +19,7 @@ from math import prod
 from verifier import collectives
 from verifier.codegen.barriers import SUPPORTED_MECHANISMS
 from verifier.codegen.exprs import TensorMap
+from verifier.codegen.mbarrier_indexed import IndexedRing, plan_indexed
 from verifier.codegen.mbarrier import (
     MbarrierRing,
     RingFacts,
@@ -42,6 +43,7 @@ from verifier.diagnostics import (
 from verifier.lang.ir import ir
 from verifier.lang.ir.lifetimes import EarlyRelease
 from verifier.lang.stdlib.config import MAX_BLOCK_DIM, MAX_CLUSTER_DIM, CudaDeviceFunction
+from verifier.lang.stdlib.instrs import DistributedDim, callee_distributed
 from verifier.lang.stdlib.memories import BarrierMechanism, CudaMbarrier, Memory
 from verifier.lang.ir.printer import expr_text
 from verifier.lang.stdlib.timelines import SyncTL
@@ -76,6 +78,7 @@ class DevicePlan:
     barriers: dict[ir.Sym, BarrierMechanism] = field(default_factory=dict)
     arrive_first: dict[ir.Sym, SyncTL] = field(default_factory=dict)
     rings: dict[ir.Sym, MbarrierRing] = field(default_factory=dict)
+    indexed: dict[ir.Sym, IndexedRing] = field(default_factory=dict)  # endgame (DIAL-13)
     tma_maps: dict[int, TensorMap] = field(default_factory=dict)
     smem_align: int = SMEM_ALIGN
 
@@ -123,6 +126,7 @@ class _Planner:
         self.bound: set[ir.Sym] = set()
         self.seen: set[ir.Sym] = set()
         self.mbars: dict[ir.Sym, RingFacts] = {}
+        self.indexed: dict[ir.Sym, RingFacts] = {}  # endgame ring mbarriers (DIAL-13)
 
     def capture(self, sym: ir.Sym) -> None:
         if sym not in self.bound and sym not in self.seen:
@@ -168,6 +172,24 @@ class _Planner:
             case _:
                 raise UnhandledNode(e)
 
+    def callee_window(self, w: ir.Window, dims: tuple[DistributedDim, ...], tiling: Tiling,
+                      loc: SrcLoc) -> None:
+        """A window whose first intervals the callee distributes (a shuffle's pair of
+        registers): used as if inside `cuda_threads(0, c, unit=U)` loops, one synthetic
+        iterator per interval, as the static stage deduced it. Rules: COLL-5.12"""
+        entries: list[object] = []
+        for a in w.idx:
+            for e in ((a.pt,) if isinstance(a, ir.Point) else (a.lo, a.hi)):
+                self.expr(e, tiling)
+            entries.append(_entry(a.pt) if isinstance(a, ir.Point) else
+                           NotAVariable(expr_text(a)))
+        for j, d in enumerate(dims):
+            sym = ir.Sym.fresh(f"_{j}_CALLEE_DISTRIBUTED")
+            tiling = collectives.tile_threads(tiling, sym, sym.name, 0, _literal(d.interval.hi),
+                                              d.unit, self.plan.dev)
+            entries[d.pos] = sym
+        self.use(w.buf, tiling, tuple(entries))
+
     def barrier(self, refs: tuple[ir.BarrierRef, ...]) -> tuple[object, ...]:
         """Check the barrier is in scope; the index entries of the home element (per dimension
         the point some expression gives, LANG-5.6), for distribution deduction."""
@@ -192,8 +214,14 @@ class _Planner:
             if s.trailing:
                 raise Unsupported(f"codegen of a trailing barrier on {s.callee}", s.loc,
                                   code="ERR-V11", rule="LANG-8.7")
-            for a in s.args:
-                self.expr(a, tiling)
+            params = getattr(s.callee, "params", ())
+            for k, a in enumerate(s.args):
+                dims = callee_distributed(params[k], a) if k < len(params) and \
+                    isinstance(a, ir.Window) else ()
+                if dims:
+                    self.callee_window(a, dims, tiling, s.loc)
+                else:
+                    self.expr(a, tiling)
             return
         kwargs = {k: v for k, v in s.kwargs if isinstance(v, int)}
         window = map_window(s, row)
@@ -216,6 +244,10 @@ class _Planner:
             else:
                 self.expr(a, tiling)
         if row.is_load:
+            if s.trailing and s.trailing[0].buf in self.indexed:
+                raise Unsupported(f"codegen of TMA trailing barriers on ring mbarrier "
+                                  f"{s.trailing[0].buf.name}", s.loc, code="ERR-V11",
+                                  rule="DIAL-13")
             if len(s.trailing) != 1 or s.trailing[0].buf not in self.mbars:
                 raise InternalError(f"{s.callee} needs one trailing CudaMbarrier expression",
                                     s.loc)
@@ -242,7 +274,9 @@ class _Planner:
                     raise Unsupported(f"codegen of {mech} barriers is not supported yet (only "
                                       "commit groups, cluster sync and mbarriers)", s.loc,
                                       code="ERR-V11", rule="SEM-8.5")
-                if mech == CudaMbarrier:
+                if mech == CudaMbarrier and s.typ.ring is not None:
+                    self.indexed[name] = new_facts(s, tiling)
+                elif mech == CudaMbarrier:
                     self.mbars[name] = new_facts(s, tiling)
                 self.bound.add(name)
                 self.plan.barriers[name] = mech
@@ -289,7 +323,8 @@ class _Planner:
             case ir.Arrive(first=first, targets=targets):
                 multicast = len(targets) != 1 or any(isinstance(a, ir.Interval)
                                                      for a in targets[0].idx)
-                if multicast and targets[0].buf not in self.mbars:
+                if multicast and targets[0].buf not in self.mbars and \
+                        targets[0].buf not in self.indexed:
                     raise InternalError("multicast Arrive on a barrier that is not a "
                                         "CudaMbarrier (ERR-A30)", s.loc)
                 entries = self.barrier(targets)
@@ -297,11 +332,15 @@ class _Planner:
                 self.plan.arrive_first.setdefault(targets[0].buf, first)
                 if targets[0].buf in self.mbars:
                     note_arrive(self.mbars[targets[0].buf], s, tiling, entries)
+                elif targets[0].buf in self.indexed:
+                    note_arrive(self.indexed[targets[0].buf], s, tiling, entries)
             case ir.Await(target=target):
                 entries = self.barrier((target,))
                 self.plan.tilings[id(s)] = tiling
                 if target.buf in self.mbars:
                     note_await(self.mbars[target.buf], s, tiling, entries)
+                elif target.buf in self.indexed:
+                    self.indexed[target.buf].uses.append((tiling, entries))
             case ir.DeviceFunction():
                 raise InternalError("nested CudaDeviceFunction", s.loc)
             case ir.For():
@@ -459,6 +498,8 @@ def plan_device_function(s: ir.DeviceFunction, index: int,
     proved = frozenset(rid for rid, outcome in releases.items() if outcome == RELEASE_PROVED)
     _layout(plan, plan.body, [], _Releases(by_alloc, proved))
     plan.rings, plan.smem_bytes = plan_rings(planner.mbars, plan.dev, plan.smem_bytes)
+    plan.indexed, plan.smem_bytes = plan_indexed(planner.indexed, plan.dev, top,
+                                                 plan.smem_bytes)
     if plan.smem_align > SMEM_ALIGN:  # room to align the dynamic SMEM base at run time
         plan.smem_bytes += plan.smem_align
     if plan.smem_bytes > SMEM_LIMIT:

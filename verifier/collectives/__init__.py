@@ -15,6 +15,7 @@ from verifier.collectives.distributed import (
     NotAVariable,
     deduce_distribution,
     owner_threads,
+    roles_agree,
 )
 from verifier.collectives.index_expr import IndexExpr
 from verifier.collectives.matching import (
@@ -50,6 +51,7 @@ __all__ = [
     "IntArith", "Label", "LoopRecord", "NotAVariable", "Term", "Tiling", "Z3Arith", "complete",
     "deduce_distribution", "eval_unit", "fence_scope", "linear_base_offset", "matches_unit",
     "membership", "model_membership", "model_thread_set", "one_thread", "owner_threads",
+    "roles_agree",
     "thread_groups",
     "pow2_alignment", "require_unit", "thread_set", "tile_threads", "tile_warps",
     "top_tiling", "unit_completion", "validate_tiling",

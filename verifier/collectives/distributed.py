@@ -4,9 +4,11 @@ spread over thread collectives, and which threads own each shard.
 Reads the allocation-site tiling, the memory's native unit (None for barrier arrays), every
 use (use-site tiling plus its index list) and the shape; produces a `Distribution` (R, pitch
 tuple, base offset, shard shape) and the owner thread sets, with ownership confirmed on the
-ground-truth thread sets (COLL-7.4). Errors carry "Distributed memory deduction for X failed:"
-(ERR-A23). Non-goals: callee-distributed units (COLL-5.12), barrier raw-mode consistency
-between Arrive and Await (COLL-5.10), multicast masks (COLL-5.11), lowering.
+ground-truth thread sets (COLL-7.4). An mbarrier array is deduced once from its Arrive side and
+once from its Await side, which must then agree on every CTA-in-cluster axis (COLL-5.14).
+Errors carry "Distributed memory deduction for X failed:" (ERR-A23). Non-goals:
+callee-distributed units (COLL-5.12), barrier raw-mode consistency between Arrive and Await
+(COLL-5.10), multicast masks (COLL-5.11), lowering.
 """
 
 from __future__ import annotations
@@ -200,6 +202,26 @@ def deduce_distribution(alloc_tiling: Tiling, native_unit: CollUnit | None,
     if native_unit is not None and first is not None:
         _confirm_ownership(dist, done, dev)
     return dist
+
+
+def roles_agree(arrive: Distribution, await_: Distribution, *, name: str) -> None:
+    """The Arrive-side and Await-side deductions of one mbarrier array (COLL-5.14) place every
+    element in the same CTA: an index is a CTA-in-cluster axis (thread pitch a multiple of
+    blockDim, COLL-5.11) on both sides with the same pitch, or on neither. Pitches below
+    blockDim may differ (a warp arrives, a warpgroup awaits): they only select the slice inside
+    one CTA, which the lowering computes from the index values. Rules: COLL-5.14, COLL-5.11"""
+    block = arrive.block_dim
+    for k, (n1, p1, n2, p2) in enumerate(zip(arrive.iter_names, arrive.pitches,
+                                             await_.iter_names, await_.pitches)):
+        cta1, cta2 = p1 >= block, p2 >= block
+        if (cta1 or cta2) and p1 != p2:
+            raise RejectedInput(
+                f"Distributed memory deduction for {name} failed: index {k} is {n1} "
+                f"(thread_pitch {p1}) in the Arrives and {n2} (thread_pitch {p2}) in the "
+                f"Awaits; a CTA-in-cluster index (thread_pitch a multiple of blockDim = "
+                f"{block}) must have the same pitch on both sides, or the Arrives and Awaits "
+                "would name the barrier in different CTAs", code="ERR-A23", rule="COLL-5.14",
+                variable=name)
 
 
 def owner_threads(dist: Distribution, shard_index: Sequence[int],

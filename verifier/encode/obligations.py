@@ -18,6 +18,8 @@ import z3
 from verifier.diagnostics import SrcLoc
 from verifier.lang.ir import ir
 from verifier.lang.ir.lifetimes import RELEASE_PREFIX
+from verifier.lang.stdlib.dialects import ENDGAME
+from verifier.lang.stdlib.timelines import QualTL
 from verifier.semantics import rules
 from verifier.semantics.rules import AccessKind, Flag
 from verifier.check.sites import (
@@ -30,6 +32,7 @@ from verifier.encode.kills import KillSites, clipped_bounds, killed
 from verifier.encode.pairs import kept_pairs
 from verifier.encode.pruning import Pruner
 from verifier.encode.terms import conj
+from verifier.encode.ring_barriers import one_shot_sites, second_arrive
 from verifier.encode.ring_invariant import ring_lemma, ring_sites
 from verifier.encode.transactions import byte_mismatch, checks, phase_disagreement
 from verifier.encode.visibility import ANCHORED_FALLBACK, LEVELS, VisibilityBuilder
@@ -61,12 +64,23 @@ class Obligation:
     description: str = ""
     discharged_by: str = ""  # the pruning rule that settled it without a solver (PR-*)
     release: str = ""  # the early release (CG-R1) it belongs to; "" for the proc's own
+    note: str = ""  # shown under `-v`: where this obligation's rule departs from upstream's
+
+
+# D3 (docs/reference/semantics.md §10): a free is a write-only mutate, so temporal visibility
+# of an earlier write suffices (SEM-4.7); upstream's checker demands full visibility
+D3_NOTE = ("D3: a free needs only temporal visibility of an earlier write (SEM-4.7); upstream's "
+           "sync_check demands full visibility and reports a WAW hazard at this free when a "
+           "temporal-only sync (e.g. Fence(cuda_in_order, cuda_temporal)) is all that orders "
+           "the write before it")
 
 
 def required_flag(earlier: AccessSite, later: AccessSite) -> Flag | None:
     """The flag `later` needs on `earlier`'s record, or None when they cannot conflict."""
     if earlier.kind is AccessKind.read:
         return None if later.kind is AccessKind.read else Flag.temp
+    if earlier.qual.q0 is QualTL.slot:
+        return Flag.temp  # DIAL-6: a ring slot's handoff is seen once temporally ordered
     if later.kind is AccessKind.read:
         return Flag.full
     if later.kind is AccessKind.atomic and earlier.atomic_quals & later.qual.extended:
@@ -185,11 +199,21 @@ class ObligationBuilder:
 
         kind = _hazard_kind(sa, sb)
         what = f"free({sb.buf.name})" if sb.is_free else sb.buf.name
+        note = D3_NOTE if sb.is_free and flag is Flag.temp and \
+            sa.kind is not AccessKind.read and self._temporal_only(sa.qual.q0) else ""
         return Obligation(
             f"{kind}:{sb.buf.name}@{sa.loc.line}:{sa.loc.col}->{sb.loc.line}:{sb.loc.col}",
             "SEM-4.7" if sb.is_free else "SEM-4.5", kind, sb.buf.name, sb.loc,
             [(sa.loc, "earlier access"), (sb.loc, "later access")], build, len(LEVELS),
-            f"{sb.kind.value} of {what} sees {sa.kind.value} ({flag.value})")
+            f"{sb.kind.value} of {what} sees {sa.kind.value} ({flag.value})", note=note)
+
+    def _temporal_only(self, q0: object) -> bool:
+        """Some Fence or Await of the proc grants only temporal visibility on q0 (its second
+        sync-tl's temporal set holds q0, its full set does not): a free of a write may then
+        be ordered after it temporally only, where D3 departs from upstream."""
+        seconds = [f.second for f in self.model.fences] + [a.second for a in self.model.awaits]
+        return any(q0 in rules.SYNC_SETS[tl].temporal and q0 not in rules.SYNC_SETS[tl].full
+                   for tl in seconds)
 
     def _hazard_common(self, sa: AccessSite, sb: AccessSite, state: dict[str, object]
                        ) -> tuple[list[z3.BoolRef], object, object]:
@@ -223,14 +247,26 @@ class ObligationBuilder:
         """SEM-6.7 satisfiable awaits and SEM-6.6 balanced counts at every barrier free."""
         out = []
         for site in self.model.awaits:
-            if site.n >= 0:
+            ring = self.model.barriers[site.barrier].ring is not None
+            if site.n >= 0 and not ring:
                 continue  # arrive-indexed awaits never wait for a future arrive (SEM-6.7)
             out.append(Obligation(
-                f"await:{site.barrier.name}@{site.loc.line}:{site.loc.col}", "SEM-6.7",
+                f"await:{site.barrier.name}@{site.loc.line}:{site.loc.col}",
+                "DIAL-11" if ring else "SEM-6.7",
                 "deadlock", site.barrier.name, site.loc, [(site.loc, "later access")],
                 lambda level, fallback, site=site: self._measured(lambda: self._await(site)),
                 description=f"Await on {site.barrier.name} finds its paired Arrive before it"))
+        for arrive in one_shot_sites(self.model):
+            out.append(Obligation(
+                f"one-shot:{arrive.barrier.name}@{arrive.loc.line}:{arrive.loc.col}", "DIAL-10",
+                "barrier-count", arrive.barrier.name, arrive.loc, [(arrive.loc, "later access")],
+                lambda level, fallback, arrive=arrive: self._measured(lambda: self._one_shot(
+                    arrive)),
+                description=f"each Arrive on {arrive.barrier.name} completes a ring element "
+                "no other Arrive completes"))
         for decl in self.model.barriers.values():
+            if self.model.proc.dialect == ENDGAME:
+                continue  # endgame: no count balance at the free (DIAL-12)
             out.append(Obligation(
                 f"balance:{decl.sym.name}@{decl.loc.line}:{decl.loc.col}", "SEM-6.6",
                 "barrier-count", decl.sym.name, decl.loc, [(decl.loc, "later access")],
@@ -246,6 +282,10 @@ class ObligationBuilder:
         a_max = counts.a_max(decl, site, elem, inst)
         short = short_of_partner(counts, self.model, decl, elem, inst, a_max)
         return self.base + [inst.valid, a_max >= 0, short], {**self.size_names, **inst.names}
+
+    def _one_shot(self, site: ArriveSite) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
+        found, names = second_arrive(self.enc, self.vis.barriers, self.model, site)
+        return self.base + found, {**self.size_names, **names}
 
     def _balance(self, decl: BarrierDecl) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
         counts = self.vis.barriers

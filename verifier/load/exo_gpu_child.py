@@ -25,6 +25,7 @@ import io
 import json
 import linecache
 import os
+import re
 import signal
 import struct
 import sys
@@ -129,11 +130,13 @@ def _printed(roots: list[Any]) -> list[dict[str, Any]]:
 def _run(request: dict[str, Any]) -> list[dict[str, Any]]:
     path, source = request["path"], request["source"]
     module = types.ModuleType("spork_user_exo_gpu")
-    module.__file__ = path
+    # the child runs in a build folder of its own (SCHED-7): `__file__` and the import path
+    # name the file where it is, not relative to the caller's working folder
+    module.__file__ = request.get("abspath", path)
     sys.modules[module.__name__] = module
     linecache.cache[path] = (len(source), None, io.StringIO(source, newline="\n").readlines(),
                              path)  # only "\n" ends a line, as for Python (LOAD-1)
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    sys.path.insert(0, os.path.dirname(request.get("abspath", os.path.abspath(path))))
     code = compile(source, path, "exec", flags=__future__.annotations.compiler_flag,
                    dont_inherit=True)
     exec(code, module.__dict__)  # noqa: S102 - the user's own file, under their Exo-GPU
@@ -150,13 +153,39 @@ def _run(request: dict[str, Any]) -> list[dict[str, Any]]:
     return _printed(roots)
 
 
+def _inside(filename: str, folder: str) -> bool:
+    resolved = os.path.realpath(filename)
+    return resolved == folder or resolved.startswith(folder + os.sep)
+
+
 def _failure(e: BaseException, library: tuple[str, ...], path: str) -> dict[str, Any]:
+    """`rejected` when the user's own code raised; `upstream` (SCHED-7) when the exception
+    came out of upstream's package below the user's last frame (its JIT, its checker, a
+    rewrite of its), with the innermost frame of upstream's that raised it."""
     if isinstance(e, SystemExit):
         message = f"the file called sys.exit({e.code!r}) while Exo-GPU ran it"
     else:
-        message = f"{type(e).__name__}: {e}"
-    return {"kind": "rejected", "message": message,
-            "where": _where(e.__traceback__, library, [path, 1, 1])}
+        message = re.sub(r"\x1b\[[0-9;]*m", "", f"{type(e).__name__}: {e}")  # no colours
+    where = _where(e.__traceback__, library, [path, 1, 1])
+    exo_dir = _exo_dir()
+    upstream = None
+    tb = e.__traceback__
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if _is_user_file(filename, library):
+            upstream = None
+        elif _inside(filename, exo_dir):
+            upstream = [filename, tb.tb_lineno, 1]
+        tb = tb.tb_next
+    if upstream is not None and not isinstance(e, SystemExit):
+        return {"kind": "upstream", "message": message, "where": where, "raised": upstream}
+    return {"kind": "rejected", "message": message, "where": where}
+
+
+def _exo_dir() -> str:
+    import exo
+
+    return os.path.realpath(os.path.dirname(os.path.abspath(exo.__file__)))
 
 
 def _sandbox() -> types.ModuleType:
@@ -207,6 +236,8 @@ def _serve(request: dict[str, Any], reply_fd: int, crash_fd: int, sandbox: Any,
         import exo.platforms.cuda  # noqa: F401 - its absence is the parent's usage error
 
         library = _library_dirs()
+        write_frame(reply_fd, {"stage": "running", "library": list(library),
+                               "exo_dir": _exo_dir()})
     except BaseException as e:  # noqa: BLE001 - no upstream Exo-GPU in this interpreter
         write_frame(reply_fd, {"stage": "done", "error": {
             "kind": "no-exo", "message": f"{type(e).__name__}: {e}"}})

@@ -11,24 +11,35 @@ printed text is the program verified; each proc records where it came from (SCHE
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
 import os
+import shutil
+import subprocess
+import tempfile
 import time
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no lock, concurrent first builds may race
+    fcntl = None  # type: ignore[assignment]
 
 from verifier.diagnostics import RejectedInput, SporkError, SrcLoc, Unsupported
 from verifier.load.load import read_source
 from verifier.load.load_isolated import (
-    DEFAULT_TIMEOUT_S, ChildRun, LoadedFile, load_isolated, no_reply_error, remember_source,
-    run_child)
+    DEFAULT_TIMEOUT_S, ChildRun, LoadedFile, crash_frames, load_isolated, no_reply_error,
+    remember_source, run_child)
 from verifier.load.load_protocol import LoadReply, PrintedProc, Stage, read_frame
 from verifier.load.sandbox import Policy
 from verifier.results import ScheduledBy
 
 ENV_VAR = "SPORK_VERIFY_EXO_GPU_PYTHON"
+JIT_ENV = "CAMSPORK_JIT_DIR"  # where upstream's checker JIT builds (set for its child, SCHED-7)
 CHILD = Path(__file__).with_name("exo_gpu_child.py")
 MAGIC = b"SPORKEG1"  # exo_gpu_child's frames
 PRINTED_MARK = "@exo-gpu/"  # FILE@exo-gpu/PROC.py: the text upstream printed for PROC (SCHED-3)
@@ -37,6 +48,68 @@ PRINTED_MARK = "@exo-gpu/"  # FILE@exo-gpu/PROC.py: the text upstream printed fo
 class ExoGpuUnavailable(Exception):
     """The interpreter named for Exo-GPU cannot run it (no such file, not executable, no
     `exo` there): a usage error, exit 2, never a verdict of the file (SCHED-5)."""
+
+
+def build_folder(python: str, environ: Mapping[str, str] = os.environ) -> Path:
+    """The private folder upstream's child runs in, one per interpreter (SCHED-7): upstream's
+    JIT builds its C++ checker there once (ninja keeps its build log in the working folder,
+    so a run elsewhere would rebuild it) and never in the caller's folder. Under the cache
+    root of CLI-7 ($SPORK_VERIFY_CACHE_DIR, else $XDG_CACHE_HOME/spork-verify, else
+    ~/.cache/spork-verify), `exo-gpu/KEY` with KEY a hash of the interpreter's path; a
+    temporary folder (a rebuild per run) when that cannot be made."""
+    root = Path(environ.get("SPORK_VERIFY_CACHE_DIR") or
+                Path(environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "spork-verify")
+    key = hashlib.sha256(os.path.abspath(python).encode("utf-8")).hexdigest()[:16]
+    folder = root / "exo-gpu" / key
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        folder = Path(tempfile.mkdtemp(prefix="spork-verify-exo-gpu-"))
+    return folder
+
+
+@contextlib.contextmanager
+def _first_build_lock(folder: Path) -> Iterator[None]:
+    """Until upstream's checker library exists in `folder`, one run at a time builds it
+    (concurrent ninja runs in one folder would race); later runs do not wait."""
+    if (folder / "jit" / "camspork" / "libcamspork.so").exists() or fcntl is None:
+        yield
+        return
+    with open(folder / "build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _build_checker(python: str, folder: Path, timeout_s: float) -> None:
+    """Build upstream's C++ checker into the cache once, by upstream's own JIT and without the
+    user's file (SCHED-7, SEC-3): the cache is never writable by a kernel file, so no file can
+    leave a library that a later run of another file would load. A failed build is left to
+    the child's run, which then reports upstream's failure as unsupported."""
+    if (folder / "jit" / "camspork" / "libcamspork.so").exists():
+        return
+    env = {k: v for k, v in os.environ.items() if k != JIT_ENV}
+    script = ("import sys; from exo.spork.camspork import jit; jit.set_jit_dir(sys.argv[1]); "
+              "jit.compile_libcamspork()")
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        subprocess.run([python, "-P", "-c", script, str(folder / "jit")], cwd=folder, env=env,
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=max(timeout_s, 300), check=False)
+
+
+def _private_copy(folder: Path) -> Callable[[str], tuple[str | None, dict[str, str]]]:
+    """The child works on a copy of the cached build inside its private folder (SCHED-7):
+    upstream's JIT finds it current (times kept) and writes only its own copy."""
+    def setup(private: str) -> tuple[str | None, dict[str, str]]:
+        work = Path(private) / "exo-gpu"
+        if (folder / "jit").is_dir():
+            shutil.copytree(folder / "jit", work / "jit", symlinks=True)
+        else:
+            (work / "jit").mkdir(parents=True)
+        return str(work), {JIT_ENV: str(work / "jit")}
+    return setup
 
 
 def check_python(python: str) -> str:
@@ -91,10 +164,15 @@ def load_by_exo_gpu(path: str, python: str, timeout_s: float = DEFAULT_TIMEOUT_S
         return LoadedFile(path, error=e)
     def request(policy: Policy | None) -> bytes:
         return json.dumps({"path": path, "source": source, "call": call,
+                           "abspath": os.path.abspath(path),
                            "policy": policy and policy.as_json()}).encode("utf-8")
 
+    folder = build_folder(python)
+    with _first_build_lock(folder):
+        _build_checker(python, folder, timeout_s)
     run = run_child(lambda reply, crash: [python, "-P", "-u", str(CHILD), str(reply),
-                                          str(crash)], request, timeout_s, start, hidden)
+                                          str(crash)], request, timeout_s, start, hidden,
+                    setup=_private_copy(folder))
     payload = read_frame(run.reply, MAGIC)
     message: dict[str, Any] = json.loads(payload) if payload is not None else {}
     timings = {"exo_gpu_s": time.monotonic() - start}
@@ -106,6 +184,12 @@ def load_by_exo_gpu(path: str, python: str, timeout_s: float = DEFAULT_TIMEOUT_S
         raise ExoGpuUnavailable(f"--exo-gpu-python {python}: upstream Exo-GPU cannot be "
                                 f"imported there ({error['message']}); name the Python of an "
                                 "environment where it is installed")
+    if error and error["kind"] == "upstream":
+        file, line, col = error["where"]
+        raised = f"{error['raised'][0]}:{error['raised'][1]}"
+        return LoadedFile(path, (), _upstream_failed(
+            python, f"{error['message']} (raised in upstream's {raised})",
+            SrcLoc(file, line, col)), run.output, timings)
     if error:
         file, line, col = error["where"]
         return LoadedFile(path, (), RejectedInput(
@@ -127,15 +211,56 @@ def load_by_exo_gpu(path: str, python: str, timeout_s: float = DEFAULT_TIMEOUT_S
                                scheduled_by=provenance if parsed.error is None else ())
 
 
+def _upstream_failed(python: str, what: str, loc: SrcLoc) -> Unsupported:
+    """Upstream could not give the program (its JIT, its checker or its rewrites failed, or
+    it hung or crashed in its own code): nothing is verified, and the user's file is not
+    rejected for it (SCHED-7)."""
+    return Unsupported(f"upstream Exo-GPU ({python}) failed while running the file, so there "
+                       f"is no program to verify: {what}", loc, code="ERR-V11", rule="SCHED-7")
+
+
+def _stuck_in_upstream(message: dict[str, Any], run: ChildRun, path: str
+                       ) -> tuple[str, SrcLoc] | None:
+    """Where a timed-out or crashed child was, when that was upstream's own code (or no
+    Python frame of the user's): (`FILE:LINE` or "native code", the user's innermost frame
+    below it); None when it was the user's code (LOAD-2, LOAD-7 then apply as for our own
+    loader)."""
+    exo_dir = message.get("exo_dir")
+    if message.get("stage") != "running" or not exo_dir:
+        return None  # upstream's package was not even imported yet
+    library = [*message.get("library", ()), str(Path(__file__).resolve().parents[1])]
+
+    def inside(file: str, folder: str) -> bool:
+        resolved = os.path.realpath(file)
+        return resolved == folder or resolved.startswith(folder + os.sep)
+
+    frames = crash_frames(run.crash_text)  # the most recent call first
+    users = [f for f in frames if not f.file.startswith("<") and
+             not any(inside(f.file, d) for d in (*library, exo_dir))]
+    upstream = [f for f in frames if inside(f.file, exo_dir)]
+    if users and (not upstream or frames.index(users[0]) < frames.index(upstream[0])):
+        return None
+    where = f"{upstream[0].file}:{upstream[0].line}" if upstream else "native code"
+    return where, users[0] if users else SrcLoc(path, 1, 1)
+
+
 def _no_reply(path: str, python: str, message: dict[str, Any], run: ChildRun,
               timeout_s: float) -> SporkError:
-    """Why the Exo-GPU child gave no result: it never started (a usage error), or the file
-    ended, crashed or hung while it ran (LOAD-2, LOAD-7)."""
+    """Why the Exo-GPU child gave no result: it never started (a usage error), upstream's
+    own code hung or crashed (SCHED-7), or the file ended, crashed or hung while it ran
+    (LOAD-2, LOAD-7)."""
     stage = message.get("stage")
     if stage is None and not run.timed_out:
         raise ExoGpuUnavailable(f"--exo-gpu-python {python}: the interpreter did not start "
                                 f"(exit status {run.returncode}); its output: "
                                 f"{run.output[-1000:].strip()}")
+    stuck = _stuck_in_upstream(message, run, path) if stage != "exiting" else None
+    if stuck is not None:
+        where, loc = stuck
+        what = (f"it did not finish within {timeout_s:g} s (raise --load-timeout) and was in "
+                f"{where}" if run.timed_out else f"it crashed (exit status {run.returncode}) "
+                f"in {where}")
+        return _upstream_failed(python, what, loc)
     reply = None if stage is None else LoadReply(
         Stage.exiting, exit_code=message.get("exit_code"),
         exit_loc=SrcLoc(*message["where"]) if message.get("where") else None) \

@@ -9,7 +9,6 @@ from verifier.diagnostics import Unsupported
 from verifier.lang.ir import ir
 from verifier.lang.stdlib.instrs import Instr, InstrParam
 from verifier.lang.stdlib.timelines import QualTL
-from verifier.lang.stdlib.units import CollUnit
 from verifier.semantics.rules import AccessKind
 
 _KIND = {"r": AccessKind.read, "w": AccessKind.write, "rw": AccessKind.read_write,
@@ -60,27 +59,6 @@ class InstrArg:
     @property
     def buf(self) -> ir.Sym:
         return self.arg.buf
-
-
-@dataclass(frozen=True)
-class DistributedDim:
-    """A window dimension a callee distributes (COLL-5.12): its position in the index list,
-    the interval, and the unit of the synthetic `cuda_threads` loop over it."""
-
-    pos: int
-    interval: ir.Interval
-    unit: CollUnit
-
-
-def callee_distributed(param: InstrParam, w: ir.Window) -> tuple[DistributedDim, ...]:
-    """The first len(param.distributed) intervals of `w` with their units (COLL-5.12)."""
-    if not param.distributed:
-        return ()
-    out: list[DistributedDim] = []
-    for pos, a in enumerate(w.idx):
-        if isinstance(a, ir.Interval) and len(out) < len(param.distributed):
-            out.append(DistributedDim(pos, a, param.distributed[len(out)]))
-    return tuple(out)
 
 
 def window_box(arg: ir.Window | ir.Read, value: Callable[[ir.Expr], int]

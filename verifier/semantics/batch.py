@@ -24,7 +24,8 @@ from verifier import collectives
 from verifier.lang.ir import ir
 from verifier.lang.stdlib.instrs import Instr
 from verifier.lang.stdlib.memories import Memory
-from verifier.semantics.access import callee_distributed, instr_args
+from verifier.lang.stdlib.instrs import callee_distributed
+from verifier.semantics.access import instr_args
 from verifier.semantics.exprs import compile_expr, data_reads
 from verifier.semantics.rules import AccessKind
 

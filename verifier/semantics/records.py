@@ -27,6 +27,13 @@ FLAGS_ALL = 0b1111
 WITNESS_BITS = 0b0011  # issue, full (SEM-5.1)
 TEMP = FIDX[Flag.temp]
 
+
+def _witness_flag(ordering: bool, qv: int) -> bool:
+    """Whether coverage (qual-tl, flag) `qv` lets a sync witness the record: issue or full;
+    for an ordering-only record (endgame ring storage, DIAL-6) temp too: ordering is all its
+    accesses need, and an mbarrier's arrive/wait order transitively."""
+    return qv & 3 < 2 or (ordering and qv & 3 == TEMP)
+
 Cover = dict[int | None, int]  # task (None: every task) -> mask of local threads
 
 
@@ -115,11 +122,13 @@ class Group:
 
 class Record:
     __slots__ = ("seq", "threads", "q", "qbit", "flags0", "per_thread", "cov", "pending",
-                 "origin", "atomic_bits", "group", "wq", "applied")
+                 "origin", "atomic_bits", "group", "wq", "applied", "ordering")
 
     def __init__(self, threads: Threads, q: int, flags0: int, per_thread: bool,
                  cov: dict[int, Cover], pending: set[tuple[int, tuple[int, ...], int]],
-                 origin: object, atomic_bits: int, group: Group) -> None:
+                 origin: object, atomic_bits: int, group: Group,
+                 ordering: bool = False) -> None:
+        self.ordering = ordering  # DIAL-6: carried by temporal grants too
         self.seq = next(_SEQ)  # creation order = the order a per-element history lists it
         self.threads = threads
         self.q = q
@@ -133,7 +142,7 @@ class Record:
         self.group = group
         # (qual-tl, task) pairs with issue/full coverage: the witness index's keys
         self.wq: set[tuple[int, int | None]] = {
-            (qv >> 2, task) for qv, d in cov.items() if qv & 3 < 2
+            (qv >> 2, task) for qv, d in cov.items() if _witness_flag(ordering, qv)
             for task, mask in d.items() if mask}
         self.applied: set[tuple[int | None, int, int]] | None = None  # augments done (memo)
         group.records.append(self)
@@ -243,6 +252,11 @@ class Record:
             d = cov.get(qv)
             if d and _meets(d, c):
                 return self.threads
+        if self.ordering:
+            for q in code.full_quals:
+                d = cov.get(q * 4 + TEMP)
+                if d and _meets(d, c):
+                    return self.threads
         if not self.qbit & code.full_bits or not self.flags0 & WITNESS_BITS:
             return None
         if not self.per_thread:
@@ -261,7 +275,7 @@ class Record:
         self.threads = Threads(self.threads.task, self.threads.mask & ~part.mask)
         new = Record(part, self.q, self.flags0, True,
                      {qv: dict(d) for qv, d in self.cov.items()}, set(self.pending),
-                     self.origin, self.atomic_bits, self.group)
+                     self.origin, self.atomic_bits, self.group, self.ordering)
         new.applied = None if self.applied is None else set(self.applied)
         return new
 
@@ -284,6 +298,8 @@ class Record:
                 d[task] = d.get(task, 0) | mask
         if not mask:
             return []
+        if self.ordering:
+            return self._note([(qv >> 2, c.task) for qv in code.augment_qvs])
         return self._note([(q, c.task) for q in code.full_quals])
 
     def join(self, c: Threads) -> "tuple[Record | None, list[tuple[int, int | None]]]":
@@ -293,7 +309,7 @@ class Record:
         for qv, d in self.cov.items():
             if _meets(d, c):
                 d[c.task] = d.get(c.task, 0) | c.mask
-                if qv & 3 < 2:
+                if _witness_flag(self.ordering, qv):
                     keys.append((qv >> 2, c.task))
         inside = intersect(self.threads, c) if self.per_thread else \
             (self.threads if self.threads.meets(c) else None)

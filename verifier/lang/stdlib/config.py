@@ -46,13 +46,18 @@ class CudaDeviceFunction:
     clusterDim: int
     blocks_per_sm: int
     warp_config: tuple[CudaWarpConfig, ...]
+    # upstream's keyword (endgame): the lowered kernel ends without its cluster barrier; sound
+    # for a proved proc because every SMEM and mbarrier free is proved ordered after all
+    # accesses, remote ones included (SEM-4.7, specs/codegen.md CG-X1). No effect on proofs.
+    unsafe_no_shutdown_cluster_sync: bool
 
     def initial_warp_name(self) -> str | None:
         """With one warp variable its name is current from the start (COLL-2.13)."""
         return self.warp_config[0].name if len(self.warp_config) == 1 else None
 
     def __init__(self, blockDim: int | None = None, clusterDim: int = 1, blocks_per_sm: int = 1,
-                 warp_config: list[CudaWarpConfig] | None = None) -> None:
+                 warp_config: list[CudaWarpConfig] | None = None,
+                 unsafe_no_shutdown_cluster_sync: bool = False) -> None:
         if (blockDim is None) == (warp_config is None):
             raise RejectedInput("Provide exactly one of blockDim or warp_config",
                                 code="ERR-O03", rule="LANG-4.4")
@@ -85,6 +90,8 @@ class CudaDeviceFunction:
         object.__setattr__(self, "clusterDim", clusterDim)
         object.__setattr__(self, "blocks_per_sm", blocks_per_sm)
         object.__setattr__(self, "warp_config", configs)
+        object.__setattr__(self, "unsafe_no_shutdown_cluster_sync",  # truthiness, as upstream
+                           bool(unsafe_no_shutdown_cluster_sync))
 
     def call_text(self) -> str:
         """The constructor call as written, e.g. `CudaDeviceFunction(blockDim=256)`."""
@@ -94,6 +101,8 @@ class CudaDeviceFunction:
             parts.append(f"clusterDim={self.clusterDim}")
         if self.blocks_per_sm != 1:
             parts.append(f"blocks_per_sm={self.blocks_per_sm}")
+        if self.unsafe_no_shutdown_cluster_sync:
+            parts.append("unsafe_no_shutdown_cluster_sync=True")
         return f"CudaDeviceFunction({', '.join(parts)})"
 
     @property

@@ -262,14 +262,14 @@ def cuda_tk_store_rs_advice(size0: int, size1: int, *, dst: Any, src: Any,
     return _advice(size0, size1, dst, src, swizzle, store=True)
 
 
+@dataclass(frozen=True, slots=True)
 class Unserved:
     """An upstream name spork-verify does not serve yet: it exists, and using it (as a memory,
     or an instr called or passed) is `unsupported` (ERR-V11) naming it, never a rejection of
     the user's program. TK-1"""
 
-    def __init__(self, name: str, what: str) -> None:
-        self.name = name
-        self.what = what
+    name: str
+    what: str
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         caller = sys._getframe(1)  # located at the use, also in a helper module's own code

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from verifier.diagnostics import RejectedInput
 from verifier.lang.stdlib import units
-from verifier.lang.ir.ir import SCALAR_TYPES
+from verifier.lang.ir.ir import SCALAR_TYPES, Interval, Window
 from verifier.lang.stdlib.timelines import InstrTL, QualTL
 
 
@@ -43,6 +43,27 @@ class InstrParam:
     # required element stride of the window's row dimension (wgmma), or the template keyword
     # that gives it (a dense SMEM tile of ThunderKittens)
     row_stride: int | str = 0
+
+
+@dataclass(frozen=True)
+class DistributedDim:
+    """A window dimension a callee distributes (COLL-5.12): its position in the index list,
+    the interval, and the unit of the synthetic `cuda_threads` loop over it."""
+
+    pos: int
+    interval: Interval
+    unit: units.CollUnit
+
+
+def callee_distributed(param: InstrParam, w: Window) -> tuple[DistributedDim, ...]:
+    """The first len(param.distributed) intervals of `w` with their units (COLL-5.12)."""
+    if not param.distributed:
+        return ()
+    out: list[DistributedDim] = []
+    for pos, a in enumerate(w.idx):
+        if isinstance(a, Interval) and len(out) < len(param.distributed):
+            out.append(DistributedDim(pos, a, param.distributed[len(out)]))
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +106,8 @@ class Instr:
     unmodelled: str | None = None  # why calls are outside the encoding (ERR-V11), if they are
     base: "Instr | None" = field(default=None, compare=False, repr=False)  # before `partial`
     tma: TmaInfo | None = None  # a TMA load completing on its trailing mbarrier
+    # the error code and rule of a bad template keyword value (check_template)
+    template_code: tuple[str, str] = ("ERR-P07", "LANG-3.6")
 
     def unit_at(self, kwargs: dict[str, Any]) -> units.CollUnit:
         """The collective unit of a call with these template keywords (COLL-3.1)."""
@@ -130,8 +153,9 @@ class Instr:
         if self.check_template is not None:
             problem = self.check_template(values)
             if problem:
+                code, rule = self.template_code
                 raise RejectedInput(f"Failed to instantiate {self.name}({values}): {problem}",
-                                    code="ERR-P07", rule="LANG-3.6")
+                                    code=code, rule=rule)
         return values
 
 
@@ -227,7 +251,7 @@ def _sm80() -> dict[str, Instr]:
     return out
 
 
-def _lane_mask_check(kw: dict[str, int]) -> str | None:
+def lane_mask_check(kw: dict[str, int]) -> str | None:
     return None if kw["laneMask"] in (1, 2, 4, 8, 16) else \
         "laneMask must be one bit: 1, 2, 4, 8 or 16"
 
@@ -247,7 +271,7 @@ def _warp_shuffles() -> dict[str, Instr]:
              InstrParam("inputs", "tensor", "r", "CudaRmem", FixedShape((2,)),
                         distributed=pair, owner_only=True)),
             InstrTL.cuda_in_order_instr, 2 * units.cuda_threads_strided(1, 1), ("laneMask",),
-            _lane_mask_check,
+            lane_mask_check,
             unit_of=lambda kw: 2 * units.cuda_threads_strided(1, kw["laneMask"]))
     return out
 

@@ -1,0 +1,55 @@
+"""How benchmarks/upstream_conformance.py counts a test (issue 18): a front-end rejection is a
+version difference, never "stricter"; upstream's re-run hazard agrees only with the same kind
+on the same variable (endgame's free_missing_sync standing for our WAW/WAR at that free).
+The script runs upstream; these rows are built by hand, so no upstream is needed."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+import upstream_conformance as conf  # noqa: E402
+
+
+def _row(verdict: str, message: str, codes: list[str]) -> dict:
+    return {"outcome": "failed", "longrepr": "E   upstream_adapter.SporkVerifyRejection: x",
+            "calls": [{"proc": "p", "verdict": verdict, "message": message, "codes": codes}]}
+
+
+def test_a_front_end_rejection_is_a_version_difference() -> None:
+    kind, why = conf.classify(_row(
+        "rejected", "k.py:3:5: error[ERR-P09]: CudaDeviceFunction() got an unexpected keyword "
+        "argument 'unsafe_no_shutdown_cluster_sync'", ["ERR-P09"]))
+    assert kind == "version" and "ERR-P09" in why
+
+
+def test_a_static_rule_of_ours_stays_stricter() -> None:
+    kind, _ = conf.classify(_row("rejected", "k.py:9:9: collective[ERR-A23]: Distributed memory "
+                                 "deduction for full failed", ["ERR-A23"]))
+    assert kind == "stricter"
+
+
+def test_a_refutation_is_stricter_whatever_the_codes() -> None:
+    kind, why = conf.classify(_row("refuted", "WAW: WAW HAZARD @ C[0]", ["ERR-V02"]))
+    assert kind == "stricter" and why.startswith("refuted")
+
+
+def test_upstream_agrees_only_on_the_same_kind_and_variable() -> None:
+    ours = {"kind": "WAW", "variable": "smem", "free": True}
+    assert conf.same_hazard({"kind": "WAW", "variable": "smem", "free": True}, ours)
+    assert not conf.same_hazard({"kind": "WAW", "variable": "acc", "free": True}, ours)
+    assert not conf.same_hazard({"kind": "RAW", "variable": "smem", "free": False}, ours)
+    assert not conf.same_hazard({"kind": "WAW", "variable": "smem", "free": False}, ours)
+    # endgame names a free not ordered after an access free_missing_sync
+    assert conf.same_hazard({"kind": "free_missing_sync", "variable": "smem", "free": True}, ours)
+    assert not conf.same_hazard({"kind": "free_missing_sync", "variable": "smem", "free": True},
+                                {"kind": "RAW", "variable": "smem", "free": False})
+    assert not conf.same_hazard({"kind": "use_after_free", "variable": "smem", "free": False},
+                                ours)
+    # unequal barrier counts: upstream names the allocation's line, not the variable
+    count = {"kind": "barrier-count", "variable": "cg", "free": False, "line": 368}
+    assert conf.same_hazard({"kind": "barrier-count", "line": 368}, count)
+    assert not conf.same_hazard({"kind": "barrier-count", "line": 12}, count)
+    assert not conf.same_hazard({"kind": "barrier-count", "line": 368}, ours)
