@@ -22,9 +22,8 @@ import numpy as np
 
 from verifier import collectives
 from verifier.lang.ir import ir
-from verifier.lang.stdlib.instrs import Instr
 from verifier.lang.stdlib.memories import Memory
-from verifier.lang.stdlib.instrs import callee_distributed
+from verifier.lang.stdlib.instrs import Instr, callee_distributed
 from verifier.semantics.access import instr_args
 from verifier.semantics.exprs import compile_expr, data_reads
 from verifier.semantics.rules import AccessKind
