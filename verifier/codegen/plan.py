@@ -340,7 +340,7 @@ class _Planner:
                 if target.buf in self.mbars:
                     note_await(self.mbars[target.buf], s, tiling, entries)
                 elif target.buf in self.indexed:
-                    self.indexed[target.buf].uses.append((tiling, entries))
+                    self.indexed[target.buf].roles["Await"].append((tiling, entries, s.loc))
             case ir.DeviceFunction():
                 raise InternalError("nested CudaDeviceFunction", s.loc)
             case ir.For():
