@@ -19,11 +19,11 @@ sys.path.insert(0, str(ROOT))
 
 from verifier.report.catalog import to_markdown  # noqa: E402
 
-RULE_ID = re.compile(r"\b(?:LANG|SEM|COLL|LOAD|SYNC|CHAIN|SEC|DIAL)-\d+(?:\.\d+)?\b")
+RULE_ID = re.compile(r"\b(?:LANG|SEM|COLL|LOAD|SYNC|CHAIN|SEC|DIAL|BW)-\d+(?:\.\d+)?\b")
 _FAMILY = {"LANG": "docs/reference/language.md", "SEM": "docs/reference/semantics.md",
            "COLL": "docs/reference/collectives.md", "LOAD": "specs/loading.md",
            "SYNC": "specs/loading.md", "CHAIN": "specs/chain.md", "SEC": "specs/threat_model.md",
-           "DIAL": "specs/dialects.md"}
+           "DIAL": "specs/dialects.md", "BW": "specs/blackwell.md"}
 
 
 def cited_rules() -> dict[str, list[str]]:

@@ -426,3 +426,19 @@ def test_a_value_of_the_users_own_class_in_the_ir_is_refused_not_imported(
         with pytest.raises(pickle.UnpicklingError, match="foreign_mod_for_reply.Foreign"):
             read_reply(f.fileno())
     assert "foreign_mod_for_reply" not in sys.modules
+
+
+def test_a_memory_built_by_a_call_travels_by_value() -> None:
+    """LOAD-9: a memory a call builds (`Sm80_RmemMatrixD(16, 8)`, not bound at module level)
+    travels by value, its name (`MemoryName`, TK-1) included: sporkbench's GEMMs hold such
+    memories."""
+    import io
+
+    from verifier.lang import Sm80_RmemMatrixD
+    from verifier.load.load_protocol import _ReplyPickler, _ReplyUnpickler
+
+    memory = Sm80_RmemMatrixD(16, 8)
+    buf = io.BytesIO()
+    _ReplyPickler(buf).dump(memory)
+    back = _ReplyUnpickler(io.BytesIO(buf.getvalue())).load()
+    assert back == memory and back.name() == memory.name()

@@ -23,9 +23,10 @@ from verifier.lang.ir.lifetimes import early_releases
 from verifier.lang.stdlib.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
 from verifier.lang.ir.printer import expr_text, stmt_lines
 from verifier.lang.stdlib.timelines import InstrTL, QualTL
-from verifier.check import barrier_exprs, static_barriers, static_calls, static_rings
+from verifier.check import barrier_exprs, static_barriers, static_calls, static_rings, \
+    static_sm100
 from verifier.check.static_packed import (
-    check_packed_shape, check_scalar_access, check_window_memory)
+    check_packed_shape, check_window_memory, scalar_access_error)
 from verifier.semantics import rules
 from verifier.semantics.access import mutated_syms, walk_stmts
 from verifier.semantics.exprs import data_reads
@@ -433,6 +434,8 @@ class Analyzer:
         perms = mem.cuda_perms if ctx.cuda else mem.cpu_perms
         if instr_tl is InstrTL.cpu_cuda_stream_instr and mem.family == "gmem":
             perms = "rwc"
+        if mem.family == "tmem" and callee is None:  # BW-1.5: only tcgen05 instrs reach TMEM
+            perms = ""
         scope = "cuda_basic_device" if ctx.cuda else "cpu_basic_device"
         letter = "r" if kind is AccessKind.read else "w"
         if letter not in perms:
@@ -475,13 +478,15 @@ class Analyzer:
         for k, r in enumerate(reads):
             for i in r.idx:
                 self.check_control(i)
-            check_scalar_access(r.buf.name, self.mems.get(r.buf), "read", r.loc)
+            self.later.extend(filter(None, [scalar_access_error(
+                r.buf.name, self.mems.get(r.buf), "read", r.loc)]))
             self.check_rank(r.buf, len(r.idx), r.loc)
             self.note_use(r.buf, ctx, r.idx)
             self.record_access(r.buf, Element(r.idx, tuple(None for _ in r.idx)),
                                AccessKind.read, instr_tl, ctx, r.loc, k, False)
-        check_scalar_access(buf.name, self.mems.get(buf),
-                            "write" if isinstance(s, ir.Assign) else "reduce", s.loc)
+        self.later.extend(filter(None, [scalar_access_error(
+            buf.name, self.mems.get(buf), "write" if isinstance(s, ir.Assign) else "reduce",
+            s.loc)]))
         self.check_rank(buf, len(idx), s.loc)
         self.note_use(buf, ctx, idx)
         kind = AccessKind.write if isinstance(s, ir.Assign) else AccessKind.read_write
@@ -537,4 +542,7 @@ def _walk_expr(e: Any) -> list[Any]:
 def analyze(proc: ir.Proc) -> ProgramModel:
     """Run every static check; the site model on success. Raises RejectedInput/Unsupported.
     Calls of procs are inlined first (CALL-1): the model's proc is the inlined one."""
-    return Analyzer(inline_calls(proc)).run()
+    inlined = inline_calls(proc)
+    model = Analyzer(inlined).run()
+    static_sm100.tmem_allocations(inlined)
+    return model

@@ -22,7 +22,7 @@ from verifier.lang.stdlib.timelines import QualTL, SyncTL, implements
 from verifier.lang.stdlib.units import (
     CollUnit, cuda_agnostic_sub_cta, cuda_cluster, cuda_thread, cuda_warp, cuda_warpgroup,
 )
-from verifier.check import alternation, barrier_exprs, static_rings
+from verifier.check import alternation, barrier_exprs, static_rings, static_sm100
 from verifier.semantics import rules
 from verifier.check.barrier_exprs import guards
 from verifier.lang.ir.guards import ring_depth
@@ -249,7 +249,7 @@ def _mechanism_rules(an: AnalyzerView, decl: BarrierDecl, first: SyncTL | None,
                                 f"expects collective unit {row.unit}: {problem}", loc,
                                 code="ERR-L03", rule="LANG-5.20")
     elif decl.mech is CudaMbarrier:
-        if first is not None:
+        if first is not None and not static_sm100.mbarrier_arrive(first, ctx, loc):
             ok = implements(first, SyncTL.cuda_in_order) or \
                 implements(first, SyncTL.Sm80_cp_async)
             if not ok:
@@ -262,7 +262,7 @@ def _mechanism_rules(an: AnalyzerView, decl: BarrierDecl, first: SyncTL | None,
                                     f"in 1 CTA only ({decl.mech_name} requires "
                                     f"cuda_agnostic_sub_cta): {problem}", loc, code="ERR-L04",
                                     rule="LANG-5.14")
-        if second is not None:
+        if second is not None and not static_sm100.mbarrier_await(second):
             sets = rules.SYNC_SETS[second]
             if not implements(second, SyncTL.cuda_generic_and_async_proxy) or \
                     QualTL.Sm80 in sets.temporal:

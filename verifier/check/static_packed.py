@@ -48,11 +48,14 @@ def check_window_memory(name: str, mem: object, loc: SrcLoc) -> None:
                             code="ERR-A10", rule="LANG-6.4", variable=name)
 
 
-def check_scalar_access(name: str, mem: object, verb: str, loc: SrcLoc) -> None:
+def scalar_access_error(name: str, mem: object, verb: str, loc: SrcLoc
+                        ) -> RejectedInput | None:
     """ERR-A01: a ThunderKittens tile or vector is reached only through instrs; an element read,
-    write or reduction (`verb`) of one is refused, in upstream's words. Rules: LANG-4.2, TK-1"""
-    if isinstance(mem, Memory) and mem.family in NO_WINDOW_FAMILIES:
-        where = "from" if verb == "read" else "to"
-        raise RejectedInput(f"cannot {verb} {where} buffer '{name}' in memory '{mem}' (only "
-                            "ThunderKittens instrs reach its elements)", loc, code="ERR-A01",
-                            rule="LANG-4.2", variable=name)
+    write or reduction (`verb`) of one is refused, in upstream's words (by its code generator,
+    so after the static rules: the caller reports it late). Rules: LANG-4.2, TK-1"""
+    if not (isinstance(mem, Memory) and mem.family in NO_WINDOW_FAMILIES):
+        return None
+    where = "from" if verb == "read" else "to"
+    return RejectedInput(f"cannot {verb} {where} buffer '{name}' in memory '{mem}' (only "
+                         "ThunderKittens instrs reach its elements)", loc, code="ERR-A01",
+                         rule="LANG-4.2", variable=name)

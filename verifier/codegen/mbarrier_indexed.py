@@ -62,7 +62,7 @@ def plan_indexed(facts: dict[ir.Sym, RingFacts], dev: CudaDeviceFunction, top_ti
         extents = [_const(d, f) for k, d in enumerate(typ.shape) if k != ring_dim]
         positions = [k for k in range(len(typ.shape)) if k != ring_dim]
         uses = [(t, tuple(e for k, e in enumerate(entries) if k != ring_dim))
-                for t, entries in f.uses]
+                for side in ("Arrive", "Await") for t, entries, _ in f.roles[side]]
         try:
             dist = collectives.deduce_distribution(f.tiling, cuda_cta_in_cluster, uses, extents,
                                                    dev, name=sym.name)

@@ -59,7 +59,6 @@ class _AllocUse:
     tiling: Tiling
     uses: list[tuple[Tiling, tuple[object, ...]]] = field(default_factory=list)
 
-
 @dataclass(slots=True)
 class DevicePlan:
     """What the lowering of one device function needs. Rules: LANG-8.2, LANG-8.3, COLL-5.8"""
@@ -93,7 +92,6 @@ class DevicePlan:
         except KeyError:
             raise InternalError("statement has no recorded collective tiling", s.loc) from None
 
-
 def _task_nest(s: ir.DeviceFunction) -> tuple[ir.For, ...]:
     loops: list[ir.For] = []
     body = s.body
@@ -105,16 +103,13 @@ def _task_nest(s: ir.DeviceFunction) -> tuple[ir.For, ...]:
         raise InternalError("CudaDeviceFunction without a cuda_tasks nest", s.loc)
     return tuple(loops)
 
-
 def _literal(e: ir.Expr) -> int:
     if isinstance(e, ir.Const) and isinstance(e.value, int) and not isinstance(e.value, bool):
         return e.value
     raise InternalError(f"expected an integer literal, not {expr_text(e)}", e.loc)
 
-
 def _entry(e: ir.Expr) -> object:
     return e.name if isinstance(e, ir.Var) else NotAVariable(expr_text(e))
-
 
 class _Planner:
     """Phase 1: tilings, uses and captures, in one walk of the device task."""
@@ -340,7 +335,7 @@ class _Planner:
                 if target.buf in self.mbars:
                     note_await(self.mbars[target.buf], s, tiling, entries)
                 elif target.buf in self.indexed:
-                    self.indexed[target.buf].uses.append((tiling, entries))
+                    self.indexed[target.buf].roles["Await"].append((tiling, entries, s.loc))
             case ir.DeviceFunction():
                 raise InternalError("nested CudaDeviceFunction", s.loc)
             case ir.For():
@@ -348,12 +343,10 @@ class _Planner:
             case _:
                 raise UnhandledNode(s)
 
-
 def _shape_entries(typ: ir.Type) -> list[object]:
     shape = typ.shape if isinstance(typ, ir.Tensor) else ()
     return [d.value if isinstance(d, ir.Const) and isinstance(d.value, int) else expr_text(d)
             for d in shape]
-
 
 def _distribute(plan: DevicePlan, allocs: dict[ir.Sym, _AllocUse]) -> None:
     """R and shard shape of every CUDA allocation. Rules: COLL-5.6, COLL-5.8"""
@@ -375,7 +368,6 @@ def _distribute(plan: DevicePlan, allocs: dict[ir.Sym, _AllocUse]) -> None:
                                 info.alloc.loc)
         plan.drops[sym] = dist.R
         plan.shards[sym] = tuple(shard)
-
 
 def smem_swizzle(mem: Memory) -> int:
     """s for `Sm90_SmemSwizzled(s)`, 0 for linear memories. Rules: LANG-6.3"""

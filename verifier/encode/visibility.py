@@ -19,7 +19,7 @@ import z3
 from verifier.lang.ir import ir
 from verifier.semantics import rules
 from verifier.semantics.rules import Flag
-from verifier.check.sites import AccessSite, ArriveSite, AwaitSite, Context, ProgramModel
+from verifier.check.sites import AccessSite, ArriveSite, AwaitSite, Context, Loop, ProgramModel
 from verifier.encode.barrier_counts import BarrierCounts
 from verifier.encode.barrier_elements import arrive_pairs, trailing_pairs
 from verifier.encode.chains import (
@@ -33,6 +33,14 @@ from verifier.encode.terms import address, conj, disj
 LEVELS = ((1, False), (2, True), (3, True))
 # the anchored variant of a quantified level, asked before it (Choice E5)
 ANCHORED_FALLBACK = {1: (2, False), 2: (3, False)}
+
+
+def _single(lp: Loop) -> int | None:
+    """The only value of a loop `for y in cuda_threads(c, c + 1, ...)`, else None."""
+    lo, hi = lp.lo, lp.hi
+    if isinstance(lo, ir.Const) and isinstance(hi, ir.Const) and hi.value - lo.value == 1:
+        return int(lo.value)
+    return None
 
 
 class VisibilityBuilder:
@@ -281,6 +289,10 @@ class VisibilityBuilder:
                     pinned[lp.sym] = var
                 elif lp.sym in anchor_loops:
                     pinned[lp.sym] = anchor.iters[lp.sym]
+                elif lp.kind == "threads" and _single(lp) is not None:
+                    # one iteration: its value, whichever thread anchors (a consumer's
+                    # one-thread loop seen from a producer's thread)
+                    pinned[lp.sym] = z3.IntVal(_single(lp), self.zctx)
                 elif lp.kind == "threads":
                     pinned[lp.sym] = thread_terms[lp.sym]
                 else:

@@ -29,6 +29,7 @@ from typing import Any
 
 from verifier.diagnostics import InternalError, RejectedInput, SporkError, SrcLoc, Unsupported
 from verifier.lang.ir import ir
+from verifier.lang.stdlib.memories import MemoryName
 from verifier.load.sandbox import Policy
 from verifier.load.sync_record import SyncCall
 from verifier.results import Counterexample, Finding, FindingKind, Related
@@ -134,9 +135,9 @@ class _ReplyPickler(pickle.Pickler):
 @functools.cache
 def _data_classes() -> dict[tuple[str, str], type]:
     """(module, name) -> class for every class a reply may name: the IR's and the stdlib's
-    dataclasses and enums (with `ProcName`, and `MemoryName`: a memory's name, a str), `SrcLoc`,
-    the reply records (an in-file `sync_check` call and the report's
-    finding it may carry among them) and `Fraction`.
+    dataclasses and enums (with `ProcName` and `MemoryName`, names that are also callable as
+    upstream's `p.name()` / `mem.name()`), `SrcLoc`, the reply records (an in-file
+    `sync_check` call and the report's finding it may carry among them) and `Fraction`.
     Nothing else: no function, no module, no builtin, so decoding a reply calls no code but
     these classes' own constructors and `__setstate__` (SEC-1)."""
     import verifier.lang.stdlib as stdlib
@@ -149,8 +150,6 @@ def _data_classes() -> dict[tuple[str, str], type]:
             if isinstance(value, type) and value.__module__ == module.__name__ and (
                     dataclasses.is_dataclass(value) or issubclass(value, Enum)):
                 out[(module.__name__, name)] = value
-    from verifier.lang.stdlib.memories import MemoryName  # a str whose constructor only builds it
-
     for cls in (ir.ProcName, MemoryName, SrcLoc, LoadReply, LoadFailure, Stage, Fraction,
                 SyncCall, Finding, FindingKind, Related, Counterexample):  # SYNC-1, SYNC-3
         out[(cls.__module__, cls.__qualname__)] = cls

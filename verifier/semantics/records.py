@@ -77,6 +77,19 @@ def _meets(d: Cover, c: Threads) -> bool:
     return ((d.get(c.task, 0) | d.get(None, 0)) & c.mask) != 0
 
 
+def passes(terms: tuple[int, int | None, int | None, int | None], c: int) -> bool:
+    """Whether collective mask c passes a check given as `Record.terms`."""
+    meets, subset, cover, special = terms
+    if c & meets:
+        return True
+    if subset is not None and subset & ~c == 0:
+        return True
+    if cover is not None:
+        rest = c & ~cover
+        return rest == 0 or rest == special
+    return False
+
+
 def intersect(a: Threads, b: Threads) -> Threads | None:
     if a.task is None:
         return b if b.task is not None else a
@@ -198,6 +211,37 @@ class Record:
         if conv and t.mask == 0:
             return ALL
         return got | t.mask if single else got
+
+    def terms(self, task: int, quals: tuple[int, ...], qbits: int, f: int, conv: bool
+              ) -> tuple[int, int | None, int | None, int | None]:
+        """`lacking(Threads(task, c), quals, qbits, f, conv)` as masks (meets, subset, cover,
+        special): it is None iff c meets `meets`, or `subset` ⊆ c, or c ⊆ `cover`, or c minus
+        `cover` is exactly `special` (SEM-4.5 for every collective of the task at once)."""
+        cov = self.cov
+        got = 0
+        for q in quals:
+            d = cov.get(q * 4 + f)
+            if d:
+                got |= d.get(task, 0) | d.get(None, 0)
+        initial = bool(self.qbit & qbits and self.flags0 >> f & 1)
+        t = self.threads
+        if conv:
+            if not initial:
+                return got, None, None, None
+            if not self.per_thread:
+                return (got | t.mask if t.task is None or t.task == task else got), None, None, \
+                    None
+            if t.task is None or t.mask == 0:
+                return got, None, ALL, None
+            return got, (t.mask if t.task == task else None), None, None
+        if initial and not self.per_thread:
+            if t.task is None:
+                got = ALL
+            elif t.task == task:
+                got |= t.mask
+        special = t.mask if initial and self.per_thread and t.task == task and \
+            t.mask.bit_count() == 1 else None
+        return 0, None, got, special
 
     # ------------------------------------------------------------ SEM-5.1 .. 5.3
 

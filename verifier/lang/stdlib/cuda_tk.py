@@ -262,14 +262,14 @@ def cuda_tk_store_rs_advice(size0: int, size1: int, *, dst: Any, src: Any,
     return _advice(size0, size1, dst, src, swizzle, store=True)
 
 
+@dataclass(frozen=True, slots=True)
 class Unserved:
     """An upstream name spork-verify does not serve yet: it exists, and using it (as a memory,
     or an instr called or passed) is `unsupported` (ERR-V11) naming it, never a rejection of
     the user's program. TK-1"""
 
-    def __init__(self, name: str, what: str) -> None:
-        self.name = name
-        self.what = what
+    name: str
+    what: str
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         caller = sys._getframe(1)  # located at the use, also in a helper module's own code
@@ -285,8 +285,4 @@ _WGMMA = "upstream's Sm90 ThunderKittens wgmma family"
 UNSERVED: dict[str, Unserved] = {
     **{n: Unserved(n, _WGMMA) for n in ("Sm90_TkRmemTileA", "Sm90_TkRmemTileD")
        + UNSUPPORTED_INSTR_NAMES},
-    # the registers the tk ops' scalar operands often live in (a value shared by aligned
-    # groups of n threads, mutated at that scope): a memory of its own, not modelled yet
-    "CudaRmemUniform": Unserved("CudaRmemUniform", "upstream's uniform registers, a value "
-                                "shared by aligned groups of threads"),
-}
+}  # CudaRmemUniform, the registers tk ops' scalar operands live in: stdlib/endgame.py

@@ -1,6 +1,7 @@
 """The two Exo-GPU dialects spork-verify reads, and the names that tell them apart (DIAL-1).
 
-Data only. `SPORK26` is upstream's February 2026 language (branch camspork_jit, what
+Data only (the ThunderKittens rows come from the tk tables themselves). `SPORK26` is
+upstream's February 2026 language (branch camspork_jit, what
 spork-verify first read); `ENDGAME` its July 2026 language (branch endgame). A name in
 `MARKERS` exists in one dialect only: a proc whose text uses it (or whose `@` annotation
 evaluates to an endgame mechanism) is written in that dialect. Helpers that add names of one
@@ -12,6 +13,9 @@ from __future__ import annotations
 
 from types import MappingProxyType
 from typing import Mapping
+
+from verifier.lang.stdlib.cuda_tk import TK_COPIES, UNSERVED as TK_UNSERVED
+from verifier.lang.stdlib.cuda_tk_ops import TILE_OPS, VEC_OPS
 
 SPORK26 = "spork26"
 ENDGAME = "endgame"
@@ -62,11 +66,16 @@ ENDGAME_NAMES: Mapping[str, str] = MappingProxyType({
        for kind in ("load", "load_multicast", "store", "reduce_add")},
 })
 
-# ThunderKittens names (`exo.platforms.cuda_tk`); the `tk` helper fills this table.
+# ThunderKittens names (`exo.platforms.cuda_tk`, and upstream's Sm90 ThunderKittens wgmma):
+# every row of the tk tables is endgame-only (none exists in February's exo).
 TK_NAMES: Mapping[str, str] = MappingProxyType({
-    "CudaTkWarpTile": "a ThunderKittens warp tile",
-    "Sm90_TkRmemTileA": "a ThunderKittens register tile",
-    "Sm90_TkRmemTileD": "a ThunderKittens register tile",
+    **{name: "a ThunderKittens copy" for name in TK_COPIES},
+    **{name: "a ThunderKittens tile op" for name in TILE_OPS},
+    **{name: "a ThunderKittens vector op" for name in VEC_OPS},
+    **{name: "a ThunderKittens wgmma name" for name in TK_UNSERVED},
+    **{name: "a ThunderKittens memory or advice" for name in (
+        "CudaTkWarpTile", "CudaTkWarpVec", "CudaTkRsInstrAdvice", "cuda_tk_load_rs_advice",
+        "cuda_tk_store_rs_advice", "Sm90_TkRmemTileA", "Sm90_TkRmemTileD")},
 })
 
 # Names only the February dialect has (renamed or removed by July 2026).

@@ -106,6 +106,8 @@ class Instr:
     unmodelled: str | None = None  # why calls are outside the encoding (ERR-V11), if they are
     base: "Instr | None" = field(default=None, compare=False, repr=False)  # before `partial`
     tma: TmaInfo | None = None  # a TMA load completing on its trailing mbarrier
+    # the error code and rule of a bad template keyword value (check_template)
+    template_code: tuple[str, str] = ("ERR-P07", "LANG-3.6")
 
     def unit_at(self, kwargs: dict[str, Any]) -> units.CollUnit:
         """The collective unit of a call with these template keywords (COLL-3.1)."""
@@ -151,8 +153,9 @@ class Instr:
         if self.check_template is not None:
             problem = self.check_template(values)
             if problem:
+                code, rule = self.template_code
                 raise RejectedInput(f"Failed to instantiate {self.name}({values}): {problem}",
-                                    code="ERR-P07", rule="LANG-3.6")
+                                    code=code, rule=rule)
         return values
 
 
