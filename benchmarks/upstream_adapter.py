@@ -122,7 +122,8 @@ def _verify(p: Any) -> None:
                    "build": _building[0], "sizes": dict(cex.sizes) if cex else {},
                    "codes": [f.code for f in result.findings],
                    "hazard": {"kind": first.kind.value, "variable": first.variable,
-                              "free": f"@ free({first.variable}" in first.message}
+                              "free": f"@ free({first.variable}" in first.message,
+                              "line": first.loc.line}
                    if first is not None else {},
                    **({"scheduled_by": dataclasses.asdict(_scheduled[id(p)])}
                       if id(p) in _scheduled else {})})

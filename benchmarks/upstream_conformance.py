@@ -22,6 +22,10 @@ and verifies the procs upstream prints (specs/upstream_api.md SCHED-2). Every te
               under upstream and its own sync_check run at our counterexample's sizes:
               "agrees" only when upstream reports a hazard of the same kind on the same
               variable, "differs" when it reports another one, "REVIEW" when it passes)
+  review      a refutation upstream's own sync_check does not reproduce: it passes at our
+              counterexample's sizes (with --upstream-python). A rule of ours upstream lacks,
+              or a version difference in the semantics: listed for review, never counted as
+              stricter
   version     we reject a construct of this upstream version that spork-verify's front end
               does not read (a parse or load error, ERR-P*): a version difference, never
               counted as stricter
@@ -57,8 +61,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from verifier.load.load_scheduled import JIT_ENV, build_folder  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-KINDS = ("same", "same-ctext", "same-vacuous", "no-keywords", "stricter", "version", "SUSPECT",
-         "unsupported", "hopper", "blocked", "gpu-only", "self-skip", "other")
+KINDS = ("same", "same-ctext", "same-vacuous", "no-keywords", "stricter", "review", "version",
+         "SUSPECT", "unsupported", "hopper", "blocked", "gpu-only", "self-skip", "other")
 GPU_FIXTURES = {"compiler_Sm80", "compiler_Sm90a"}
 _API_ERRORS = re.compile(r"^E\s+(AttributeError|ImportError|NameError|TypeError|"
                          r"ModuleNotFoundError)(: .*)?$", re.M)
@@ -197,7 +201,10 @@ def file_rows(test: Path, records: list[dict], expected: dict[str, list[str]] | 
 
 def same_hazard(theirs: dict, ours: dict) -> bool:
     """Upstream's hazard is ours: the same variable, and the same kind, or endgame's
-    `free_missing_sync` at the free our WAW/WAR at free(x) names."""
+    `free_missing_sync` at the free our WAW/WAR at free(x) names; unequal barrier counts
+    (upstream names no variable there) at the same allocation line."""
+    if theirs.get("kind") == "barrier-count":
+        return ours.get("kind") == "barrier-count" and theirs.get("line") == ours.get("line")
     if theirs.get("variable") != ours.get("variable"):
         return False
     if theirs.get("kind") == "free_missing_sync":
@@ -280,6 +287,8 @@ def main() -> int:
                              " differs: " in tail else "REVIEW" if
                              tail.startswith("REVIEW") else "cannot-check" if
                              "cannot check" in tail else "not re-run"] += 1
+                    if tail.startswith("REVIEW"):
+                        kind = "review"
                 counts[kind] += 1
                 by_kind[kind].append(f"{test.name}::{name}")
                 if kind not in ("same", "same-ctext", "same-vacuous", "gpu-only"):
@@ -310,6 +319,8 @@ def summary(totals: Counter[str], by_kind: dict[str, list[str]]) -> None:
                   f"{good} of {rest} = {100 * good / rest:.1f} %")
     print("soundness suspects (upstream rejects, we accept): " +
           (", ".join(by_kind["SUSPECT"]) or "none"))
+    print("refutations upstream's own sync_check does not reproduce (review, not counted): " +
+          (", ".join(by_kind["review"]) or "none"))
     print("blocked: " + (", ".join(by_kind["blocked"]) or "none"))
 
 

@@ -8,7 +8,8 @@ CAMSPORK_JIT_DIR set; KWARGS_JSON maps each keyword to its source text, evaluate
 module's namespace. Prints one JSON line: {"upstream": "raises" (a hazard: CamsporkError)|"cannot check" (another
 error: a limitation of upstream's checker)|"passes"|"not rebuilt", "message": ...}; with a
 hazard also its "kind" (RAW, WAR, WAW; endgame's free_missing_sync, ...), "variable" (the
-buffer, `free(x)` as `x`) and "free" (whether it is at a free), read off
+buffer, `free(x)` as `x`) and "free" (whether it is at a free), or for unequal barrier counts
+"barrier-count" and the "line" of the barrier's allocation, read off
 the remark upstream's checker writes to its debug log ("WAW HAZARD @ free(s[0])"), so that
 the caller compares them with spork-verify's finding instead of only "upstream raised".
 A proc that calls another proc (upstream's sync_check refuses those calls) is checked through
@@ -39,9 +40,9 @@ def main() -> int:
         return 0
     checks = []
     for p in built if isinstance(built, (list, tuple)) else [built]:
-        checks.extend(_callees(p, sizes) or [(p, sizes)])
+        checks.extend(_callees(p, sizes) or [(p, sizes, {})])
     remarks = _capture_remarks()
-    for p, at in checks:
+    for p, at, actual in checks:
         try:
             p.sync_check(**at)
         except Exception as e:  # a finding (CamsporkError) or a limitation of upstream's
@@ -51,8 +52,12 @@ def main() -> int:
             out = {"upstream": "raises" if found else "cannot check",
                    "message": f"{type(e).__name__}: {first[:160]}"}
             hazard = next((m for m in map(_HAZARD.search, remarks) if m), None)
-            if found and hazard:
-                out.update(kind=hazard["kind"], variable=hazard["var"],
+            count = next((m for m in map(_COUNT.search, remarks) if m), None)
+            if found and count and not hazard:  # names no variable: the barrier's line
+                out.update(kind="barrier-count", line=int(count["line"]),
+                           message=f"{type(e).__name__}: {count['what']} (line {count['line']})")
+            if found and hazard:  # a callee's parameter is named as the caller's argument
+                out.update(kind=hazard["kind"], variable=actual.get(hazard["var"], hazard["var"]),
                            free=bool(hazard["free"]),
                            message=f"{type(e).__name__}: {hazard[0]}")
             print(json.dumps(out))
@@ -65,6 +70,11 @@ def main() -> int:
 # ordered after an access: our WAW or WAR at free(x)) and a few kinds of its own
 _HAZARD = re.compile(r"(?P<kind>RAW|WAR|WAW|free_missing_sync|free_missing_arrive|use_after_free|"
                      r"use_before_alloc) HAZARD @ (?P<free>free\()?(?P<var>\w+)[^\n]*")
+
+
+# a barrier freed with unequal counts: the remark names the allocation's line, not the variable
+_COUNT = re.compile(r"^\S*?:(?P<line>\d+):\d+:(?:\(s\d+\))?:?\n"
+                    r"(?P<what>Arrive count \(\d+\) != Await count \(\d+\))", re.M)
 
 
 def _capture_remarks() -> list[str]:
@@ -80,7 +90,9 @@ def _capture_remarks() -> list[str]:
 def _callees(p, sizes):  # type: ignore[no-untyped-def]
     """Upstream's sync_check refuses a proc that calls a non-instr proc (a test app's CPU
     wrapper around the kernel): check each called proc instead, at the sizes its control
-    arguments take (constants, or the caller's sizes by name); [] when there is no such call."""
+    arguments take (constants, or the caller's sizes by name), with the caller's buffer behind
+    each tensor parameter (spork-verify inlines the call and names the caller's, CALL-2);
+    [] when there is no such call."""
     from exo.API import Procedure
     from exo.core.LoopIR import LoopIR
 
@@ -88,15 +100,17 @@ def _callees(p, sizes):  # type: ignore[no-untyped-def]
     for s in p._loopir_proc.body:
         if not isinstance(s, LoopIR.Call) or s.f.instr is not None:
             continue
-        at = {}
+        at, actual = {}, {}
         for arg, formal in zip(s.args, s.f.args):
             if formal.type.is_numeric():
+                if getattr(arg, "name", None) is not None:
+                    actual[str(formal.name)] = str(arg.name)
                 continue
             if isinstance(arg, LoopIR.Read) and not arg.idx and str(arg.name) in sizes:
                 at[str(formal.name)] = sizes[str(arg.name)]
             elif isinstance(arg, LoopIR.Const):
                 at[str(formal.name)] = arg.val
-        out.append((Procedure(s.f), at))
+        out.append((Procedure(s.f), at, actual))
     return out
 
 

@@ -1,7 +1,7 @@
 """Regenerate the generated pages of docs/: `python docs/generate.py [--check]`.
 
 * `error-codes.md` from the error-code catalogue `verifier/report/error_codes.toml`;
-* `rules.md`, the rule catalogue: every LANG-/SEM-/COLL-/LOAD-/CHAIN- id the verifier's code cites, with the
+* `rules.md`, the rule catalogue: every LANG-/SEM-/COLL-/LOAD-/SYNC-/CHAIN-/SEC- id the verifier's code cites, with the
   reference section that defines it (`docs/reference/`), the `specs/` pages that describe how it
   is implemented and the modules that cite it.
 
@@ -19,10 +19,11 @@ sys.path.insert(0, str(ROOT))
 
 from verifier.report.catalog import to_markdown  # noqa: E402
 
-RULE_ID = re.compile(r"\b(?:LANG|SEM|COLL|LOAD|CHAIN|SEC)-\d+(?:\.\d+)?\b")
+RULE_ID = re.compile(r"\b(?:LANG|SEM|COLL|LOAD|SYNC|CHAIN|SEC|DIAL|BW)-\d+(?:\.\d+)?\b")
 _FAMILY = {"LANG": "docs/reference/language.md", "SEM": "docs/reference/semantics.md",
            "COLL": "docs/reference/collectives.md", "LOAD": "specs/loading.md",
-           "CHAIN": "specs/chain.md", "SEC": "specs/threat_model.md"}
+           "SYNC": "specs/loading.md", "CHAIN": "specs/chain.md", "SEC": "specs/threat_model.md",
+           "DIAL": "specs/dialects.md", "BW": "specs/blackwell.md"}
 
 
 def cited_rules() -> dict[str, list[str]]:

@@ -33,6 +33,8 @@ PROGRAMS_ASYNC = ROOT / "tests" / "programs_async"
 PROGRAMS_NESTS = ROOT / "tests" / "programs_nests"
 PROGRAMS_HOPPER = ROOT / "tests" / "programs_hopper"
 PROGRAMS_TK = ROOT / "tests" / "programs_tk"  # ThunderKittens tiles and vectors (TK-*)
+PROGRAMS_ENDGAME = ROOT / "tests" / "programs_endgame"
+PROGRAMS_BLACKWELL = ROOT / "tests" / "programs_blackwell"
 
 _EXPECT = re.compile(r"^#\s*expect:\s*(\S+)\s+(proved|refuted|rejected|unknown|unsupported|vacuous)"
                      r"(?:\s+(.*))?$")
@@ -71,7 +73,9 @@ def expectations(path: Path) -> list[Expectation]:
 def kernel_files() -> list[Path]:
     files = sorted(EXAMPLES.glob("*.py")) + sorted(PROGRAMS.glob("*.py")) + \
         sorted(PROGRAMS_ASYNC.glob("*.py")) + sorted(PROGRAMS_NESTS.glob("*.py")) + \
-        sorted(PROGRAMS_HOPPER.glob("*.py")) + sorted(PROGRAMS_TK.glob("*.py"))
+        sorted(PROGRAMS_HOPPER.glob("*.py")) + sorted(PROGRAMS_TK.glob("*.py")) + \
+        sorted(PROGRAMS_ENDGAME.glob("*.py")) + \
+        sorted(PROGRAMS_BLACKWELL.glob("*.py"))
     return [f for f in files if expectations(f)]
 
 

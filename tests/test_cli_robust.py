@@ -18,6 +18,7 @@ import pytest
 from verifier.cli import main
 from verifier.report.progress import Progress, colour_verdicts, use_colour
 
+from process_support import interrupt, start_cli, stop_limit_s, wait_until_loading
 from conftest import EXAMPLES, ROOT
 
 SAXPY = EXAMPLES / "saxpy.py"
@@ -198,17 +199,8 @@ def test_internal_error_still_ends_a_valid_json_document(
 
 
 def _start(args: list[str]) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "verifier.cli", *args], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "NO_COLOR": "1"},
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-
-
-def _interrupt(child: subprocess.Popen[str]) -> tuple[int, str, str, float]:
-    sent = time.monotonic()
-    child.send_signal(signal.SIGINT)
-    out, err = child.communicate(timeout=60)
-    return child.returncode, out, err, time.monotonic() - sent
+    return start_cli(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                     env={**os.environ, "NO_COLOR": "1"})
 
 
 def test_ctrl_c_mid_proof_stops_fast_and_keeps_finished_results() -> None:
@@ -219,9 +211,9 @@ def test_ctrl_c_mid_proof_stops_fast_and_keeps_finished_results() -> None:
     first = child.stdout.readline()  # streamed as soon as saxpy is done
     assert "saxpy: PROVED" in first
     time.sleep(2.0)  # the GEMMs load and their proofs run
-    code, out, err, took = _interrupt(child)
+    code, out, err, took = interrupt(child)
     assert code == 130, err
-    assert took < 2.0
+    assert took < stop_limit_s()
     assert "Traceback" not in err and "Exception ignored" not in err and "interrupted" in err
     finished = [line for line in out.splitlines() if "gemm_sm80" in line and ": " in line]
     assert len(finished) < len(HEAVY)  # cancelled checks print no verdict
@@ -232,14 +224,12 @@ def test_ctrl_c_leaves_a_valid_json_document(after_s: float) -> None:
     """Interrupted while loading or proving, the JSON document still parses and holds only
     finished procs."""
     child = _start(["--format", "json", *UNCACHED, str(SAXPY), *HEAVY])
+    wait_until_loading(child)
     time.sleep(after_s)
-    code, out, err, took = _interrupt(child)
-    assert code == 130 and took < 2.0 and "Traceback" not in err
-    if out:  # a Ctrl-C before the verifier was even imported leaves no document
-        files = {p["file"] for p in json.loads(out)["results"]}
-        assert len(files) < len(HEAVY) + 1  # the document holds only finished files
-    else:
-        assert after_s < 1.0
+    code, out, err, took = interrupt(child)
+    assert code == 130 and took < stop_limit_s() and "Traceback" not in err
+    files = {p["file"] for p in json.loads(out)["results"]}
+    assert len(files) < len(HEAVY) + 1  # the document holds only finished files
 
 
 class _Terminal(io.StringIO):

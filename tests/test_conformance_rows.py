@@ -48,3 +48,8 @@ def test_upstream_agrees_only_on_the_same_kind_and_variable() -> None:
                                 {"kind": "RAW", "variable": "smem", "free": False})
     assert not conf.same_hazard({"kind": "use_after_free", "variable": "smem", "free": False},
                                 ours)
+    # unequal barrier counts: upstream names the allocation's line, not the variable
+    count = {"kind": "barrier-count", "variable": "cg", "free": False, "line": 368}
+    assert conf.same_hazard({"kind": "barrier-count", "line": 368}, count)
+    assert not conf.same_hazard({"kind": "barrier-count", "line": 12}, count)
+    assert not conf.same_hazard({"kind": "barrier-count", "line": 368}, ours)

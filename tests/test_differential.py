@@ -1,5 +1,6 @@
 """Differential: the symbolic verdict at a fixed size equals the concrete machine's verdict,
-for every bundled kernel and seeded-bug variant, at three small sizes (architecture.md §3)."""
+for every bundled kernel and seeded-bug variant, at one small size by default and at three with
+`-m slow` (architecture.md §3)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,13 @@ from sizes import check_symbolic_equals_concrete
 CASES = [e for f in kernel_files() for e in expectations(f) if e.verdict in ("proved", "refuted")]
 
 
+@pytest.mark.parametrize("exp", case_params(CASES, differential=True))
+def test_symbolic_equals_concrete_at_a_fixed_size(exp) -> None:  # type: ignore[no-untyped-def]
+    """The default run: the first small size (each size costs a proof and a machine run)."""
+    check_symbolic_equals_concrete(load_one(exp.file, exp.proc), count=1, bound=32)
+
+
+@pytest.mark.slow  # .ci/run runs it (`-m slow`): the same at three sizes
 @pytest.mark.parametrize("exp", case_params(CASES, differential=True))
 def test_symbolic_equals_concrete_at_fixed_sizes(exp) -> None:  # type: ignore[no-untyped-def]
     check_symbolic_equals_concrete(load_one(exp.file, exp.proc), count=3, bound=32)

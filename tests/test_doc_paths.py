@@ -25,6 +25,9 @@ _PLACEHOLDER = re.compile(r"\b[A-Z][A-Z_]+\b|\.\.\.")  # FILE.cu, DIR/PROC/ID.sm
 
 # (document, path) -> why the path is not a file of this repository
 NOT_OURS = {
+    ("README.md", "examples/**/exocc_*.py"): "sporkbench's kernel files",
+    ("README.md", "exocc_Sm90a_m128n256_splitK.py"): "sporkbench's kernel file",
+    ("README.md", "exocc_Sm90a_pingpong.py"): "sporkbench's kernel file (branch ping_pong)",
     ("docs/heldout-hopper.md", "test_tma.py"): "upstream Exo-GPU's test",
     ("docs/heldout-hopper.md", "test_Sm90a_gemm.py"): "upstream Exo-GPU's test",
     ("docs/heldout-hopper.md", "Sm90.py"): "upstream Exo-GPU's platform module",

@@ -44,7 +44,7 @@ def test_catalogue_entries_are_complete() -> None:
     for entry in catalog().values():
         assert entry.title and entry.rule and entry.messages, entry.code
         assert entry.fix and entry.example, entry.code
-        assert re.fullmatch(r"(LANG|SEM|COLL|LOAD)-[\d.]+(, [\d.]+)*", entry.rule), entry.code
+        assert re.fullmatch(r"(LANG|SEM|COLL|LOAD|DIAL|SEC|SYNC|BW)-[\d.]+(, [\d.]+)*", entry.rule), entry.code
 
 
 def test_generated_pages_are_current() -> None:
@@ -127,3 +127,18 @@ def test_explain_prints_rule_example_and_fix(capsys: pytest.CaptureFixture[str])
 def test_catalogue_ships_with_the_package() -> None:
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert CATALOG_FILE.name in {"error_codes.toml"} and '"*.toml"' in pyproject
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    """The README's two commands at the top: install and prove an example, install and test;
+    `.ci/run` runs that same test command (issue 20: in parallel), then `-m slow`, so CI runs
+    every test."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("```bash\n", 1)[1].split("```", 1)[0].strip().splitlines()
+    assert len(block) == 2
+    install, test = (part.strip() for part in block[1].split("&&"))
+    assert install == "python3 -m pip install -e '.[test]'" and "-n auto" in test
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines()
+          if line.startswith("python3 -m pytest")]
+    # the slow set joins CI once it has passed whole on merged main (issue 20)
+    assert ci == [f"{test} -p no:cacheprovider"]

@@ -17,16 +17,17 @@ CASES = [e for f in kernel_files() for e in expectations(f)]
 
 @pytest.mark.parametrize("exp", case_params(CASES))
 def test_expected_verdict(exp: Expectation) -> None:
-    if exp.verdict == "rejected":
+    if exp.verdict in ("rejected", "unsupported"):
         try:
             procs = {p.name: p for p in load_procs(exp.file)}
         except SporkError as e:  # @proc raises at decoration time (specs/loading.md LOAD-3)
             assert e.proc == exp.proc, e.render()
             assert exp.kind is None or e.code == exp.kind, e.render()
+            assert (type(e).__name__ == "Unsupported") == (exp.verdict == "unsupported"), e
             return
         p = procs[exp.proc]
         result = verify_proc(p)
-        assert result.verdict is Verdict.rejected, result
+        assert result.verdict is Verdict(exp.verdict), result
         if exp.kind:
             assert result.findings[0].code == exp.kind, result.findings[0]
         return

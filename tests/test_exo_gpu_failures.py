@@ -124,20 +124,24 @@ def test_a_hang_inside_upstream_is_unsupported_naming_where_it_was(
 
 
 @pytest.mark.rule("SCHED-7")
-def test_upstream_runs_in_a_private_build_folder_not_the_callers(
-        tmp_path: Path, upstream: Path) -> None:
-    out = tmp_path / "where.txt"
-    _run(tmp_path, upstream, f"""\
-        import exo.fake_jit
+def test_upstream_runs_in_a_private_folder_not_the_callers(tmp_path: Path,
+                                                           upstream: Path) -> None:
+    """The child works in a private folder with its own copy of the cached checker build
+    (the JIT directory inside it), never in the caller's working folder."""
+    done, report = _run(tmp_path, upstream, """\
+        import os, exo.fake_jit
 
-        exo.fake_jit.where({str(out)!r})
+        print("WHERE", repr((os.getcwd(), os.environ.get("CAMSPORK_JIT_DIR"))))
         raise ValueError("stop here")
     """)
-    cwd, jit = eval(out.read_text())  # noqa: S307 - our own repr
+    (result,) = report["results"]
+    line = next(x for x in result["load_output"].splitlines() if x.startswith("WHERE "))
+    cwd, jit = eval(line.removeprefix("WHERE "))  # noqa: S307 - our own repr
+    caller = tmp_path / "caller"
+    assert Path(cwd) != caller and Path(jit).parent == Path(cwd) and Path(jit).name == "jit"
+    assert not (caller / ".ninja_log").exists()
     folder = build_folder(str(upstream), {"XDG_CACHE_HOME": str(tmp_path / "cache")})
-    assert Path(cwd) == folder and Path(jit) == folder / "jit"
-    assert folder.parent.name == "exo-gpu" and not (tmp_path / "caller" / ".ninja_log").exists()
     other = build_folder(str(tmp_path / "another" / "python"),
                          {"XDG_CACHE_HOME": str(tmp_path / "cache")})
-    assert other != folder  # one folder per interpreter
+    assert folder.parent.name == "exo-gpu" and other != folder  # one cache per interpreter
     assert JIT_ENV == "CAMSPORK_JIT_DIR"

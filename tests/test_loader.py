@@ -21,6 +21,7 @@ from verifier.load.load_protocol import LoadReply, Stage, encode_reply, read_rep
 from verifier.lang.ir.printer import ir_hash
 from verifier.results import Verdict
 
+from process_support import descendants, start_cli
 from conftest import EXAMPLES
 
 KERNEL = '''
@@ -48,24 +49,6 @@ def write(tmp_path: Path, name: str, body: str) -> Path:
     path = tmp_path / name
     path.write_text("from verifier.lang import *\n" + textwrap.dedent(body))
     return path
-
-
-def descendants(root: int) -> set[int]:
-    """Every process below `root`, read from /proc."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parents[int(entry.name)] = int((entry / "stat").read_text()
-                                               .rpartition(")")[2].split()[1])
-            except (OSError, ValueError, IndexError):
-                pass
-    out: set[int] = set()
-    frontier = {root}
-    while frontier:
-        frontier = {pid for pid, parent in parents.items() if parent in frontier} - out
-        out |= frontier
-    return out
 
 
 def line_of(path: Path, text: str) -> int:
@@ -345,17 +328,14 @@ def test_ctrl_c_while_loading_kills_the_child(tmp_path: Path) -> None:
     """SIGINT to the verifier ends it promptly and takes the loading child with it (LOAD-6)."""
     import signal
     import subprocess
-    import sys
 
     path = write(tmp_path, "slow.py", """
 import time
 time.sleep(60)
 """)
-    root = Path(__file__).resolve().parent.parent
-    cli = subprocess.Popen([sys.executable, "-m", "verifier.cli", str(path)], cwd=root,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    cli = start_cli([str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     below: set[int] = set()
-    for _ in range(200):  # the supervisor and the confined process running the file
+    for _ in range(1200):  # the supervisor and the confined process running the file
         below = descendants(cli.pid)
         if len(below) >= 2:
             break
@@ -446,3 +426,19 @@ def test_a_value_of_the_users_own_class_in_the_ir_is_refused_not_imported(
         with pytest.raises(pickle.UnpicklingError, match="foreign_mod_for_reply.Foreign"):
             read_reply(f.fileno())
     assert "foreign_mod_for_reply" not in sys.modules
+
+
+def test_a_memory_built_by_a_call_travels_by_value() -> None:
+    """LOAD-9: a memory a call builds (`Sm80_RmemMatrixD(16, 8)`, not bound at module level)
+    travels by value, its name (`MemoryName`, TK-1) included: sporkbench's GEMMs hold such
+    memories."""
+    import io
+
+    from verifier.lang import Sm80_RmemMatrixD
+    from verifier.load.load_protocol import _ReplyPickler, _ReplyUnpickler
+
+    memory = Sm80_RmemMatrixD(16, 8)
+    buf = io.BytesIO()
+    _ReplyPickler(buf).dump(memory)
+    back = _ReplyUnpickler(io.BytesIO(buf.getvalue())).load()
+    assert back == memory and back.name() == memory.name()

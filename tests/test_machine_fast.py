@@ -9,12 +9,12 @@ import random
 
 import pytest
 
-from conftest import EXAMPLES, case_params, expectations, kernel_files, load_one
+from conftest import EXAMPLES, ROOT, case_params, expectations, kernel_files, load_one
 from sizes import sample_sizes
 from verifier.semantics import run_machine
 from verifier.semantics.fast import Diverge, FastMachine
 from verifier.semantics.machine import run_reference
-from verifier.semantics.records import ALL, Group, Record
+from verifier.semantics.records import ALL, Group, Record, passes
 from verifier.semantics.threads import Threads
 
 CASES = [e for f in kernel_files() for e in expectations(f) if e.verdict in ("proved", "refuted")]
@@ -76,3 +76,37 @@ def test_passing_agrees_with_lacking() -> None:
         for n in range(6):
             alone = rec.lacking(Threads(task, 1 << n), quals, qbits, f, conv) is None
             assert alone == bool(got >> n & 1)
+
+
+@pytest.mark.rule("SEM-4.5")
+def test_terms_agree_with_lacking() -> None:
+    """Record.terms (a check as masks, for every collective at once) is Record.lacking on
+    random records, checks and collectives of one or several threads."""
+    rng = random.Random(21)
+    for _ in range(4000):
+        task = rng.choice([0, 1])
+        owner = rng.choice([None, 0, 1])
+        cov = {qv: {rng.choice([None, 0, 1]): ALL if rng.random() < 0.1 else rng.randrange(64)}
+               for qv in range(8) if rng.random() < 0.3}
+        rec = Record(Threads(owner, ALL if owner is None else rng.randrange(64)),
+                     rng.randrange(2), rng.randrange(16), rng.random() < 0.5, cov, set(), None,
+                     0, Group())
+        quals = tuple(sorted(rng.sample([0, 1], rng.randrange(1, 3))))
+        qbits = sum(1 << q for q in quals) if rng.random() < 0.8 else rng.randrange(4)
+        f, conv = rng.randrange(2), rng.random() < 0.5
+        terms = rec.terms(task, quals, qbits, f, conv)
+        for c in range(1, 64):
+            assert passes(terms, c) == (rec.lacking(Threads(task, c), quals, qbits, f, conv)
+                                        is None)
+
+
+@pytest.mark.rule("SEM-4.5")
+def test_hazard_inside_a_region_is_reported_by_the_reference() -> None:
+    """Two threads of one sync-free cuda_threads loop store to s[t / 2]: the batched check of
+    the region finds it (no sync in between), and the report is the reference machine's."""
+    proc = load_one(ROOT / "tests" / "programs" / "smem_waw_collision.py", "smem_waw_collision")
+    with pytest.raises(Diverge):
+        run_reference(proc, {"nb": 1}, machine=FastMachine)
+    holds, found = run_machine(proc, {"nb": 1})
+    assert holds and found == run_reference(proc, {"nb": 1})[1]
+    assert (found[0].kind, found[0].variable, found[0].loc.line) == ("WAW", "s", 13)

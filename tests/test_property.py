@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -77,10 +78,25 @@ def _load(source: str, tmp: Path) -> ir.Proc:
     return proc
 
 
-@settings(deadline=None,
+SMOKE_EXAMPLES = 12  # the default run; `-m slow` runs the profile's count (60, or 1500)
+
+
+@settings(max_examples=SMOKE_EXAMPLES, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(tier1_program())
 def test_symbolic_agrees_with_machine(tmp_path: Path, source: str) -> None:
+    _symbolic_agrees_with_machine(tmp_path, source)
+
+
+@pytest.mark.slow  # the whole campaign; .ci/run runs it
+@settings(deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(tier1_program())
+def test_symbolic_agrees_with_machine_campaign(tmp_path: Path, source: str) -> None:
+    _symbolic_agrees_with_machine(tmp_path, source)
+
+
+def _symbolic_agrees_with_machine(tmp_path: Path, source: str) -> None:
     proc = _load(source, tmp_path)
     symbolic = verify_proc(proc).verdict
     concrete = {concrete_verdict(proc, {"n": n})[0] for n in (1, 2)}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -62,10 +63,25 @@ def _load(source: str, tmp: Path) -> ir.Proc:
     return proc
 
 
-@settings(deadline=None,
+SMOKE_EXAMPLES = 12  # the default run; `-m slow` runs the profile's count (60, or 1500)
+
+
+@settings(max_examples=SMOKE_EXAMPLES, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(ring_program())
 def test_ring_prover_agrees_with_machine(tmp_path: Path, case: tuple[str, int]) -> None:
+    _ring_prover_agrees_with_machine(tmp_path, case)
+
+
+@pytest.mark.slow  # the whole campaign; .ci/run runs it
+@settings(deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(ring_program())
+def test_ring_prover_agrees_with_machine_campaign(tmp_path: Path, case: tuple[str, int]) -> None:
+    _ring_prover_agrees_with_machine(tmp_path, case)
+
+
+def _ring_prover_agrees_with_machine(tmp_path: Path, case: tuple[str, int]) -> None:
     source, horizon = case
     proc = _load(source, tmp_path)
     result = verify_proc(proc)

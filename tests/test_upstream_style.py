@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from verifier.diagnostics import RejectedInput
 from verifier.encode import verify_proc
 from verifier.load.load import load_procs
 from verifier.load.load_isolated import load_isolated
@@ -117,9 +118,14 @@ def _load_tail(tmp_path: Path, tail: str):  # type: ignore[no-untyped-def]
 
 @pytest.mark.rule("API-3")
 def test_sync_check_raises_with_the_machine_finding(tmp_path: Path) -> None:
-    loaded, _ = _load_tail(tmp_path, "k.sync_check(n=512)\n")
-    err = loaded.error
-    assert err is not None and err.rule == "API-3" and err.proc == "k"
+    """In-process (upstream's order, SYNC-7's last point): the machine runs at the call and
+    raises with its finding; the CLI's deferred answer is tests/test_sync_record.py's."""
+    path = tmp_path / "k.py"
+    path.write_text(UPSTREAM_HEAD + "k.sync_check(n=512)\n")
+    with pytest.raises(RejectedInput) as caught:
+        load_procs(path)
+    err = caught.value
+    assert err.rule == "API-3" and err.proc == "k"
     assert "RAW" in err.message and "n=512" in err.message and err.variable == "tile"
     assert err.loc.line == 15  # the racy read, where the machine found it
     loaded, _ = _load_tail(tmp_path, "k.sync_check(n=100)\n")
@@ -277,16 +283,16 @@ def per_cta():
 @pytest.mark.rule("API-3")
 @pytest.mark.rule("LANG-6.3")
 def test_per_cta_smem_in_a_cluster_is_unsupported_and_sync_check_raises(tmp_path: Path) -> None:
-    """Upstream's sync_check requires SMEM at cluster scope and raises; so does ours (the
-    machine does not model one copy per CTA, so it must not report a hazard there), and the
-    proof is unsupported, naming the allocation."""
+    """Upstream's sync_check requires SMEM at cluster scope and raises; so does ours where it
+    runs at once (the machine does not model one copy per CTA, so it must not report a hazard
+    there), and the proof is unsupported, naming the allocation."""
     from verifier.diagnostics import Unsupported
     path = tmp_path / "k.py"
     path.write_text(PER_CTA_SMEM + "\nper_cta.sync_check()\n")
-    loaded = load_isolated(path)
-    assert isinstance(loaded.error, Unsupported), loaded.error
-    assert "cluster" in loaded.error.message and "CudaSmemLinear" in loaded.error.message
-    assert loaded.error.loc.line == 10
+    with pytest.raises(Unsupported) as caught:
+        load_procs(path)
+    assert "cluster" in caught.value.message and "CudaSmemLinear" in caught.value.message
+    assert caught.value.loc.line == 10
     path.write_text(PER_CTA_SMEM)
     result = verify_proc(load_isolated(path).procs[0])
     assert result.verdict.value == "unsupported" and "the_mem" in result.findings[0].message

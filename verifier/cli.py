@@ -1,9 +1,9 @@
 """`spork-verify PATH... [options]`: verify every module-level proc of each file.
 
 Exit codes (one mapping, `exit_code`; specs/cli.md CLI-1): 0 all proved (with `--sizes`: no
-hazard at those sizes), 1 any refuted, 2 rejected input or usage, 3 unknown/unsupported/vacuous
-(none refuted), 4 internal error, 5 `--check-cert`: the file does not match its certificate,
-130 interrupted (Ctrl-C).
+hazard at those sizes), 1 any refuted (or a hazard an in-file sync_check found), 2 rejected
+input or usage, 3 unknown/unsupported/vacuous (none refuted), 4 internal error, 5
+`--check-cert`: the file does not match its certificate, 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ try:  # Ctrl-C while the verifier's modules load (the console script imports the
     from verifier.diagnostics import InternalError, RejectedInput, SporkError, Unsupported
     from verifier.encode.recheck import RECHECK_SOLVERS, RecheckSession, RecheckUnavailable
     from verifier.lang.ir.ir import Proc
+    from verifier.load.load_ahead import LoadAhead
     from verifier.load.load_isolated import DEFAULT_TIMEOUT_S, isolation
     from verifier.load.load_scheduled import ENV_VAR, ExoGpuUnavailable, check_python, load_file
     from verifier.report import FORMATS
@@ -34,8 +35,8 @@ try:  # Ctrl-C while the verifier's modules load (the console script imports the
     from verifier.cli_chain import named_references, unchecked_chain, with_chain
     from verifier.cli_gate import add_options as add_gate_options
     from verifier.cli_gate import announce, cache_options, certificates_allowed
-    from verifier.encode.assumptions import check_assumed_names
-    from verifier.results import ChainStatus, ProcResult, Verdict
+    from verifier.load.load_isolated import LoadedFile
+    from verifier.results import ChainStatus, ProcResult, SyncCheckStatus, Verdict
 except KeyboardInterrupt:  # exits 130 quietly, as main() does (CLI-4), never a traceback
     sys.stderr.write("spork-verify: interrupted\n")
     raise SystemExit(130) from None
@@ -45,8 +46,9 @@ def exit_code(results: list[ProcResult]) -> int:
     if any(r.internal_error for r in results):
         return 4
     verdicts = {r.verdict for r in results}
-    if Verdict.refuted in verdicts:
-        return 1
+    if Verdict.refuted in verdicts or any(s.status is SyncCheckStatus.hazard
+                                          for r in results for s in r.sync_checks):
+        return 1  # a hazard an in-file sync_check found at its sizes is refuted too (SYNC-6)
     if Verdict.rejected in verdicts:
         return 2
     if verdicts - {Verdict.proved, Verdict.no_hazard_at_sizes}:
@@ -203,13 +205,17 @@ def assumed(args: argparse.Namespace) -> dict[str, int]:
 
 
 def verify_file(path: str, args: argparse.Namespace, progress: Progress | None = None,
-                recheck: RecheckSession | None = None, queries: QueryWriter | None = None
-                ) -> tuple[list[ProcResult], int]:
-    """Results of every proc in the file, and how many proved procs got no CUDA."""
+                recheck: RecheckSession | None = None, queries: QueryWriter | None = None,
+                loaded: LoadedFile | None = None) -> tuple[list[ProcResult], int]:
+    """Results of every proc in the file (`loaded` already, or loaded now), and how many
+    proved procs got no CUDA."""
+    from verifier.encode.assumptions import check_assumed_names
+
     if args.recheck and recheck is None:  # a caller that did not open a session (pytest plugin)
         with RecheckSession(args.recheck, options(args).timeout_s) as session:
-            return verify_file(path, args, progress, session, queries)
-    loaded = load_file(path, args.load_timeout, args.exo_gpu_python)
+            return verify_file(path, args, progress, session, queries, loaded)
+    if loaded is None:
+        loaded = load_file(path, args.load_timeout, args.exo_gpu_python)
     if loaded.error is not None:
         failed = _error_result(path, loaded.error.proc or "<file>", loaded.error)
         return [dataclasses.replace(failed, load_output=loaded.output, isolation=isolation())], 0
@@ -243,6 +249,10 @@ def verify_file(path: str, args: argparse.Namespace, progress: Progress | None =
         if args.emit_cuda and results[-1].verdict is Verdict.proved and \
                 results[-1].certificate is not None:
             not_lowered += not _emit(p, results[-1], args.emit_cuda)
+    if loaded.sync_calls:  # the file's own sync_check calls, answered now (SYNC-3..7)
+        from verifier.cli_sync import settle
+
+        results = settle(loaded.sync_calls, procs, results, options(args), args.proc)
     return [dataclasses.replace(r, load_output=loaded.output, isolation=isolation())
             for r in results], not_lowered
 
@@ -408,7 +418,6 @@ def _verify_all(args: argparse.Namespace) -> int:
     """Verify each PATH, writing each file's results as it finishes (CLI-3); Ctrl-C stops a
     running check, writes what finished and exits 130 (CLI-4)."""
     from verifier.report import render
-    from verifier.encode.solver import stop_checks_on_interrupt
 
     progress = Progress(not args.no_progress)
     colour = args.format == "text" and not args.output and use_colour(args.color, sys.stdout)
@@ -421,14 +430,19 @@ def _verify_all(args: argparse.Namespace) -> int:
     not_lowered = 0
     interrupted = False
     queries = QueryWriter(args.smt2) if args.smt2 else None
+    # the first file's loading child runs while the prover imports
+    ahead = LoadAhead(args.paths[0], args.load_timeout, args.exo_gpu_python)
     try:
+        from verifier.encode.solver import stop_checks_on_interrupt
+
         recheck = RecheckSession(args.recheck, options(args).timeout_s) if args.recheck \
             else None
         with interruptible_solvers(stop_checks_on_interrupt()), \
                 recheck or contextlib.nullcontext():
             for index, path in enumerate(args.paths, 1):
                 progress.file(path, index, len(args.paths))
-                file_results, failures = verify_file(path, args, progress, recheck, queries)
+                file_results, failures = verify_file(path, args, progress, recheck, queries,
+                                                     ahead.result() if index == 1 else None)
                 stop_if_interrupted()
                 not_lowered += failures
                 sink.add_file(file_results)
@@ -443,6 +457,7 @@ def _verify_all(args: argparse.Namespace) -> int:
         interrupted = True  # z3 calls other than check() end in an exception once interrupted
         ignore_further_interrupts()
     finally:
+        ahead.cancel()  # nothing to do unless interrupted before the first file was taken
         progress.clear()
         sink.finish()  # also on an internal error: the document holds what finished
     results = sink.results

@@ -208,6 +208,40 @@ class ScheduledBy:
     text_file: str  # `FILE@exo-gpu/PROC.py`, the name locations in the text carry
 
 
+class SyncCheckStatus(Enum):
+    """How a `p.sync_check(**sizes)` call of the user's file was settled (specs/loading.md
+    SYNC-4..6)."""
+
+    covered = "covered"  # a proof holds at these sizes: for all sizes, or at these (SYNC-4/5)
+    no_hazard = "no-hazard"  # the concrete machine ran at these sizes to the end: none found
+    hazard = "hazard"  # the machine found one at these sizes (replayed, never a guess)
+    not_run = "not-run"  # the machine cannot run the proc (a construct outside its fragment)
+
+
+@dataclass(frozen=True)
+class SyncCheckResult:
+    """One in-file `sync_check` call and its answer, reported with its proc's result."""
+
+    proc: str
+    sizes: tuple[tuple[str, int], ...]
+    loc: SrcLoc  # the call, in the user's file
+    status: SyncCheckStatus
+    settled_by: str  # a SYNC_SETTLED_BY key
+    message: str
+    certificate: str = ""  # covered: the digest of the certificate of the proof that covers it
+    finding: Finding | None = None  # hazard: the machine's finding
+    time_s: float = 0.0
+
+
+# who settled an in-file sync_check (specs/loading.md SYNC-3..6)
+SYNC_SETTLED_BY = {
+    "proof": "the proof for all sizes",
+    "proof-at-sizes": "a proof at these sizes",
+    "machine": "the concrete machine at these sizes",
+    "machine-while-loading": "the concrete machine while the file loaded",
+}
+
+
 @dataclass(frozen=True)
 class ProcResult:
     file: str
@@ -227,6 +261,8 @@ class ProcResult:
     # `--assume NAME=VALUE`: proved (or refuted) only for sizes with these values (CLI-11)
     assumptions: tuple[tuple[str, int], ...] = ()
     isolation: Isolation | None = None  # how the file was confined while it loaded (SEC-2)
+    # the file's own `p.sync_check(...)` calls on this proc and their answers (SYNC-7)
+    sync_checks: tuple[SyncCheckResult, ...] = ()
 
 
 def assumed_words(assumptions: tuple[tuple[str, int], ...]) -> str:

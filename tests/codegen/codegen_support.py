@@ -83,11 +83,13 @@ def example(name: str) -> tuple[ir.Proc, Certificate]:
     raise KeyError(name)
 
 
-def uses_mbarriers(proc: ir.Proc) -> bool:
-    """Whether `proc` allocates a `CudaMbarrier`."""
+def uses_mbarriers(proc: ir.Proc, ring: bool | None = None) -> bool:
+    """Whether `proc` allocates a `CudaMbarrier` (with `ring`, only an endgame ring one, True,
+    or only a February one, False: specs/dialects.md DIAL-13)."""
     def walk(stmts: tuple[ir.Stmt, ...]) -> bool:
         return any((isinstance(s, ir.Alloc) and isinstance(s.typ, ir.BarrierType) and
-                    str(s.typ.mech) == "CudaMbarrier") or
+                    str(s.typ.mech) == "CudaMbarrier" and
+                    (ring is None or (s.typ.ring is not None) == ring)) or
                    walk(getattr(s, "body", ())) or walk(getattr(s, "orelse", ()))
                    for s in stmts)
     return walk(proc.body)
@@ -95,7 +97,7 @@ def uses_mbarriers(proc: ir.Proc) -> bool:
 
 def unlowered_construct(proc: ir.Proc) -> str | None:
     """The first construct of `proc` that codegen refuses by design (mbarriers in a cluster or
-    multicast, events, tensor maps, trailing barriers, wgmma fences), or None."""
+    multicast, events, tensor maps, trailing barriers, wgmma fences, Blackwell TMEM), or None."""
     def walk(stmts: tuple[ir.Stmt, ...], cluster: int = 1) -> str | None:
         for s in stmts:
             if isinstance(s, ir.DeviceFunction):
@@ -111,6 +113,8 @@ def unlowered_construct(proc: ir.Proc) -> str | None:
                 return "multicast Arrive"
             if isinstance(s, ir.WindowStmt) and s.special is not None:
                 return "tensor map"
+            if isinstance(s, ir.Alloc) and str(getattr(s.mem, "name", "")).startswith("Sm100_"):
+                return "Sm100 tensor memory (specs/blackwell.md)"
             if isinstance(s, ir.Call) and s.trailing:
                 return "trailing barrier"
             if isinstance(s, ir.Fence) and "wgmma" in str(s.first):

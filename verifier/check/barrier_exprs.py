@@ -23,6 +23,7 @@ from verifier.lang.stdlib.memories import CudaCommitGroup, CudaMbarrier
 from verifier.lang.ir.printer import expr_text, stmt_lines
 from verifier.lang.stdlib.timelines import SyncTL, implements
 from verifier.check.sites import BarrierDecl, Context
+from verifier.check.static_rings import worded
 from verifier.check.walk_view import AnalyzerView
 
 
@@ -47,8 +48,12 @@ def arrive_home(an: AnalyzerView, s: ir.Arrive, decl: BarrierDecl, ctx: Context
     multicast = tuple(tuple(_casts_wider(a, extent) for a, extent in zip(r.idx, decl.shape))
                       for r in refs)
     home: list[ir.Expr] = []
+    ring = decl.ring.dim if decl.ring is not None else None
     for i in range(len(decl.shape)):
         points = [r.idx[i].pt for r in refs if isinstance(r.idx[i], ir.Point)]
+        if i == ring:
+            home.append(_ring_point(s, refs, i))
+            continue
         if not points:
             raise RejectedInput(f"{_text(s)}: at least one trailing barrier expression must have "
                                 f"idx[{i}] be a point, not an interval", s.loc, code="ERR-A26",
@@ -72,6 +77,25 @@ def arrive_home(an: AnalyzerView, s: ir.Arrive, decl: BarrierDecl, ctx: Context
     return tuple(home)
 
 
+def _ring_point(s: ir.Arrive, refs: tuple[ir.BarrierRef, ...], i: int) -> ir.Expr:
+    """The index of an Arrive's barrier expressions on a ring dimension: a point, the same in
+    every expression (an interval there is upstream's "cannot have interval on managed ring
+    buffer dimension"). Rules: DIAL-2"""
+    for r in refs:
+        if not isinstance(r.idx[i], ir.Point):
+            raise RejectedInput(f"{_text(s)}: cannot have interval {expr_text(r.idx[i])} on "
+                                "managed ring buffer dimension", s.loc, code="ERR-A26",
+                                rule="DIAL-2")
+    first = refs[0].idx[i]
+    assert isinstance(first, ir.Point)
+    for r in refs[1:]:
+        if expr_text(r.idx[i]) != expr_text(first):
+            raise RejectedInput(f"{_text(s)}: {expr_text(r.idx[i])} mismatches idx[{i}] in "
+                                "previous trailing barrier expressions", s.loc,
+                                code="ERR-A26", rule="LANG-5.6")
+    return first.pt
+
+
 def named_elements(s: ir.Arrive, decl: BarrierDecl, home: tuple[ir.Expr, ...]
                    ) -> tuple[tuple[ir.Expr | None, ...], ...]:
     """Per barrier expression of the Arrive: a point per dimension, None where it multicasts
@@ -86,9 +110,14 @@ def named_elements(s: ir.Arrive, decl: BarrierDecl, home: tuple[ir.Expr, ...]
 def await_element(an: AnalyzerView, s: ir.Await, decl: BarrierDecl, ctx: Context
                   ) -> tuple[ir.Expr, ...]:
     """An Await names one element: points only (ERR-A30). Rules: LANG-5.5"""
+    if decl.ring is not None and isinstance(s.target.idx[decl.ring.dim], ir.Interval):
+        raise RejectedInput(f"{_text(s)}: cannot have interval "
+                            f"{expr_text(s.target.idx[decl.ring.dim])} on managed ring buffer "
+                            "dimension", s.loc, code="ERR-A30", rule="DIAL-2")
     if any(isinstance(a, ir.Interval) for a in s.target.idx):
-        raise RejectedInput(f"{_text(s)}: multicast is for Arrive, not Await", s.loc,
-                            code="ERR-A30", rule="LANG-5.5")
+        raise RejectedInput(worded(an, f"{_text(s)}: multicast is for Arrive, not Await",
+                                   f"Unsupported multicast in {_text(s)}; multicast is for "
+                                   "Arrive, not Await"), s.loc, code="ERR-A30", rule="LANG-5.5")
     element = tuple(a.pt for a in s.target.idx if isinstance(a, ir.Point))
     an.sync_uses.append(SyncUse("Await", decl.sym, s, ctx, index=element))
     return element
@@ -100,7 +129,9 @@ def _multicast(an: AnalyzerView, s: ir.Arrive, decl: BarrierDecl, ctx: Context,
     LANG-5.13 (ERR-A24)."""
     assert ctx.device is not None
     if not decl.mech.multicast:
-        raise RejectedInput(f"{_text(s)}: {decl.mech} does not support multicast", s.loc,
+        raise RejectedInput(worded(an, f"{_text(s)}: {decl.mech} does not support multicast",
+                                   f"Unsupported multicast in {_text(s)}; {decl.mech_name} "
+                                   "does not support multicast"), s.loc,
                             code="ERR-A30", rule="LANG-5.7")
     if decl.mech is CudaMbarrier and not implements(s.first, SyncTL.cuda_in_order):
         raise RejectedInput(f"{_text(s)}: Sm80_cp_async mbarrier must be within 1 CTA (no "
@@ -119,9 +150,13 @@ def _multicast(an: AnalyzerView, s: ir.Arrive, decl: BarrierDecl, ctx: Context,
         _convergent(an, s, it.name)
         guard = ctx.tiling.guard_of(it.name)
         if guard is not None and guard.thread_pitch % block != 0:
+            # endgame: such a dimension is an array in one CTA's SMEM (DIAL-5), upstream's words
+            within = " (Cannot multicast on non-distributed dimension, i.e. cannot multicast " \
+                "across mbarriers in the same CTA)" if decl.ring is not None else ""
             raise RejectedInput(f"{_text(s)}: multicasted {it.name.name}: thread_pitch "
                                 f"{guard.thread_pitch} not divisible by blockDim ({block}); "
-                                "cannot be multicast", s.loc, code="ERR-A24", rule="LANG-5.13")
+                                f"cannot be multicast{within}", s.loc, code="ERR-A24",
+                                rule="LANG-5.13")
 
 
 def _convergent(an: AnalyzerView, s: ir.Arrive, it: ir.Sym) -> None:
@@ -170,6 +205,8 @@ def check_collectives(an: AnalyzerView) -> None:
     first: dict[tuple[ir.Sym, str], SyncUse] = {}
     for use in an.sync_uses:
         mech = decls[use.sym].mech
+        if decls[use.sym].ring is not None:
+            continue  # endgame rings: one arrive thread count instead (DIAL-5)
         checks: list[tuple[SyncUse | None, str, bool]] = []  # (use, its text, guard pair)
         prev = first.setdefault((use.sym, use.kind), use)
         if prev is not use:
@@ -192,7 +229,11 @@ def check_collectives(an: AnalyzerView) -> None:
                 continue
             reason = collectives.base_mismatch(old.ctx.tiling, use.ctx.tiling, subdiv_only=False)
             if reason is not None:
-                raise RejectedInput(f"{_text(use.stmt)} has inconsistent collective tiling with "
+                # endgame finds a commit group's thread mismatch in its distributed memory
+                head = f"Distributed memory deduction for {use.sym.name} failed: " \
+                    if mech is CudaCommitGroup else ""
+                raise RejectedInput(worded(an, "", head) +
+                                    f"{_text(use.stmt)} has inconsistent collective tiling with "
                                     f"previous {what} at line {old.stmt.loc.line}: {reason}",
                                     use.stmt.loc, code="ERR-A24", rule="LANG-5.12")
             if pair:

@@ -76,6 +76,7 @@ class Trailing:
     barrier: ir.Sym
     points: tuple[ir.Expr | None, ...]
     loc: SrcLoc
+    numbered_zero: bool = False  # a ring handoff's tag names arrive #0 of its element (DIAL-6)
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,9 @@ class ProgramModel:
 
 @dataclass(frozen=True)
 class BarrierDecl:
-    """A barrier allocation: mechanism, constant shape, guard, and where it lives and dies."""
+    """A barrier allocation: mechanism, constant shape, guard, and where it lives and dies.
+    An endgame ring barrier (DIAL-2) has `ring`: `shape` holds its depth on the ring dimension
+    (the physical slots) and `ring_extent` the logical extent there (an expression of sizes)."""
 
     sym: ir.Sym
     mech: Any
@@ -165,6 +168,22 @@ class BarrierDecl:
     free_ctx: Context
     loc: SrcLoc
     alloc_loops: tuple[ir.Sym, ...]
+    ring: ir.RingDim | None = None
+    ring_extent: ir.Expr | None = None
+    pre_arrive: int = 0
+    spelled: str = ""  # the mechanism's endgame name, for messages
+
+    @property
+    def mech_name(self) -> str:
+        return self.spelled or str(self.mech)
+
+    def logical_shape(self, loc: SrcLoc) -> tuple[ir.Expr, ...]:
+        """The extents as the program indexes them (the ring dimension's logical extent)."""
+        out = [ir.Const(d, loc) for d in self.shape]
+        if self.ring is not None:
+            assert self.ring_extent is not None
+            out[self.ring.dim] = self.ring_extent
+        return tuple(out)
 
 
 @dataclass(frozen=True)

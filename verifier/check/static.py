@@ -23,7 +23,8 @@ from verifier.lang.ir.lifetimes import early_releases
 from verifier.lang.stdlib.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
 from verifier.lang.ir.printer import expr_text, stmt_lines
 from verifier.lang.stdlib.timelines import InstrTL, QualTL
-from verifier.check import barrier_exprs, static_barriers, static_calls
+from verifier.check import barrier_exprs, static_barriers, static_calls, static_rings, \
+    static_sm100
 from verifier.check.static_packed import (
     check_packed_shape, check_window_memory, scalar_access_error)
 from verifier.semantics import rules
@@ -33,6 +34,16 @@ from verifier.semantics.rules import AccessKind
 from verifier.check.sites import (
     AccessSite, Context, Device, Element, Loop, ProgramModel, ReleaseSite, Trailing,
 )
+
+
+def uniform_write(buf: ir.Sym, mem: Memory, ctx: Context) -> None:
+    """A scalar write of `CudaRmemUniform(n)` registers runs at `n * cuda_thread` scope, all n
+    threads storing the group's value (upstream's rule; specs/dialects.md). Rules: COLL-2.6, DIAL-14"""
+    assert ctx.device is not None and mem.native_unit is not None
+    problem = collectives.matches_unit(ctx.tiling, mem.native_unit, ctx.device.cfg)
+    if problem is not None:
+        raise RejectedInput(f"{buf.name} @ {mem} must be written at {mem.params[0]} * "
+                            f"cuda_thread scope: {problem}", code="ERR-A18", rule="COLL-2.6")
 
 
 def _located(e: SporkError, loc: SrcLoc) -> SporkError:
@@ -105,6 +116,7 @@ class Analyzer:
         if self.later:
             raise min(self.later, key=lambda e: (e.loc.line, e.loc.col))
         barrier_exprs.check_collectives(self)
+        static_rings.arrive_counts(self)
         if self.deferred:
             raise min(self.deferred, key=lambda e: (e.loc.line, e.loc.col))
         return self.model
@@ -355,12 +367,14 @@ class Analyzer:
             static_barriers.declare(self, s, ctx)
             decl = self.barrier_decls[s.name]
             self.mems[s.name] = MBARRIER_STORAGE
-            self.model.shapes[s.name] = tuple(ir.Const(d, s.loc) for d in decl.shape)
+            self.model.shapes[s.name] = decl.logical_shape(s.loc)
             self.alloc_loops[s.name] = decl.alloc_loops
             self.alloc_ctx[s.name] = ctx
             self.alloc_site_loc[s.name] = s.loc
             if decl.mech is CudaMbarrier:
                 self.mutated = self.mutated | {s.name}  # storage is always tracked (SEM-2.1)
+            if static_rings.is_ring(decl):
+                static_rings.handoff(self, s, decl, ctx)
             return
         mem = s.mem
         assert isinstance(mem, Memory)
@@ -420,6 +434,8 @@ class Analyzer:
         perms = mem.cuda_perms if ctx.cuda else mem.cpu_perms
         if instr_tl is InstrTL.cpu_cuda_stream_instr and mem.family == "gmem":
             perms = "rwc"
+        if mem.family == "tmem" and callee is None:  # BW-1.5: only tcgen05 instrs reach TMEM
+            perms = ""
         scope = "cuda_basic_device" if ctx.cuda else "cpu_basic_device"
         letter = "r" if kind is AccessKind.read else "w"
         if letter not in perms:
@@ -474,12 +490,18 @@ class Analyzer:
         self.check_rank(buf, len(idx), s.loc)
         self.note_use(buf, ctx, idx)
         kind = AccessKind.write if isinstance(s, ir.Assign) else AccessKind.read_write
+        mem = self.mems.get(buf)
+        uniform = mem is not None and mem.name == "CudaRmemUniform" and mem.params[0] > 1
         self.record_access(buf, Element(idx, tuple(None for _ in idx)), kind, instr_tl, ctx,
-                           s.loc, len(reads), False)
+                           s.loc, len(reads), False, single_thread=not uniform)
         if ctx.cuda:
             assert ctx.device is not None
             try:
-                collectives.one_thread(ctx.tiling, ctx.device.cfg)
+                if uniform:
+                    assert mem is not None
+                    uniform_write(buf, mem, ctx)  # endgame: one value per n-thread group
+                else:
+                    collectives.one_thread(ctx.tiling, ctx.device.cfg)
             except RejectedInput as e:
                 e.message += f"\nstmt: {stmt_lines(s, 0)[0].strip()}"
                 self.later.append(_located(e, s.loc))
@@ -520,4 +542,7 @@ def _walk_expr(e: Any) -> list[Any]:
 def analyze(proc: ir.Proc) -> ProgramModel:
     """Run every static check; the site model on success. Raises RejectedInput/Unsupported.
     Calls of procs are inlined first (CALL-1): the model's proc is the inlined one."""
-    return Analyzer(inline_calls(proc)).run()
+    inlined = inline_calls(proc)
+    model = Analyzer(inlined).run()
+    static_sm100.tmem_allocations(inlined)
+    return model

@@ -22,7 +22,7 @@ from verifier.lang.stdlib.timelines import QualTL, SyncTL, implements
 from verifier.lang.stdlib.units import (
     CollUnit, cuda_agnostic_sub_cta, cuda_cluster, cuda_thread, cuda_warp, cuda_warpgroup,
 )
-from verifier.check import alternation, barrier_exprs
+from verifier.check import alternation, barrier_exprs, static_rings, static_sm100
 from verifier.semantics import rules
 from verifier.check.barrier_exprs import guards
 from verifier.lang.ir.guards import ring_depth
@@ -85,12 +85,7 @@ def declare(an: AnalyzerView, s: ir.Alloc, ctx: Context) -> None:
     if not typ.mech.lowerable:
         raise RejectedInput(f"{typ.mech} not supported in CUDA device function", s.loc,
                             code="ERR-L05", rule="LANG-5.2")
-    shape = []
-    for d in typ.shape:
-        if not (isinstance(d, ir.Const) and isinstance(d.value, int) and d.value > 0):
-            raise RejectedInput(f"barrier {s.name.name} requires constant positive extents",
-                                s.loc, code="ERR-A16", rule="LANG-5.3")
-        shape.append(d.value)
+    shape, ring_extent = static_rings.shape(s, typ)
     if typ.guarded_by is not None:
         other = an.barrier_decls.get(typ.guarded_by)
         if other is None or other.mech is not typ.mech:
@@ -106,8 +101,10 @@ def declare(an: AnalyzerView, s: ir.Alloc, ctx: Context) -> None:
                                 "another barrier already", s.loc, code="ERR-A31",
                                 rule="LANG-5.15")
         an.guard_taken.add(typ.guarded_by)
-    decl = BarrierDecl(s.name, typ.mech, tuple(shape), typ.guarded_by, ctx, ctx, s.loc,
-                       tuple(lp.sym for lp in ctx.loops))
+    decl = BarrierDecl(s.name, typ.mech, shape, typ.guarded_by, ctx, ctx, s.loc,
+                       tuple(lp.sym for lp in ctx.loops),
+                       typ.ring if ring_extent is not None else None, ring_extent,
+                       typ.pre_arrive, typ.spelled)
     an.barrier_decls[s.name] = decl
     an.barrier_uses[s.name] = BarrierUse(s.loc)
     if typ.mech is CudaCommitGroup:
@@ -117,7 +114,7 @@ def declare(an: AnalyzerView, s: ir.Alloc, ctx: Context) -> None:
     if lowered is not None:
         live = [d for d in an.live_barriers if d.mech is typ.mech]
         if live:
-            raise RejectedInput(f"Invalid \"{s.name.name}: barrier @ {typ.mech}\" of lowered "
+            raise RejectedInput(f"Invalid \"{s.name.name}: barrier @ {typ.spelled or typ.mech}\" of lowered "
                                 f"barrier type {lowered} due to another such live barrier "
                                 f"\"{live[0].sym.name}\" in scope", s.loc, code="ERR-A17",
                                 rule="LANG-5.21")
@@ -140,14 +137,18 @@ def arrive(an: AnalyzerView, s: ir.Arrive, ctx: Context) -> None:
                             rule="LANG-5.6")
     names = {t.buf for t in s.targets}
     if len(names) > 1:
-        raise RejectedInput("cannot arrive on different queue barrier arrays", s.loc,
-                            code="ERR-A26", rule="LANG-5.6")
+        both = " and ".join(sorted(n.name for n in names))
+        raise RejectedInput(static_rings.worded(
+            an, "cannot arrive on different queue barrier arrays",
+            f"cannot arrive on different barrier variables {both}"), s.loc,
+            code="ERR-A26", rule="LANG-5.6")
     sym = s.targets[0].buf
     decl = an.barrier_decls[sym]
     home = barrier_exprs.arrive_home(an, s, decl, ctx)
     same_sync_tl(an, sym, s)
     _mechanism_rules(an, decl, s.first, None, ctx, s.loc, arrive=True)
-    an.note_use(sym, ctx, tuple(ir.Point(h, s.loc) for h in home))
+    an.note_use(sym, ctx, static_rings.without_ring(decl, tuple(ir.Point(h, s.loc)
+                                                                for h in home)))
     an.barrier_uses[sym].arrives.append(s)
     # the Arrive reads the mbarrier storage (sub-position 99) before it witnesses (100), so its
     # own storage read is among the records it witnesses, as in the machine (SEM-6.2, 6.3)
@@ -159,7 +160,9 @@ def arrive(an: AnalyzerView, s: ir.Arrive, ctx: Context) -> None:
         sm80 = QualTL.Sm80 in rules.SYNC_SETS[s.first].full
         for points in named:  # SEM-6.2: the storage of every element it names
             storage_read(an, sym, points, ctx, s.loc, QualTL.Sm80 if sm80 else QualTL.cuda2,
-                         decl.shape)
+                         decl.shape, decl.ring is None)
+        if static_rings.is_ring(decl):
+            static_rings.recycle(an, s, decl, named, ctx, QualTL.Sm80 if sm80 else QualTL.cuda2)
 
 
 def same_sync_tl(an: AnalyzerView, sym: ir.Sym, s: ir.Arrive | ir.Await) -> None:
@@ -183,37 +186,41 @@ def await_(an: AnalyzerView, s: ir.Await, ctx: Context) -> None:
     sym = s.target.buf
     decl = an.barrier_decls[sym]
     mech = decl.mech
-    if mech is CudaMbarrier and s.n >= 0:
+    if static_rings.await_n(an, s, decl):
+        pass
+    elif mech is CudaMbarrier and s.n >= 0:
         raise RejectedInput("CudaMbarrier requires N < 0 (e.g. N = ~0)", s.loc,
                             code="ERR-A29", rule="LANG-5.9")
     if mech is CudaCommitGroup and s.n < 0:
-        raise RejectedInput("CudaCommitGroup requires N >= 0", s.loc, code="ERR-A29",
+        raise RejectedInput(f"{decl.mech_name} requires N >= 0", s.loc, code="ERR-A29",
                             rule="LANG-5.9")
     if mech is CudaClusterSync and s.n != 0:
-        raise RejectedInput("CudaClusterSync requires N = 0", s.loc, code="ERR-A29",
+        raise RejectedInput(f"{decl.mech_name} requires N = 0", s.loc, code="ERR-A29",
                             rule="LANG-5.9")
     previous = an.barrier_uses[sym].awaits
-    if mech is CudaMbarrier and previous and previous[0].n != s.n:
+    if mech is CudaMbarrier and previous and previous[0].n != s.n and decl.ring is None:
         raise RejectedInput("incompatible N (CudaMbarrier uniform-N requirement)", s.loc,
                             code="ERR-A29", rule="LANG-5.9")
     element = barrier_exprs.await_element(an, s, decl, ctx)
     same_sync_tl(an, sym, s)
     _mechanism_rules(an, decl, None, s.second, ctx, s.loc, arrive=False)
-    an.note_use(sym, ctx, s.target.idx, awaits=True)
+    an.note_use(sym, ctx, static_rings.without_ring(decl, s.target.idx), awaits=True)
     an.barrier_uses[sym].awaits.append(s)
     an.model.awaits.append(AwaitSite(an.fresh_id(), sym, s.second, s.n, element, ctx, s.loc))
     if mech is CudaMbarrier:
-        storage_read(an, sym, element, ctx, s.loc, QualTL.cuda2)
+        storage_read(an, sym, element, ctx, s.loc, QualTL.cuda2, decl.shape, decl.ring is None)
 
 
 def storage_read(an: AnalyzerView, sym: ir.Sym, element: tuple[ir.Expr | None, ...],
-                 ctx: Context, loc: SrcLoc, q0: QualTL, shape: tuple[int, ...] = ()) -> None:
-    """SEM-6.2: Arrive/Await read the mbarrier's storage (convergent, in order); None in
-    `element` is a multicast dimension (every element of it)."""
+                 ctx: Context, loc: SrcLoc, q0: QualTL, shape: tuple[int, ...] = (),
+                 conv: bool = True) -> None:
+    """SEM-6.2: Arrive/Await read the mbarrier's storage (in order; convergent, but each
+    thread's own on an endgame ring, DIAL-6); None in `element` is a multicast dimension
+    (every element of it)."""
     entry = rules.QualEntry(q0, frozenset({q0, QualTL.cuda2}))
     intervals = tuple(None if e is not None else (ir.Const(0, loc), ir.Const(n, loc))
                       for e, n in zip(element, shape or (0,) * len(element)))
-    an.add_site(sym, Element(element, intervals), rules.AccessKind.read, entry, True, ctx,
+    an.add_site(sym, Element(element, intervals), rules.AccessKind.read, entry, conv, ctx,
                 loc, 99)
 
 
@@ -229,6 +236,8 @@ def _mechanism_rules(an: AnalyzerView, decl: BarrierDecl, first: SyncTL | None,
         if first is not None and not any(implements(first, k) for k in COMMIT_GROUPS):
             raise RejectedInput(f"{name} does not support Arrive({first}) (wrong first sync-tl)",
                                 loc, code="ERR-L03", rule="LANG-5.20")
+        if first is not None:
+            static_rings.commit_group_name(decl, kind, first, loc)
         if second is not None and not implements(second, row.second):
             raise RejectedInput(f"commit group {name} with Arrive({kind}) expects "
                                 f"Await({row.second}), not {second} (wrong second sync-tl)",
@@ -240,7 +249,7 @@ def _mechanism_rules(an: AnalyzerView, decl: BarrierDecl, first: SyncTL | None,
                                 f"expects collective unit {row.unit}: {problem}", loc,
                                 code="ERR-L03", rule="LANG-5.20")
     elif decl.mech is CudaMbarrier:
-        if first is not None:
+        if first is not None and not static_sm100.mbarrier_arrive(first, ctx, loc):
             ok = implements(first, SyncTL.cuda_in_order) or \
                 implements(first, SyncTL.Sm80_cp_async)
             if not ok:
@@ -250,9 +259,10 @@ def _mechanism_rules(an: AnalyzerView, decl: BarrierDecl, first: SyncTL | None,
             problem = collectives.matches_unit(ctx.tiling, cuda_agnostic_sub_cta, dev)
             if problem is not None:
                 raise RejectedInput(f"{name} must be distributed so each mbarrier is resident "
-                                    f"in 1 CTA only: {problem}", loc, code="ERR-L04",
+                                    f"in 1 CTA only ({decl.mech_name} requires "
+                                    f"cuda_agnostic_sub_cta): {problem}", loc, code="ERR-L04",
                                     rule="LANG-5.14")
-        if second is not None:
+        if second is not None and not static_sm100.mbarrier_await(second):
             sets = rules.SYNC_SETS[second]
             if not implements(second, SyncTL.cuda_generic_and_async_proxy) or \
                     QualTL.Sm80 in sets.temporal:
@@ -274,7 +284,8 @@ def _mechanism_rules(an: AnalyzerView, decl: BarrierDecl, first: SyncTL | None,
         problem = collectives.matches_unit(ctx.tiling, cuda_cluster, dev)
         if problem is not None:
             what = "Arrive" if arrive else "Await"
-            raise RejectedInput(f"{what} for {name} must be by full cluster: {problem}", loc,
+            raise RejectedInput(f"{what} for {name} must be by full cluster" + static_rings.worded(
+                an, "", " (Missing threads to match cuda_cluster)") + f": {problem}", loc,
                                 code="ERR-L02", rule="COLL-3.2")
 
 
@@ -289,9 +300,12 @@ def finish(an: AnalyzerView) -> None:
                 else f"Arrive(...) >> {z}" if not use.arrives else f"Await({z}, ...)"
             raise RejectedInput(f"missing {missing} for {z}", decl.loc, code="ERR-A27",
                                 rule="LANG-5.10")
+    static_rings.missing_rings(an)
     _solitary_commit_groups(an)
     barrier_exprs.multicast_patterns(an)
-    mbar = {s: d for s, d in decls.items() if d.mech is CudaMbarrier}
+    # LANG-5.15..5.19 (guards, ring depth from lags, alternation) are February's (DIAL-1)
+    mbar = {s: d for s, d in decls.items() if d.mech is CudaMbarrier and d.ring is None and
+            not static_rings.is_endgame(an)}
     guard = guards(mbar)
     lags = {sym: ~an.barrier_uses[sym].awaits[0].n for sym in mbar}
     for sym, decl in mbar.items():
@@ -324,7 +338,7 @@ def _solitary_commit_groups(an: AnalyzerView) -> None:
         lowered = _commit_group_type(an, decl.sym)
         clash = [d for d in live if lowered and _commit_group_type(an, d.sym) == lowered]
         if clash:
-            raise RejectedInput(f"Invalid \"{decl.sym.name}: barrier @ {decl.mech}\" of lowered "
+            raise RejectedInput(f"Invalid \"{decl.sym.name}: barrier @ {decl.mech_name}\" of lowered "
                                 f"barrier type {lowered} due to another such live barrier "
                                 f"\"{clash[0].sym.name}\" in scope", decl.loc, code="ERR-A17",
                                 rule="LANG-5.21")

@@ -25,7 +25,7 @@ from verifier.lang.stdlib.timelines import CPU_INSTR_TLS, QualTL, SyncTL, implem
 from verifier.lang.stdlib.units import cuda_warpgroup
 from verifier.semantics import rules
 from verifier.semantics.rules import AccessKind
-from verifier.check import static_instr_args as args
+from verifier.check import static_instr_args as args, static_sm100
 from verifier.lang.stdlib.instrs import callee_distributed
 from verifier.check.sites import Context, Element, FenceSite, Loop
 from verifier.check.walk_view import AnalyzerView
@@ -51,12 +51,16 @@ def fence(an: AnalyzerView, s: ir.Fence, ctx: Context) -> None:
                                 s.loc, code="ERR-L01", rule="COLL-3.2")
         an.model.fences.append(FenceSite(an.fresh_id(), s.first, s.second, ctx, s.loc))
         return
-    if not implements(s.first, SyncTL.Sm80_generic):
+    tcgen05 = static_sm100.fence(s.first, s.second, s.loc)
+    if tcgen05 == "wait":  # tcgen05.wait::ld / ::st: per thread, no thread sync
+        an.model.fences.append(FenceSite(an.fresh_id(), s.first, s.second, ctx, s.loc))
+        return
+    if tcgen05 is None and not implements(s.first, SyncTL.Sm80_generic):
         raise RejectedInput(f"Fence first sync-tl {s.first} not supported (we allow "
                             "Sm80_generic)", s.loc, code="ERR-L02", rule="LANG-5.20")
     # the collective unit before the second sync-tl, in the order upstream checks them
     scope = collectives.fence_scope(ctx.tiling, ctx.device.cfg)
-    if not implements(s.second, SyncTL.cuda_generic_and_async_proxy):
+    if tcgen05 is None and not implements(s.second, SyncTL.cuda_generic_and_async_proxy):
         if s.second is SyncTL.Sm80_cp_async or \
                 QualTL.Sm80 in rules.SYNC_SETS[s.second].temporal:
             msg = "Sm80_cp_async not supported as second sync-tl; use cuda_in_order"

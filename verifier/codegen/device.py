@@ -19,7 +19,9 @@ from verifier.codegen import tk
 from verifier.codegen.barriers import COMMIT_GROUP_ROWS, arrive_lines, await_lines
 from verifier.codegen.exprs import Env, View, cexpr, dense_strides, window_view
 from verifier.codegen.instrs import lower_device_call
+from verifier.codegen import mbarrier_indexed as indexed_ring
 from verifier.codegen.mbarrier import MbarrierRing
+from verifier.codegen.mbarrier_indexed import IndexedRing
 from verifier.codegen.names import Namer, ctype_of
 from verifier.codegen.plan import DevicePlan, smem_swizzle
 from verifier.codegen.tma import TMA_ROWS, lower_tma
@@ -169,6 +171,13 @@ class TaskEmitter:
         match s:
             case ir.Pass():
                 return []
+            case ir.Alloc(name=name, typ=ir.BarrierType(mech=mech)) if name in self.plan.indexed:
+                indexed = self.plan.indexed[name]
+                proxy = mbarrier.uses_async_proxy(self.plan.stmt.body)
+                return [pad + f"// {name.name}: barrier @ {mech}: ring of depth "
+                        f"{indexed.ring.depth} at exo_smem + {indexed.ring.offset}, initialised "
+                        "for this allocation (DIAL-13)"] + \
+                    [pad + line for line in indexed_ring.init_lines(indexed, proxy)]
             case ir.Alloc(name=name, typ=ir.BarrierType(mech=mech)):
                 ring = self.plan.rings.get(name)
                 if ring is not None:
@@ -216,7 +225,11 @@ class TaskEmitter:
             case ir.Arrive(first=first, targets=targets):
                 ref = targets[0]
                 mech = self.plan.barriers[ref.buf]
-                if ref.buf in self.plan.rings:
+                if ref.buf in self.plan.indexed:
+                    indexed = self.plan.indexed[ref.buf]
+                    idx, y = self.indexed_index(indexed, targets, env)
+                    lines = indexed_ring.arrive_lines(indexed, idx, y, self.plan.dev.clusterDim)
+                elif ref.buf in self.plan.rings:
                     ring = self.plan.rings[ref.buf]
                     lines = mbarrier.arrive_lines(ring, self.namer(ref.buf),
                                                   self.ring_index(ring, targets, env),
@@ -229,7 +242,11 @@ class TaskEmitter:
                 mech = self.plan.barriers[target.buf]
                 first = self.plan.arrive_first.get(target.buf)
                 proxy = first is not None and needs_proxy_fence(first, second)
-                if target.buf in self.plan.rings:
+                if target.buf in self.plan.indexed:
+                    indexed = self.plan.indexed[target.buf]
+                    idx, y = self.indexed_index(indexed, (target,), env)
+                    lines = indexed_ring.await_lines(indexed, idx, y, proxy)
+                elif target.buf in self.plan.rings:
                     ring = self.plan.rings[target.buf]
                     lines = mbarrier.await_lines(ring, self.namer(target.buf),
                                                  self.ring_index(ring, (target,), env), proxy,
@@ -264,6 +281,13 @@ class TaskEmitter:
         """C text of the per-CTA slice digits of an mbarrier expression: its indices, then
         the enclosing iterators of the allocation. Rules: COLL-5.11"""
         return mbarrier.index_digits(ring, self.home_index(refs, env), env.ctrl, refs[0].loc)
+
+    def indexed_index(self, r: IndexedRing, refs: tuple[ir.BarrierRef, ...], env: Env
+                      ) -> tuple[list[str], str]:
+        """C text of an endgame ring expression: its per-CTA slice digits and its ring index.
+        Rules: DIAL-13, COLL-5.11"""
+        home = self.home_index(refs, env)
+        return [home[k] for k in r.local], home[r.ring_dim]
 
     def call(self, s: ir.Call, env: Env) -> list[str]:
         """An instruction; a TMA gets its kernel-side tensor map and the slot of its trailing

@@ -175,6 +175,7 @@ class HostEmitter:
                                             self.releases, self.candidates)
                 self.devices += 1
                 self.rings += plan.rings.values()
+                self.rings += [r.ring for r in plan.indexed.values()]  # their wait helpers
                 top, launch = emit_device_function(plan, self.proc.name, self.namer, env,
                                                    self.ctrl_types)
                 self.top += top

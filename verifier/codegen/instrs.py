@@ -190,6 +190,15 @@ def _mma_zero(args: CallArgs) -> list[str]:
     return [f"exo_Sm80_zero_d_tf32({args.tensors['rmem'].base});"]
 
 
+def _mma_m16n8_zero(args: CallArgs) -> list[str]:
+    """Endgame's generic zeroing (specs/dialects.md): its f32 form is the tf32 fragment's."""
+    given = {**dict(getattr(args.call.callee, "bound", ())), **dict(args.call.kwargs)}
+    if given.get("D") != "f32":
+        raise Unsupported(f"no CUDA lowering for Sm80_mma_m16n8_zero with D={given.get('D')} "
+                          "(only f32)", args.call.loc, code="ERR-L06", rule="LANG-8.7")
+    return [f"exo_Sm80_zero_d_tf32({args.tensors['D'].base});"]
+
+
 Lowering = Callable[[CallArgs], list[str]]
 
 
@@ -228,7 +237,8 @@ def _device_rows() -> dict[str, Lowering]:
     rows: dict[str, Lowering] = {"Sm80_cp_async_f32": _cp_async, "Sm80_mma_tf32": _mma,
                                  "Sm80_mma_zero_d_tf32": _mma_zero,
                                  "cuda_shfl_xor_sync_1f32": _shuffle(False),
-                                 "cuda_shfl_xor_sync_1f32_sum": _shuffle(True)}
+                                 "cuda_shfl_xor_sync_1f32_sum": _shuffle(True),
+                                 "Sm80_mma_m16n8_zero": _mma_m16n8_zero}
     rows.update({name: _wgmma_row(row) for name, row in WGMMA_ROWS.items()})
     rows.update({name: _tk_row(row) for name, row in tk.TK_ROWS.items()})
     for major in ("row", "col"):

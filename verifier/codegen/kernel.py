@@ -235,7 +235,8 @@ class KernelEmitter:
         it, as upstream does: the proof already orders every access, remote ones included,
         before each SMEM and mbarrier free (SEM-4.7). Rules: SEM-8.5, CG-X1"""
         dev = self.plan.dev
-        if dev.clusterDim == 1 or not self.plan.rings or dev.unsafe_no_shutdown_cluster_sync:
+        if dev.clusterDim == 1 or not (self.plan.rings or self.plan.indexed) or \
+                dev.unsafe_no_shutdown_cluster_sync:
             return []
         return ['    asm volatile("barrier.cluster.arrive.release;\\n\\t"',
                 '                 "barrier.cluster.wait.acquire;" ::: "memory");']

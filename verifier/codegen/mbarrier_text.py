@@ -80,7 +80,7 @@ def helpers(rings: list[MbarrierRing]) -> str:
     return out
 
 
-def _u(n: int) -> str:
+def u32(n: int) -> str:
     return f"{n}u"
 
 
@@ -88,7 +88,7 @@ def _base(ring: MbarrierRing) -> str:
     return f"static_cast<uint32_t>(__cvta_generic_to_shared(exo_smem + {ring.offset}))"
 
 
-def _asm(text: str, operands: str) -> str:
+def asm_line(text: str, operands: str) -> str:
     return f'asm volatile("{text}" :: {operands} : "memory");'
 
 
@@ -156,11 +156,11 @@ def setup_lines(rings: dict[ir.Sym, MbarrierRing], proxy: bool) -> list[str]:
             while last + 1 < ring.slices and ring.counts[last + 1] == ring.counts[first]:
                 last += 1
             lo, hi = first * ring.depth, (last + 1) * ring.depth
-            start = f"exo_i = {_u(lo)}" if lo else "exo_i = 0"
-            out += [f"    for (uint32_t {start}; exo_i < {_u(hi)}; exo_i++) {{",
-                    "        " + _asm("mbarrier.init.shared::cta.b64 [%0], %1;",
+            start = f"exo_i = {u32(lo)}" if lo else "exo_i = 0"
+            out += [f"    for (uint32_t {start}; exo_i < {u32(hi)}; exo_i++) {{",
+                    "        " + asm_line("mbarrier.init.shared::cta.b64 [%0], %1;",
                                       f'"r"({_base(ring)} + 8u * exo_i), '
-                                      f'"r"({_u(ring.counts[first])})'),
+                                      f'"r"({u32(ring.counts[first])})'),
                     "    }"]
             first = last + 1
     out.append("}")
@@ -195,7 +195,7 @@ def index_digits(ring: MbarrierRing, explicit: list[str], ctrl: dict[ir.Sym, str
     return out
 
 
-def _slot(ring: MbarrierRing, idx: list[str], pos: str) -> str:
+def slot_address(ring: MbarrierRing, idx: list[str], pos: str) -> str:
     """Shared address of ring slot `pos` of the slice whose digits are `idx` (mixed radix,
     last fastest). Rules: COLL-5.11, SEM-8.5"""
     strides = dense_strides([str(d.extent) for d in ring.digits])
@@ -207,7 +207,7 @@ def _slot(ring: MbarrierRing, idx: list[str], pos: str) -> str:
 def trailing_slot(ring: MbarrierRing, cname: str, idx: list[str]) -> str:
     """The slot a TMA's `>> z[...]` completes on: the one the issuing thread's next Arrive
     completes (ArriveIdx, not advanced). Rules: SEM-8.6"""
-    return _slot(ring, idx, f"{STATE}.{cname}_arriveIdx")
+    return slot_address(ring, idx, f"{STATE}.{cname}_arriveIdx")
 
 
 def arrive_lines(ring: MbarrierRing, cname: str, idx: list[str],
@@ -216,20 +216,20 @@ def arrive_lines(ring: MbarrierRing, cname: str, idx: list[str],
     through `mapa` in the CTAs of rank own ^ delta of a multicast; then advance ArriveIdx mod
     depth. Rules: SEM-8.5"""
     pos = f"{STATE}.{cname}_arriveIdx"
-    slot = _slot(ring, idx, pos)
-    advance = f"{pos} = ({pos} + 1u) % {_u(ring.depth)};"
+    slot = slot_address(ring, idx, pos)
+    advance = f"{pos} = ({pos} + 1u) % {u32(ring.depth)};"
     if ring.cp_async:
-        return [_asm("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];", f'"r"({slot})'),
+        return [asm_line("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];", f'"r"({slot})'),
                 advance]
     if ring.rank_deltas == (0,):
-        return [_asm("mbarrier.arrive.shared::cta.b64 _, [%0];", f'"r"({slot})'), advance]
+        return [asm_line("mbarrier.arrive.shared::cta.b64 _, [%0];", f'"r"({slot})'), advance]
     out = ["{", f"    const uint32_t exo_bar = {slot};",
-           f"    const uint32_t exo_rank = blockIdx.x % {_u(cluster_dim)};"]
+           f"    const uint32_t exo_rank = blockIdx.x % {u32(cluster_dim)};"]
     for delta in ring.rank_deltas:
         if delta == 0:
-            out.append("    " + _asm("mbarrier.arrive.shared::cta.b64 _, [%0];", '"r"(exo_bar)'))
+            out.append("    " + asm_line("mbarrier.arrive.shared::cta.b64 _, [%0];", '"r"(exo_bar)'))
         else:
-            out.append(f"    exo_mbarrierArriveRemote(exo_bar, exo_rank ^ {_u(delta)});")
+            out.append(f"    exo_mbarrierArriveRemote(exo_bar, exo_rank ^ {u32(delta)});")
     return out + ["}", advance]
 
 
@@ -242,12 +242,12 @@ def await_lines(ring: MbarrierRing, cname: str, idx: list[str], proxy: bool,
     st = f"{STATE}.{cname}"
     wait = "exo_mbarrierWaitCluster" if ring.cluster else "exo_mbarrierWait"
     body = ["const uint32_t exo_slot = " + f"{st}_awaitIdx;",
-            f"{wait}({_slot(ring, idx, 'exo_slot')}, ({st}_parity >> exo_slot) & 1u);",
+            f"{wait}({slot_address(ring, idx, 'exo_slot')}, ({st}_parity >> exo_slot) & 1u);",
             f"{st}_parity ^= 1u << exo_slot;",
-            f"{st}_awaitIdx = (exo_slot + 1u) % {_u(ring.depth)};"]
+            f"{st}_awaitIdx = (exo_slot + 1u) % {u32(ring.depth)};"]
     if proxy:
         body += PROXY_FENCE
     if not ring.lag:
         return ["{"] + ["    " + line for line in body] + ["}"]
-    return ([f"if ({st}_skips < {_u(ring.lag)}) {{", f"    {st}_skips++;", "} else {"]
+    return ([f"if ({st}_skips < {u32(ring.lag)}) {{", f"    {st}_skips++;", "} else {"]
             + ["    " + line for line in body] + ["}"])

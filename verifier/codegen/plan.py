@@ -19,6 +19,7 @@ from math import prod
 from verifier import collectives
 from verifier.codegen.barriers import SUPPORTED_MECHANISMS
 from verifier.codegen.exprs import TensorMap
+from verifier.codegen.mbarrier_indexed import IndexedRing, plan_indexed
 from verifier.codegen.mbarrier import (
     MbarrierRing,
     RingFacts,
@@ -58,7 +59,6 @@ class _AllocUse:
     tiling: Tiling
     uses: list[tuple[Tiling, tuple[object, ...]]] = field(default_factory=list)
 
-
 @dataclass(slots=True)
 class DevicePlan:
     """What the lowering of one device function needs. Rules: LANG-8.2, LANG-8.3, COLL-5.8"""
@@ -77,6 +77,7 @@ class DevicePlan:
     barriers: dict[ir.Sym, BarrierMechanism] = field(default_factory=dict)
     arrive_first: dict[ir.Sym, SyncTL] = field(default_factory=dict)
     rings: dict[ir.Sym, MbarrierRing] = field(default_factory=dict)
+    indexed: dict[ir.Sym, IndexedRing] = field(default_factory=dict)  # endgame (DIAL-13)
     tma_maps: dict[int, TensorMap] = field(default_factory=dict)
     smem_align: int = SMEM_ALIGN
 
@@ -91,7 +92,6 @@ class DevicePlan:
         except KeyError:
             raise InternalError("statement has no recorded collective tiling", s.loc) from None
 
-
 def _task_nest(s: ir.DeviceFunction) -> tuple[ir.For, ...]:
     loops: list[ir.For] = []
     body = s.body
@@ -103,16 +103,13 @@ def _task_nest(s: ir.DeviceFunction) -> tuple[ir.For, ...]:
         raise InternalError("CudaDeviceFunction without a cuda_tasks nest", s.loc)
     return tuple(loops)
 
-
 def _literal(e: ir.Expr) -> int:
     if isinstance(e, ir.Const) and isinstance(e.value, int) and not isinstance(e.value, bool):
         return e.value
     raise InternalError(f"expected an integer literal, not {expr_text(e)}", e.loc)
 
-
 def _entry(e: ir.Expr) -> object:
     return e.name if isinstance(e, ir.Var) else NotAVariable(expr_text(e))
-
 
 class _Planner:
     """Phase 1: tilings, uses and captures, in one walk of the device task."""
@@ -124,6 +121,7 @@ class _Planner:
         self.bound: set[ir.Sym] = set()
         self.seen: set[ir.Sym] = set()
         self.mbars: dict[ir.Sym, RingFacts] = {}
+        self.indexed: dict[ir.Sym, RingFacts] = {}  # endgame ring mbarriers (DIAL-13)
 
     def capture(self, sym: ir.Sym) -> None:
         if sym not in self.bound and sym not in self.seen:
@@ -241,6 +239,10 @@ class _Planner:
             else:
                 self.expr(a, tiling)
         if row.is_load:
+            if s.trailing and s.trailing[0].buf in self.indexed:
+                raise Unsupported(f"codegen of TMA trailing barriers on ring mbarrier "
+                                  f"{s.trailing[0].buf.name}", s.loc, code="ERR-V11",
+                                  rule="DIAL-13")
             if len(s.trailing) != 1 or s.trailing[0].buf not in self.mbars:
                 raise InternalError(f"{s.callee} needs one trailing CudaMbarrier expression",
                                     s.loc)
@@ -267,7 +269,9 @@ class _Planner:
                     raise Unsupported(f"codegen of {mech} barriers is not supported yet (only "
                                       "commit groups, cluster sync and mbarriers)", s.loc,
                                       code="ERR-V11", rule="SEM-8.5")
-                if mech == CudaMbarrier:
+                if mech == CudaMbarrier and s.typ.ring is not None:
+                    self.indexed[name] = new_facts(s, tiling)
+                elif mech == CudaMbarrier:
                     self.mbars[name] = new_facts(s, tiling)
                 self.bound.add(name)
                 self.plan.barriers[name] = mech
@@ -314,7 +318,8 @@ class _Planner:
             case ir.Arrive(first=first, targets=targets):
                 multicast = len(targets) != 1 or any(isinstance(a, ir.Interval)
                                                      for a in targets[0].idx)
-                if multicast and targets[0].buf not in self.mbars:
+                if multicast and targets[0].buf not in self.mbars and \
+                        targets[0].buf not in self.indexed:
                     raise InternalError("multicast Arrive on a barrier that is not a "
                                         "CudaMbarrier (ERR-A30)", s.loc)
                 entries = self.barrier(targets)
@@ -322,11 +327,15 @@ class _Planner:
                 self.plan.arrive_first.setdefault(targets[0].buf, first)
                 if targets[0].buf in self.mbars:
                     note_arrive(self.mbars[targets[0].buf], s, tiling, entries)
+                elif targets[0].buf in self.indexed:
+                    note_arrive(self.indexed[targets[0].buf], s, tiling, entries)
             case ir.Await(target=target):
                 entries = self.barrier((target,))
                 self.plan.tilings[id(s)] = tiling
                 if target.buf in self.mbars:
                     note_await(self.mbars[target.buf], s, tiling, entries)
+                elif target.buf in self.indexed:
+                    self.indexed[target.buf].roles["Await"].append((tiling, entries, s.loc))
             case ir.DeviceFunction():
                 raise InternalError("nested CudaDeviceFunction", s.loc)
             case ir.For():
@@ -334,12 +343,10 @@ class _Planner:
             case _:
                 raise UnhandledNode(s)
 
-
 def _shape_entries(typ: ir.Type) -> list[object]:
     shape = typ.shape if isinstance(typ, ir.Tensor) else ()
     return [d.value if isinstance(d, ir.Const) and isinstance(d.value, int) else expr_text(d)
             for d in shape]
-
 
 def _distribute(plan: DevicePlan, allocs: dict[ir.Sym, _AllocUse]) -> None:
     """R and shard shape of every CUDA allocation. Rules: COLL-5.6, COLL-5.8"""
@@ -361,7 +368,6 @@ def _distribute(plan: DevicePlan, allocs: dict[ir.Sym, _AllocUse]) -> None:
                                 info.alloc.loc)
         plan.drops[sym] = dist.R
         plan.shards[sym] = tuple(shard)
-
 
 def smem_swizzle(mem: Memory) -> int:
     """s for `Sm90_SmemSwizzled(s)`, 0 for linear memories. Rules: LANG-6.3"""
@@ -484,6 +490,8 @@ def plan_device_function(s: ir.DeviceFunction, index: int,
     proved = frozenset(rid for rid, outcome in releases.items() if outcome == RELEASE_PROVED)
     _layout(plan, plan.body, [], _Releases(by_alloc, proved))
     plan.rings, plan.smem_bytes = plan_rings(planner.mbars, plan.dev, plan.smem_bytes)
+    plan.indexed, plan.smem_bytes = plan_indexed(planner.indexed, plan.dev, top,
+                                                 plan.smem_bytes)
     if plan.smem_align > SMEM_ALIGN:  # room to align the dynamic SMEM base at run time
         plan.smem_bytes += plan.smem_align
     if plan.smem_bytes > SMEM_LIMIT:

@@ -60,11 +60,15 @@ class BarrierCounts:
     def _arrives_before(self, decl: BarrierDecl, elem: tuple[z3.ArithRef, ...],
                         point: Instance, inclusive_textual: bool) -> z3.ArithRef:
         total: z3.ArithRef = z3.IntVal(0, self.enc.zctx)
+        if decl.ring is not None and decl.pre_arrive:  # DIAL-3: arrive #0 is the pre-arrive
+            total = z3.If(elem[decl.ring.dim] < decl.pre_arrive, z3.IntVal(1, self.enc.zctx),
+                          total)
         for site in self.model.arrives:
             if site.barrier == decl.sym:
                 total = total + count_before(self.enc, site.ctx, site.home, elem,
                                              decl.alloc_loops, point.ctx, point.iters,
-                                             not inclusive_textual, site)
+                                             not inclusive_textual, site,
+                                             decl.ring is not None)
         return total
 
     def awaits_before(self, decl: BarrierDecl, elem: tuple[z3.ArithRef, ...], point: Instance
@@ -81,12 +85,15 @@ class BarrierCounts:
             if site.barrier == decl.sym:
                 total = total + count_before(self.enc, site.ctx, site.element, elem,
                                              decl.alloc_loops, point.ctx, point.iters, True,
-                                             site)
+                                             site, decl.ring is not None)
         return total
 
     def a_max(self, decl: BarrierDecl, site: AwaitSite, elem: tuple[z3.ArithRef, ...],
               inst: Instance) -> z3.ArithRef:
-        """The newest arrive number an Await instance retires (SEM-6.4)."""
+        """The newest arrive number an Await instance retires (SEM-6.4; DIAL-4: arrive #0 of a
+        one-shot ring element)."""
+        if decl.ring is not None:
+            return z3.IntVal(0, self.enc.zctx)
         if site.n >= 0:
             return self.arrives_before(decl, elem, inst) - site.n - 1
         return self.awaits_before(decl, elem, inst) - (~site.n)
@@ -142,12 +149,16 @@ def short_of_partner(counts: BarrierCounts, model: ProgramModel, decl: BarrierDe
     own = counts.arrives_before(decl, elem, point) <= a_max
     info = ring_info(model.proc.body)
     cases = []
+    ring = decl.ring.dim if decl.ring is not None else None
     for e in itertools.product(*(range(n) for n in decl.shape)):
+        if ring is not None and e[ring] != 0:
+            continue  # the ring dimension is never multicast (DIAL-2): it stays elem's
         group = [h for h in info.group(decl.sym, e, decl.shape) if h != e]
         if not group:
             continue
-        here = z3.And(*[v == c for v, c in zip(elem, e)])
-        consts = [tuple(z3.IntVal(c, zctx) for c in h) for h in group]
+        here = z3.And(*[v == c for k, (v, c) in enumerate(zip(elem, e)) if k != ring])
+        consts = [tuple(elem[k] if k == ring else z3.IntVal(c, zctx) for k, c in enumerate(h))
+                  for h in group]
         cases.append(z3.And(here, z3.Or(*[counts.arrives_before(decl, h, point) <= a_max
                                           for h in consts])))
     return z3.Or(own, *cases) if cases else own

@@ -48,7 +48,9 @@ def trailing_pairs(enc: Encoder, counts: BarrierCounts, model: ProgramModel, sit
     assert site.trailing is not None
     decl = model.barriers[site.trailing.barrier]
     elem = tuple(enc.value(e, aw.iters) for e in aw_site.element)
-    number = counts.arrives_before(decl, elem, a)
+    # a ring slot's handoff names arrive #0 of its element (DIAL-6)
+    number = z3.IntVal(0, enc.zctx) if site.trailing.numbered_zero else \
+        counts.arrives_before(decl, elem, a)
     return conj((names(enc, (site.trailing.points,), a, elem),
                  equal_on(a, aw, decl.alloc_loops, enc.zctx),
                  number <= counts.a_max(decl, aw_site, elem, aw)), enc.zctx)

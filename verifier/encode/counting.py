@@ -31,12 +31,19 @@ if TYPE_CHECKING:
 def count_before(enc: Encoder, site_ctx: Context, site_index: tuple[ir.Expr, ...],
                  element: tuple[z3.ArithRef, ...], alloc_loops: tuple[ir.Sym, ...],
                  point_ctx: Context, point_iters: Mapping[ir.Sym, z3.ArithRef],
-                 strict_textual: bool = True, site_loc: object = None) -> z3.ArithRef:
-    """#instances of the site, on `element`, before the point (x) in trace order."""
+                 strict_textual: bool = True, site_loc: object = None,
+                 affine: bool = False) -> z3.ArithRef:
+    """#instances of the site, on `element`, before the point (x) in trace order. With
+    `affine` (an endgame ring, DIAL-2) an index `i + c` (c free of loop iterators) pins i to
+    element - c, and the site has an instance only where that value is in i's range."""
     zctx = enc.zctx
     loc = getattr(site_loc, "loc", None)
     fixed = set(alloc_loops) | {lp.sym for lp in site_ctx.loops if lp.kind == "task"}
     pinned = _pins(site_ctx, site_index, element, fixed)
+    in_range: list[z3.BoolRef] = []
+    if affine:
+        pinned, in_range = _affine_pins(enc, site_ctx, site_index, element, fixed, pinned,
+                                        point_iters, loc)
     point_loops = {lp.sym for lp in point_ctx.loops}
     common = [lp for lp in site_ctx.loops if lp.sym in point_loops]
     all_syms = {lp.sym for lp in site_ctx.loops}
@@ -53,6 +60,8 @@ def count_before(enc: Encoder, site_ctx: Context, site_index: tuple[ir.Expr, ...
     known = {**{s: point_iters[s] for s in fixed if s in point_iters}, **pinned}
     summed = all_syms - set(known)
     tight, present = _conditions(enc, site_ctx, summed, known, loc)
+    if in_range:
+        present = conj([present, *in_range] if present is not None else in_range, zctx)
     env: dict[ir.Sym, z3.ArithRef] = {}
 
     def bounds(lp: Loop) -> tuple[z3.ArithRef, z3.ArithRef]:
@@ -240,6 +249,53 @@ def _count_polynomial(enc: Encoder, site_ctx: Context, pinned: dict[ir.Sym, z3.A
         inner = sums.instances_inside(depth - 1, pins)
         count = count + z3.If(prefix_ok, sums.to_z3(inner, bound), 0)
     return count
+
+
+def _affine_pins(enc: Encoder, ctx: Context, index: tuple[ir.Expr, ...],
+                 element: tuple[z3.ArithRef, ...], fixed: set[ir.Sym],
+                 pins: dict[ir.Sym, z3.ArithRef], point_iters: Mapping[ir.Sym, z3.ArithRef],
+                 loc: object) -> tuple[dict[ir.Sym, z3.ArithRef], list[z3.BoolRef]]:
+    """DIAL-2: `i + c`, `c + i`, `i - c` on a ring dimension pin the loop iterator i; the
+    conditions say the pinned value is an iteration of i's loop."""
+    loops = {lp.sym: lp for lp in ctx.loops}
+    out, conds = dict(pins), []
+    for e, v in zip(index, element):
+        if not free_syms(e) & set(loops):  # a constant index: the site names one element
+            conds.append(v == enc.value(e, {s: point_iters[s] for s in fixed
+                                            if s in point_iters}))
+            continue
+        found = _solve(e, v, enc, set(loops))
+        if isinstance(e, ir.Var) and found is not None and found[0] in pins:
+            pass  # a plain iterator pinned by _pins: its range is checked below
+        elif found is None or found[0] not in loops or found[0] in fixed or found[0] in out:
+            raise Unsupported("not supported by spork-verify: a ring-barrier index that is not "
+                              "`i + c` for one loop iterator i of its statement (its counter "
+                              "has no closed form here)", loc, code="ERR-V11", rule="DIAL-2")
+        sym, value = found
+        lp = loops[sym]
+        env = {s: point_iters[s] for s in fixed if s in point_iters}
+        if (free_syms(lp.lo) | free_syms(lp.hi)) & set(loops) - set(env):
+            raise Unsupported("not supported by spork-verify: a ring-barrier index over a loop "
+                              "whose bounds use other loop iterators", loc, code="ERR-V11",
+                              rule="DIAL-2")
+        out[sym] = value
+        conds += [value >= enc.value(lp.lo, env), value < enc.value(lp.hi, env)]
+    return out, conds
+
+
+def _solve(e: ir.Expr, v: z3.ArithRef, enc: Encoder, iters: set[ir.Sym]
+           ) -> tuple[ir.Sym, z3.ArithRef] | None:
+    """(i, v - c) when e is i + c, c + i or i - c with c free of the loop iterators."""
+    match e:
+        case ir.Var(name=sym):
+            return sym, v
+        case ir.BinOp(op="+" | "-", lhs=a, rhs=b):
+            for inner, other, sign in ((a, b, 1 if e.op == "+" else -1), (b, a, 1)):
+                if e.op == "-" and inner is b:
+                    break
+                if not free_syms(other) & iters:
+                    return _solve(inner, v - sign * enc.value(other, {}), enc, iters)
+    return None
 
 
 def _pins(ctx: Context, index: tuple[ir.Expr, ...], element: tuple[z3.ArithRef, ...],

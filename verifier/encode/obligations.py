@@ -18,6 +18,8 @@ import z3
 from verifier.diagnostics import SrcLoc
 from verifier.lang.ir import ir
 from verifier.lang.ir.lifetimes import RELEASE_PREFIX
+from verifier.lang.stdlib.dialects import ENDGAME
+from verifier.lang.stdlib.timelines import QualTL
 from verifier.semantics import rules
 from verifier.semantics.rules import AccessKind, Flag
 from verifier.check.sites import (
@@ -30,6 +32,7 @@ from verifier.encode.kills import KillSites, clipped_bounds, killed
 from verifier.encode.pairs import kept_pairs
 from verifier.encode.pruning import Pruner
 from verifier.encode.terms import conj
+from verifier.encode.ring_barriers import one_shot_sites, second_arrive
 from verifier.encode.ring_invariant import ring_lemma, ring_sites
 from verifier.encode.transactions import byte_mismatch, checks, phase_disagreement
 from verifier.encode.visibility import ANCHORED_FALLBACK, LEVELS, VisibilityBuilder
@@ -76,6 +79,8 @@ def required_flag(earlier: AccessSite, later: AccessSite) -> Flag | None:
     """The flag `later` needs on `earlier`'s record, or None when they cannot conflict."""
     if earlier.kind is AccessKind.read:
         return None if later.kind is AccessKind.read else Flag.temp
+    if earlier.qual.q0 is QualTL.slot:
+        return Flag.temp  # DIAL-6: a ring slot's handoff is seen once temporally ordered
     if later.kind is AccessKind.read:
         return Flag.full
     if later.kind is AccessKind.atomic and earlier.atomic_quals & later.qual.extended:
@@ -242,14 +247,26 @@ class ObligationBuilder:
         """SEM-6.7 satisfiable awaits and SEM-6.6 balanced counts at every barrier free."""
         out = []
         for site in self.model.awaits:
-            if site.n >= 0:
+            ring = self.model.barriers[site.barrier].ring is not None
+            if site.n >= 0 and not ring:
                 continue  # arrive-indexed awaits never wait for a future arrive (SEM-6.7)
             out.append(Obligation(
-                f"await:{site.barrier.name}@{site.loc.line}:{site.loc.col}", "SEM-6.7",
+                f"await:{site.barrier.name}@{site.loc.line}:{site.loc.col}",
+                "DIAL-11" if ring else "SEM-6.7",
                 "deadlock", site.barrier.name, site.loc, [(site.loc, "later access")],
                 lambda level, fallback, site=site: self._measured(lambda: self._await(site)),
                 description=f"Await on {site.barrier.name} finds its paired Arrive before it"))
+        for arrive in one_shot_sites(self.model):
+            out.append(Obligation(
+                f"one-shot:{arrive.barrier.name}@{arrive.loc.line}:{arrive.loc.col}", "DIAL-10",
+                "barrier-count", arrive.barrier.name, arrive.loc, [(arrive.loc, "later access")],
+                lambda level, fallback, arrive=arrive: self._measured(lambda: self._one_shot(
+                    arrive)),
+                description=f"each Arrive on {arrive.barrier.name} completes a ring element "
+                "no other Arrive completes"))
         for decl in self.model.barriers.values():
+            if self.model.proc.dialect == ENDGAME:
+                continue  # endgame: no count balance at the free (DIAL-12)
             out.append(Obligation(
                 f"balance:{decl.sym.name}@{decl.loc.line}:{decl.loc.col}", "SEM-6.6",
                 "barrier-count", decl.sym.name, decl.loc, [(decl.loc, "later access")],
@@ -265,6 +282,10 @@ class ObligationBuilder:
         a_max = counts.a_max(decl, site, elem, inst)
         short = short_of_partner(counts, self.model, decl, elem, inst, a_max)
         return self.base + [inst.valid, a_max >= 0, short], {**self.size_names, **inst.names}
+
+    def _one_shot(self, site: ArriveSite) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
+        found, names = second_arrive(self.enc, self.vis.barriers, self.model, site)
+        return self.base + found, {**self.size_names, **names}
 
     def _balance(self, decl: BarrierDecl) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
         counts = self.vis.barriers

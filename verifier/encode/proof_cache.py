@@ -29,9 +29,12 @@ import stat
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from verifier.encode.solver import Answer, Status
 from verifier.locations import ENV_CACHE_DIR, cache_dir, key_file
+
+if TYPE_CHECKING:
+    from verifier.encode.solver import Answer
 
 FORMAT = 2  # bump when the entry layout changes: older entries are then ignored (2: the MAC)
 ENV_DIR = ENV_CACHE_DIR
@@ -153,6 +156,8 @@ class ProofCache:
 
 
 def _answer(payload: dict) -> Answer | None:
+    from verifier.encode.solver import Answer, Status  # z3: not needed to open the cache
+
     status = Status(payload["status"])
     constants = payload["constants"]
     if not (isinstance(constants, dict) and all(isinstance(k, str) and type(v) is int

@@ -19,7 +19,6 @@ from typing import Protocol
 from verifier.diagnostics import SporkError
 from verifier.lang.ir import ir
 from verifier.results import ObligationResult, ObligationStatus, ReleaseResult, RELEASE_PROVED
-from verifier.semantics import run_machine
 from verifier.encode.obligations import Obligation, ObligationBuilder
 from verifier.encode.solver import Outcome, Status
 from verifier.lang.ir.lifetimes import RELEASE_PREFIX
@@ -101,6 +100,8 @@ def _judge(run: Solving, ob: Obligation, outcome: Outcome | None
             f"({outcome.reason or outcome.stopped_by})"
     sizes = {name: outcome.model[name] for name in run.builder.size_names}
     target = (ob.kind, ob.variable, ob.loc)
+    from verifier.semantics.run import run_machine  # only a candidate's replay needs it
+
     holds, found = run_machine(run.proc, sizes, collect_all=True, stop_at=target,
                                only=frozenset({ob.variable}), releases=True)
     at = ", ".join(f"{k}={v}" for k, v in sizes.items())

@@ -31,7 +31,8 @@ from verifier.results import (
 )
 from verifier.check import analyze
 from verifier.collectives.symbolic import fresh_context
-from verifier.semantics import Finding as MachineFinding, run_machine
+from verifier.semantics.report_finding import machine_finding
+from verifier.semantics.state import Finding as MachineFinding
 from verifier.encode.assumptions import check_assumed_names
 from verifier.encode.discharge import Discharger
 from verifier.encode.obligations import Built, Obligation, ObligationBuilder
@@ -63,6 +64,24 @@ class Options:
     # prove early releases (CG-R1) after a proof: only codegen's layout needs them, so the CLI
     # asks for them with --emit-cuda / --check-cert and a plain proof does not pay for them
     releases: bool = False
+    # ids of obligations an earlier proof of the same proc proved for all sizes its asserts
+    # (and assumptions) admit: with `fixed_sizes` inside those, they hold there too and are not
+    # solved again (specs/loading.md SYNC-5: an in-file sync_check proved at its sizes)
+    proved_before: frozenset[str] = frozenset()
+
+
+PROVED_BEFORE = "SYNC-5"  # discharged_by of an obligation an earlier proof proved (above)
+
+
+def proved_before(earlier: ProcResult) -> frozenset[str]:
+    """The obligations of `earlier` a proof of the same proc at sizes inside its own may take
+    as proved (`Options.proved_before`, SYNC-5): every proved one, provided every premise a
+    closed-form count relied on (SEM-6.4) was proved too; else none, since a count proved on
+    an unproved premise holds only with it."""
+    proved = ObligationStatus.proved
+    if any(o.kind == "premise" and o.status is not proved for o in earlier.obligations):
+        return frozenset()
+    return frozenset(o.id for o in earlier.obligations if o.status is proved)
 
 
 def _disk_cache(opts: Options) -> ProofCache | None:
@@ -83,38 +102,15 @@ def static_finding(e: SporkError) -> Finding:
     return Finding(kind, e.message, e.variable, e.loc, (), None, e.rule, e.code)
 
 
-def machine_finding(f: MachineFinding, sizes: dict[str, int], replayed: bool) -> Finding:
-    related = []
-    if f.earlier is not None:
-        related.append(Related(f.earlier.loc, "earlier access"))
-    related.append(Related(f.loc, "later access"))
-    threads = []
-    iterators: dict[str, int] = {}
-    if f.earlier is not None:
-        threads.append(f"earlier: {f.earlier.threads}")
-        iterators.update({f"earlier.{k}": v for k, v in f.earlier.iterators})
-    if f.later is not None:
-        threads.append(f"later: {f.later.threads}")
-        iterators.update({f"later.{k}": v for k, v in f.later.iterators})
-    message = f.message
-    if f.lacking:
-        message += f": {f.lacking}"
-    hint = f.sync_hint or ("add a Fence (or Arrive/Await) ordering the two accesses for these "
-                           "threads" if f.kind in ("RAW", "WAR", "WAW") else "")
-    kind = FindingKind(f.kind)
-    rule, code = _RULE_CODE.get(f.kind, ("SEM-4.5", ""))
-    if f.kind in ("WAR", "WAW") and "free(" in f.message:
-        rule, code = "SEM-4.7", "ERR-V04"
-    return Finding(kind, message, f.variable, f.loc, tuple(related),
-                   Counterexample(dict(sizes), iterators, threads, list(f.index), replayed),
-                   rule, code, hint)
 
 
-_RULE_CODE = {"RAW": ("SEM-4.5", "ERR-V01"), "WAW": ("SEM-4.5", "ERR-V02"),
-              "WAR": ("SEM-4.5", "ERR-V03"), "out-of-bounds": ("SEM-4.3", "ERR-V06"),
-              "barrier-count": ("SEM-6.6", "ERR-V05"), "deadlock": ("SEM-6.7", "ERR-V07"),
-              "ring-overrun": ("SEM-6.8", "ERR-V09"),
-              "transaction-count": ("SEM-8.6", "ERR-V10")}
+def run_machine(proc: ir.Proc, sizes: dict[str, int], **kwargs: object
+                ) -> tuple[bool, list[MachineFinding]]:
+    """The concrete machine, imported on the first replay: a proof that replays nothing (every
+    proved proc) does not pay for its imports (numpy among them)."""
+    from verifier.semantics.run import run_machine as run
+
+    return run(proc, sizes, **kwargs)  # type: ignore[arg-type]
 
 
 def _replay(proc: ir.Proc, sizes: dict[str, int],
@@ -198,6 +194,9 @@ def _verify_proc(proc: ir.Proc, opts: Options | None,
     try:
         builder = ObligationBuilder(model, fresh_context(), opts.fixed_sizes)
         obligations = builder.all(opts.prune)
+        for ob in obligations:
+            if ob.id in opts.proved_before and not ob.discharged_by:
+                ob.discharged_by = PROVED_BEFORE
         empty = vacuity(builder, assumed, opts.timeout_s, opts.point)
         if empty is not None:
             return done(Verdict.vacuous, [], [empty])

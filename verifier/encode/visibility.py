@@ -19,11 +19,11 @@ import z3
 from verifier.lang.ir import ir
 from verifier.semantics import rules
 from verifier.semantics.rules import Flag
-from verifier.check.sites import AccessSite, ArriveSite, AwaitSite, Context, ProgramModel
+from verifier.check.sites import AccessSite, ArriveSite, AwaitSite, Context, Loop, ProgramModel
 from verifier.encode.barrier_counts import BarrierCounts
 from verifier.encode.barrier_elements import arrive_pairs, trailing_pairs
 from verifier.encode.chains import (
-    MAX_CHAIN, Chain, Event, EventIndex, candidate_chains, grants, sync_events,
+    Chain, Event, EventIndex, candidate_chains, grants, sync_events,
 )
 from verifier.encode.instances import Encoder, Instance, before, equal_on
 from verifier.encode.terms import address, conj, disj
@@ -33,6 +33,14 @@ from verifier.encode.terms import address, conj, disj
 LEVELS = ((1, False), (2, True), (3, True))
 # the anchored variant of a quantified level, asked before it (Choice E5)
 ANCHORED_FALLBACK = {1: (2, False), 2: (3, False)}
+
+
+def _single(lp: Loop) -> int | None:
+    """The only value of a loop `for y in cuda_threads(c, c + 1, ...)`, else None."""
+    lo, hi = lp.lo, lp.hi
+    if isinstance(lo, ir.Const) and isinstance(hi, ir.Const) and hi.value - lo.value == 1:
+        return int(lo.value)
+    return None
 
 
 class VisibilityBuilder:
@@ -113,7 +121,9 @@ class VisibilityBuilder:
         if a.thread is None or b.thread is None:
             return []
         out = []
-        for chain in candidate_chains(self.index, sa, sb, flag, self.max_chain):
+        decl = self.model.barriers.get(sa.buf)
+        ring = decl is not None and decl.ring is not None  # DIAL-6: temporal grants carry it
+        for chain in candidate_chains(self.index, sa, sb, flag, self.max_chain, temporal=ring):
             out.extend(self.chain_terms(chain, sa, a, b))
         return out
 
@@ -210,15 +220,18 @@ class VisibilityBuilder:
                          ) -> list[tuple[Instance, Instance, list[z3.BoolRef]]]:
         if event.fence is not None:
             return [(e, e, [e.valid]) for e in self.witnesses(event.fence.ctx, a, b)]
+        assert event.await_ is not None
+        # DIAL-6: on an endgame ring the element, not a's or b's thread, decides which threads
+        # run the Arrive/Await; quantified witnesses leave their thread iterators free too
+        ring = self.model.barriers[event.await_.barrier].ring is not None
         if event.tag_site is not None:
-            assert event.await_ is not None
             return [(aw, aw, [aw.valid, trailing_pairs(self.enc, self.barriers, self.model,
                                                        event.tag_site, a, event.await_, aw)])
-                    for aw in self.witnesses(event.await_.ctx, a, b)]
-        assert event.arrive is not None and event.await_ is not None
+                    for aw in self.witnesses(event.await_.ctx, a, b, ring)]
+        assert event.arrive is not None
         out = []
-        for arr in self.witnesses(event.arrive.ctx, a, b):
-            for aw in self.witnesses(event.await_.ctx, a, b):
+        for arr in self.witnesses(event.arrive.ctx, a, b, ring):
+            for aw in self.witnesses(event.await_.ctx, a, b, ring):
                 conds = [arr.valid, aw.valid, self.before(arr, aw),
                          self.pairs(event.arrive, arr, event.await_, aw)]
                 out.append((arr, aw, conds))
@@ -238,13 +251,16 @@ class VisibilityBuilder:
                ) -> z3.BoolRef:
         return arrive_pairs(self.enc, self.barriers, self.model, arr_site, arr, aw_site, aw)
 
-    def witnesses(self, site_ctx: Context, a: Instance, b: Instance) -> list[Instance]:
-        """Witness instances of a sync site anchored at a's or b's thread and iterators."""
-        key = (id(site_ctx), id(a), id(b), self.quantified)
+    def witnesses(self, site_ctx: Context, a: Instance, b: Instance,
+                  free_threads: bool = False) -> list[Instance]:
+        """Witness instances of a sync site anchored at a's or b's thread and iterators (with
+        `free_threads`, quantified ones bind the thread iterators a and b do not share)."""
+        free_threads = free_threads and self.quantified
+        key = (id(site_ctx), id(a), id(b), self.quantified, free_threads)
         hit = self._witness_cache.get(key)
         if hit is None:
             start = len(self.bound)
-            insts = self._witnesses(site_ctx, a, b)
+            insts = self._witnesses(site_ctx, a, b, free_threads)
             hit = (insts, list(self.bound[start:]))
             del self.bound[start:]
             self._witness_cache[key] = hit
@@ -252,7 +268,8 @@ class VisibilityBuilder:
         self.bound.extend(v for v in hit[1] if not any(v.eq(w) for w in self.bound))
         return hit[0]
 
-    def _witnesses(self, site_ctx: Context, a: Instance, b: Instance) -> list[Instance]:
+    def _witnesses(self, site_ctx: Context, a: Instance, b: Instance,
+                   free_threads: bool = False) -> list[Instance]:
         out: list[Instance] = []
         for anchor in (a, b):
             assert anchor.thread is not None
@@ -272,6 +289,10 @@ class VisibilityBuilder:
                     pinned[lp.sym] = var
                 elif lp.sym in anchor_loops:
                     pinned[lp.sym] = anchor.iters[lp.sym]
+                elif lp.kind == "threads" and _single(lp) is not None:
+                    # one iteration: its value, whichever thread anchors (a consumer's
+                    # one-thread loop seen from a producer's thread)
+                    pinned[lp.sym] = z3.IntVal(_single(lp), self.zctx)
                 elif lp.kind == "threads":
                     pinned[lp.sym] = thread_terms[lp.sym]
                 else:

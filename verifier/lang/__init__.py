@@ -1,7 +1,7 @@
 """The user-facing namespace: `from verifier.lang import *` (LANG-1.3).
 
-Exports the names upstream exports from exo's `proc`, `exo.platforms.cuda`, `.Sm80`, `.Sm90`
-and `.cuda_tk` that spork-verify supports, plus `simplify`.
+Exports the names upstream exports from exo's `proc`, `exo.platforms.cuda`, `.Sm80`, `.Sm90`,
+`.Sm100` and `.cuda_tk` that spork-verify supports, plus `simplify`.
 """
 
 from verifier.lang.stdlib import memories as _mem
@@ -16,6 +16,9 @@ from verifier.lang.stdlib.instrs import INSTRS as _INSTRS
 from verifier.lang.stdlib.instrs_cuda import CUDA_INSTRS as _CUDA_INSTRS
 from verifier.lang.stdlib.instrs_cuda import get_cuda_packed32_load_v, get_cuda_packed32_store_v
 from verifier.lang.stdlib.instrs_sm90 import SM90_INSTRS as _SM90_INSTRS
+from verifier.lang.stdlib.instrs_endgame import ENDGAME_SM80_INSTRS as _ENDGAME_SM80_INSTRS
+from verifier.lang.stdlib.instrs_sm100 import SM100_INSTRS as _SM100_INSTRS
+from verifier.lang.stdlib.memories_sm100 import Sm100_RmemMatrixD, Sm100_Tmem
 from verifier.lang.parse.procs import proc, simplify
 from verifier.lang.stdlib.scalars import ScalarInfo, bf16, f16, f32, f64, i8, i32, ui8, ui16
 from verifier.lang.parse.user_instrs import (
@@ -26,6 +29,10 @@ from verifier.lang.rewrite.scheduling import delete_buffer, rename, set_precisio
 from verifier.lang.rewrite.replace_copy import replace
 from verifier.lang.rewrite.scheduling_loops import cut_loop, inline_window
 from verifier.lang.stdlib.timelines import InstrTL, QualTL, SyncTL
+from verifier.lang.stdlib.endgame import (
+    CudaMbarrierPreArrive, CudaRmemLinear, CudaRmemUniform, Sm80_CommitGroup,
+    Sm90_TmaCommitGroup, Sm90_WgmmaCommitGroup, ring_buffer_by,
+)
 from verifier.lang.stdlib.units import (
     CollUnit, blockDim, clusterDim, cuda_cluster, cuda_cta_in_cluster,
     cuda_cta_in_cluster_strided, cuda_quadpair, cuda_thread, cuda_threads_strided, cuda_warp,
@@ -58,6 +65,11 @@ wgmma_fence_1 = SyncTL.wgmma_fence_1
 wgmma_fence_2 = SyncTL.wgmma_fence_2
 wgmma_async = SyncTL.wgmma_async
 cuda_generic_and_async_proxy = SyncTL.cuda_generic_and_async_proxy
+tcgen05_commit = SyncTL.tcgen05_commit
+tcgen05_ld = SyncTL.tcgen05_ld
+tcgen05_st = SyncTL.tcgen05_st
+tcgen05_before_thread_sync = SyncTL.tcgen05_before_thread_sync
+tcgen05_after_thread_sync = SyncTL.tcgen05_after_thread_sync
 
 cpu_in_order_instr = InstrTL.cpu_in_order_instr
 cpu_cuda_stream_instr = InstrTL.cpu_cuda_stream_instr
@@ -67,6 +79,11 @@ Sm80_cp_async_instr = InstrTL.Sm80_cp_async_instr
 tma_to_smem_async_instr = InstrTL.tma_to_smem_async_instr
 tma_to_gmem_async_instr = InstrTL.tma_to_gmem_async_instr
 wgmma_async_instr = InstrTL.wgmma_async_instr
+tcgen05_mma_instr = InstrTL.tcgen05_mma_instr
+tcgen05_cp_instr = InstrTL.tcgen05_cp_instr
+tcgen05_shift_instr = InstrTL.tcgen05_shift_instr
+tcgen05_ld_instr = InstrTL.tcgen05_ld_instr
+tcgen05_st_instr = InstrTL.tcgen05_st_instr
 
 globals().update(_REWRITES)
 globals().update(_INSTRS)
@@ -76,6 +93,9 @@ globals().update(_TK_COPIES)  # ThunderKittens (upstream's exo.platforms.cuda_tk
 globals().update(_TK_TILE_OPS)
 globals().update(_TK_VEC_OPS)
 globals().update(_TK_UNSERVED)  # upstream's Sm90 ThunderKittens wgmma names: unsupported
+globals().update(_ENDGAME_SM80_INSTRS)
+Sm80_RmemMatrixD_m16n8 = Sm80_RmemMatrixD(16, 8)
+globals().update(_SM100_INSTRS)
 
 __all__ = [name for name in list(globals()) if not name.startswith("_")
            and name not in ("annotations",)]

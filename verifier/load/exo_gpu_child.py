@@ -229,6 +229,9 @@ def _serve(request: dict[str, Any], reply_fd: int, crash_fd: int, sandbox: Any,
     faulthandler.register(signal.SIGUSR1, crash)
     if sandbox is not None:
         sandbox.confine_or_exit(policy, "the Exo-GPU process")
+        sandbox.shadow_writes(policy, lambda path: print(
+            f"spork-verify: the file wrote {path}; the write went to a private copy, "
+            "discarded after loading (SEC-2)", file=sys.stderr))
     real_exit = os._exit
     begin = time.monotonic()
     write_frame(reply_fd, {"stage": "started"})

@@ -20,7 +20,7 @@ import time
 from typing import Callable, NoReturn
 
 from verifier.diagnostics import InternalError, RejectedInput, SporkError, SrcLoc
-from verifier.load import load, sandbox
+from verifier.load import load, sandbox, sync_record
 from verifier.load.load_protocol import LoadFailure, LoadReply, LoadRequest, Stage, write_reply
 from verifier.load.printed import parse_printed
 
@@ -50,11 +50,13 @@ def _load(request: LoadRequest, reply_fd: int, real_exit: Exit) -> LoadReply:
     write_reply(reply_fd, LoadReply(Stage.started, startup_s=startup_s))
     _wrap_os_exit(reply_fd, real_exit)
     begin = time.monotonic()
+    calls: tuple[sync_record.SyncCall, ...] = ()
     try:
         if request.printed:  # texts Exo-GPU printed (SCHED-3): parsed, the file is not run
             procs = tuple(parse_printed(request.printed))
         else:
             procs = tuple(load.module_procs(load.run_file(request.path, request.source)))
+            calls = sync_record.take()  # SYNC-1: settled by the verifier after the proofs
         failure = None
     except SporkError as e:
         procs, failure = (), LoadFailure.of(e)
@@ -65,7 +67,7 @@ def _load(request: LoadRequest, reply_fd: int, real_exit: Exit) -> LoadReply:
     finally:
         os._exit = real_exit  # the reply is ours to write from here on
     return LoadReply(Stage.done, procs, failure, startup_s=startup_s,
-                     run_s=time.monotonic() - begin)
+                     run_s=time.monotonic() - begin, sync_calls=calls)
 
 
 def main(argv: list[str]) -> None:
@@ -82,6 +84,12 @@ def main(argv: list[str]) -> None:
     sandbox.supervise(lambda: _run(request, reply_fd, crash_fd, policy))
 
 
+def _shadowed(path: str) -> None:
+    """SEC-2: the file's write outside its private folder went to a private copy."""
+    print(f"spork-verify: the file wrote {path}; the write went to a private copy, discarded "
+          "after loading (SEC-2)", file=sys.stderr)
+
+
 def _run(request: LoadRequest, reply_fd: int, crash_fd: int,
          policy: sandbox.Policy | None = None) -> NoReturn:
     sys.argv = [request.path]  # as `python FILE` would set it, not our descriptors
@@ -96,6 +104,7 @@ def _run(request: LoadRequest, reply_fd: int, crash_fd: int,
     real_exit = os._exit
     if policy is not None:
         sandbox.confine_or_exit(policy, "the loading process")
+        sandbox.shadow_writes(policy, _shadowed)
     reply = _load(request, reply_fd, real_exit)
     try:
         write_reply(reply_fd, reply)

@@ -33,6 +33,7 @@ from verifier.load.load_protocol import (
     LoadReply, LoadRequest, PrintedProc, Stage, read_reply)
 from verifier.load.sandbox import (
     Policy, filters_syscalls, landlock_abi, make_undumpable, on_linux)
+from verifier.load.sync_record import SyncCall
 from verifier.locations import key_file
 from verifier.results import Isolation, ScheduledBy
 
@@ -53,6 +54,7 @@ class LoadedFile:
     output: str = ""  # stdout and stderr of the file while it loaded, interleaved
     timings: dict[str, float] = field(default_factory=dict)  # total_s, startup_s, run_s
     scheduled_by: tuple[ScheduledBy, ...] = ()  # per proc, when Exo-GPU built them (SCHED-6)
+    sync_calls: tuple[SyncCall, ...] = ()  # the file's own sync_check calls (SYNC-1)
 
 
 class _OutputReader(threading.Thread):
@@ -77,11 +79,12 @@ class _OutputReader(threading.Thread):
 
 # The child imports this very verifier package (not another install), then takes its folder
 # off sys.path again, so the user's `import examples` or `import tests` never finds ours.
-# `p.sync_check(...)` in the file needs the concrete machine, which lang may not import: the
-# boot installs a hook that imports it on first use (API-3), keeping start-up small.
-_BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
-         "from verifier.lang.ir import ir; ir.SYNC_CHECK_HOOK[0] = lambda p, s: __import__("
-         "'verifier.semantics.sync_check', fromlist=['sync_check']).sync_check(p, s); "
+# `p.sync_check(...)` in the file is recorded (SYNC-1); its size check and, where the file
+# could catch its exception, the machine live in verifier.semantics, which load may not
+# import: the boot hands the recorder that module, imported on first use.
+_BOOT = ("import sys, importlib; sys.path.insert(0, sys.argv[1]); "
+         "from verifier.load import sync_record; sync_record.install(lambda: "
+         "importlib.import_module('verifier.semantics.sync_check')); "
          "from verifier.load.load_child import main; del sys.path[0]; main(sys.argv[2:])")
 
 
@@ -154,6 +157,20 @@ class ChildRun:
 
 Command = Callable[[int, int], list[str]]  # (reply fd, crash fd) -> the child's argv
 Request = Callable[[Policy | None], bytes]  # the confinement -> the request on its stdin
+_RUNNING: set[subprocess.Popen[bytes]] = set()  # children running now, for Ctrl-C elsewhere
+
+
+def kill_loading_children(force: bool = False) -> None:
+    """End every loading child running now, and what it started (LOAD-6): for a caller that
+    loads in another thread, where Ctrl-C does not reach `run_child`'s own cleanup. SIGTERM
+    asks each supervisor to kill every process its file left (SEC-4); `force`: SIGKILL to
+    each process group."""
+    for child in list(_RUNNING):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if force:
+                os.killpg(child.pid, signal.SIGKILL)
+            else:
+                os.kill(child.pid, signal.SIGTERM)
 
 
 @functools.cache
@@ -195,6 +212,7 @@ def run_child(command: Command, request: Request, timeout_s: float, start: float
         reader = _OutputReader(child.stdout)  # type: ignore[arg-type]
         reader.start()
         timed_out = False
+        _RUNNING.add(child)
         try:
             try:
                 assert child.stdin is not None
@@ -211,6 +229,7 @@ def run_child(command: Command, request: Request, timeout_s: float, start: float
                 time.sleep(_DUMP_WAIT_S)
         finally:
             _kill_group(child)  # also on Ctrl-C; and processes the file left running
+            _RUNNING.discard(child)
         reader.join(timeout=1.0)  # a process that left our group may still hold the pipe
         if not reader.is_alive():
             child.stdout.close()  # type: ignore[union-attr]
@@ -259,7 +278,8 @@ def load_isolated(path: str | Path, timeout_s: float = DEFAULT_TIMEOUT_S,
     if reply is not None and reply.stage is Stage.done:
         timings = {"total_s": total_s, "startup_s": reply.startup_s, "run_s": reply.run_s}
         error = reply.failure.error() if reply.failure else None
-        return LoadedFile(path, reply.procs, error, run.output, timings)
+        return LoadedFile(path, reply.procs, error, run.output, timings,
+                          sync_calls=reply.sync_calls if error is None else ())
     error = no_reply_error(path, reply, run.returncode, run.timed_out, timeout_s,
                             run.crash_loc, run.output)
     return LoadedFile(path, (), error, run.output, {"total_s": total_s})

@@ -31,6 +31,8 @@ from verifier.diagnostics import InternalError, RejectedInput, SporkError, SrcLo
 from verifier.lang.ir import ir
 from verifier.lang.stdlib.memories import MemoryName
 from verifier.load.sandbox import Policy
+from verifier.load.sync_record import SyncCall
+from verifier.results import Counterexample, Finding, FindingKind, Related
 
 MAGIC = b"SPORKLD1"
 _HEADER = struct.Struct(">8sQ32s")
@@ -97,6 +99,7 @@ class LoadReply:
     exit_loc: SrcLoc | None = None
     startup_s: float = 0.0  # spawn until the user's file starts (interpreter + our imports)
     run_s: float = 0.0  # running the user's file
+    sync_calls: tuple[SyncCall, ...] = ()  # the file's own sync_check calls (SYNC-1)
 
 
 def _immutable(value: object) -> bool:
@@ -133,7 +136,8 @@ class _ReplyPickler(pickle.Pickler):
 def _data_classes() -> dict[tuple[str, str], type]:
     """(module, name) -> class for every class a reply may name: the IR's and the stdlib's
     dataclasses and enums (with `ProcName` and `MemoryName`, names that are also callable as
-    upstream's `p.name()` / `mem.name()`), `SrcLoc`, the reply records and `Fraction`.
+    upstream's `p.name()` / `mem.name()`), `SrcLoc`, the reply records (an in-file
+    `sync_check` call and the report's finding it may carry among them) and `Fraction`.
     Nothing else: no function, no module, no builtin, so decoding a reply calls no code but
     these classes' own constructors and `__setstate__` (SEC-1)."""
     import verifier.lang.stdlib as stdlib
@@ -146,7 +150,8 @@ def _data_classes() -> dict[tuple[str, str], type]:
             if isinstance(value, type) and value.__module__ == module.__name__ and (
                     dataclasses.is_dataclass(value) or issubclass(value, Enum)):
                 out[(module.__name__, name)] = value
-    for cls in (ir.ProcName, MemoryName, SrcLoc, LoadReply, LoadFailure, Stage, Fraction):
+    for cls in (ir.ProcName, MemoryName, SrcLoc, LoadReply, LoadFailure, Stage, Fraction,
+                SyncCall, Finding, FindingKind, Related, Counterexample):  # SYNC-1, SYNC-3
         out[(cls.__module__, cls.__qualname__)] = cls
     return out
 

@@ -22,7 +22,8 @@ from verifier.lang.ir.ir import EXO_GPU_HINT
 UPSTREAM_MODULES = (
     "exo", "exo.API", "exo.core", "exo.core.memory", "exo.libs", "exo.libs.memories",
     "exo.libs.externs", "exo.scalars", "exo.platforms", "exo.platforms.cuda",
-    "exo.platforms.Sm80", "exo.platforms.Sm90", "exo.stdlib", "exo.stdlib.scheduling",
+    "exo.platforms.Sm80", "exo.platforms.Sm90", "exo.platforms.Sm100",
+    "exo.stdlib", "exo.stdlib.scheduling",
     "exo.stdlib.stdlib", "exo.spork",
 )
 

@@ -9,7 +9,8 @@ from typing import Any
 from verifier.diagnostics import SrcLoc
 from verifier.results import (ChainResult, ChainStatus, Counterexample, Finding, FindingKind,
                               Isolation, ObligationResult, ObligationStatus, ProcResult, Recheck,
-                              Related, ReleaseResult, ScheduledBy, Verdict)
+                              Related, ReleaseResult, ScheduledBy, SyncCheckResult,
+                              SyncCheckStatus, Verdict)
 
 
 def _loc(d: dict[str, Any]) -> SrcLoc:
@@ -60,8 +61,18 @@ def results_from_json(text: str) -> list[ProcResult]:
                               scheduled_by=ScheduledBy(**r["scheduled_by"])
                               if "scheduled_by" in r else None,
                               isolation=Isolation(r["isolation"]["landlock_abi"])
-                              if "isolation" in r else None))
+                              if "isolation" in r else None,
+                              sync_checks=tuple(_sync_check(s)
+                                                for s in r.get("sync_checks", ()))))
     return out
+
+
+def _sync_check(d: dict[str, Any]) -> SyncCheckResult:
+    return SyncCheckResult(d["proc"], tuple(d["sizes"].items()), _loc(d["location"]),
+                           SyncCheckStatus(d["status"]), d["settled_by"], d["message"],
+                           d["certificate"] or "",
+                           _finding(d["finding"]) if d["finding"] is not None else None,
+                           d.get("time_s", 0.0))
 
 
 def _release(d: dict[str, Any]) -> ReleaseResult:

@@ -8,7 +8,8 @@ from typing import Any
 
 from verifier import __version__
 from verifier.diagnostics import SrcLoc
-from verifier.results import ChainResult, Finding, ObligationResult, ProcResult, ReleaseResult
+from verifier.results import (
+    ChainResult, Finding, ObligationResult, ProcResult, ReleaseResult, SyncCheckResult)
 
 # 2: verdicts `vacuous` and `no-hazard-at-sizes` (a --sizes run that finds nothing was `proved`
 # in 1: the meaning of a value changed), obligation `query_hash`/`recheck`, result `sizes`
@@ -73,7 +74,17 @@ def result_dict(r: ProcResult) -> dict[str, Any]:
     if r.isolation is not None:  # SEC-2..SEC-6: how the file was confined while it loaded
         out["isolation"] = {"level": r.isolation.level,
                             "landlock_abi": r.isolation.landlock_abi}
+    if r.sync_checks:  # the file's own sync_check calls on this proc (SYNC-7)
+        out["sync_checks"] = [_sync_check(s) for s in r.sync_checks]
     return out
+
+
+def _sync_check(s: SyncCheckResult) -> dict[str, Any]:
+    return {"proc": s.proc, "sizes": dict(s.sizes), "location": _loc(s.loc),
+            "status": s.status.value, "settled_by": s.settled_by, "message": s.message,
+            "certificate": s.certificate or None,
+            "finding": _finding(s.finding) if s.finding is not None else None,
+            "time_s": round(s.time_s, 4)}
 
 
 def _release(x: ReleaseResult) -> dict[str, Any]:

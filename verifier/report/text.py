@@ -5,8 +5,9 @@ from __future__ import annotations
 
 
 from verifier.report.cex_view import table_lines
-from verifier.results import (ChainResult, Finding, FindingKind, ObligationResult, ObligationStatus,
-                              ProcResult, ScheduledBy, Verdict, assumed_words)
+from verifier.results import (SYNC_SETTLED_BY, ChainResult, Finding, FindingKind,
+                              ObligationResult, ObligationStatus, ProcResult, ScheduledBy,
+                              SyncCheckResult, SyncCheckStatus, Verdict, assumed_words)
 from verifier.diagnostics import SrcLoc
 from verifier.user_files import printable, printable_loc, printable_text, source_line
 
@@ -172,6 +173,17 @@ def to_text(results: list[ProcResult], verbose: bool = False, cex_table: bool = 
             out.extend(finding_lines(f))
             if verbose or cex_table:
                 out.extend(table_lines(f))
+        out.extend(sync_check_line(s) for s in r.sync_checks)
     # names, messages, quoted lines and a file's output never put a control character on the
     # terminal (an ESC would recolour it): each is shown escaped (specs/cli.md CLI-5)
     return "\n".join(printable_text(line) for line in out) + "\n"
+
+
+def sync_check_line(s: SyncCheckResult) -> str:
+    """An in-file `p.sync_check(...)` call and its answer (specs/loading.md SYNC-7)."""
+    sizes = ", ".join(f"{k}={v}" for k, v in s.sizes)
+    status = s.status.value.upper() if s.status in (SyncCheckStatus.hazard,
+                                                    SyncCheckStatus.not_run) else s.status.value
+    cert = f", certificate {s.certificate[:16]}" if s.certificate else ""
+    return (f"{printable_loc(s.loc)}: {s.proc}.sync_check({sizes}): {status}: {s.message} "
+            f"[{SYNC_SETTLED_BY.get(s.settled_by, s.settled_by)}{cert}; {s.time_s:.2f}s]")

@@ -15,7 +15,7 @@ from typing import Callable
 from verifier.diagnostics import SrcLoc
 from verifier.lang.ir import ir
 from verifier.lang.stdlib.memories import CudaMbarrier
-from verifier.semantics import rules
+from verifier.semantics import ring_slots, rules
 from verifier.semantics.records import augment_key
 from verifier.semantics.state import Finding
 from verifier.semantics.threads import Threads
@@ -31,6 +31,9 @@ class BarrierInstance:
     mech: object
     counts: dict[tuple[int, ...], list[int]] = field(default_factory=dict)  # element -> [a, w]
     serial: int = field(default_factory=lambda: next(_SERIALS))  # one per allocation instance
+    ring: ir.RingDim | None = None  # an endgame ring of one-shot elements (ring_slots)
+    pre_arrive: int = 0
+    balanced: bool = True  # SEM-6.6 applies (February's rule; not endgame's, DIAL-12)
 
     def count(self, element: tuple[int, ...]) -> list[int]:
         return self.counts.setdefault(element, [0, 0])
@@ -68,7 +71,8 @@ def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: BarrierInstance)
     first = rules.SYNC_SETS[s.first]
     if bar.mech is CudaMbarrier:
         for elem in named:
-            m.storage_access(bar.sym, elem, threads, s.loc, sm80=rules.Q.Sm80 in first.full)
+            m.storage_access(bar.sym, elem, threads, s.loc, sm80=rules.Q.Sm80 in first.full,
+                             conv=bar.ring is None)
     a = bar.count(home_elem)[0]
     code = m.sync_code(first)
     # (z, j, c) names the allocation instance of z: a barrier re-allocated by a later task or
@@ -80,7 +84,10 @@ def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: BarrierInstance)
             target.pending.update(tags)
             m.index.tag(target, bar.serial, named)
     bar.count(home_elem)[0] = a + 1
-    if bar.mech is CudaMbarrier:
+    if bar.ring is not None:
+        ring_slots.arrive(m, s, threads, bar, home_elem, named, a,
+                          rules.Q.Sm80 in first.full)
+    elif bar.mech is CudaMbarrier:
         _ring_check(m, s, threads, bar, home_elem, named, a)
 
 
@@ -118,14 +125,14 @@ def await_(m: MachineView, s: ir.Await, threads: Threads, bar: BarrierInstance) 
     """SEM-6.4, with the unsatisfiable-await check of SEM-6.7 (D5)."""
     _, (elem,) = referenced(s.target, bar, m.value)
     if bar.mech is CudaMbarrier:
-        m.storage_access(bar.sym, elem, threads, s.loc, sm80=False)
+        m.storage_access(bar.sym, elem, threads, s.loc, sm80=False, conv=bar.ring is None)
     a, w = bar.count(elem)
     homes = m.rings.group(bar.sym, elem, bar.shape)
-    if s.n >= 0:
+    if s.n >= 0 and bar.ring is None:
         a_max, w_new = a - s.n - 1, max(w, a - s.n)
     else:
-        lag = ~s.n
-        a_max, w_new = w - lag, w + 1
+        a_max, w_new = (ring_slots.a_max(bar), w + 1) if bar.ring is not None else \
+            (w - ~s.n, w + 1)
         short = [h for h in homes if bar.count(h)[0] <= a_max]
         if a_max >= 0 and short:
             h = short[0]
@@ -142,7 +149,7 @@ def await_(m: MachineView, s: ir.Await, threads: Threads, bar: BarrierInstance) 
                                    m.origin(s.loc, "await", threads))
             if found is not None:
                 m.report(found)
-    if bar.mech is CudaMbarrier:
+    if bar.mech is CudaMbarrier and bar.ring is None:
         m.order.await_(threads, (bar.serial, elem), a_max, a_max if s.n < 0 else None,
                        [(bar.serial, h) for h in homes])
     second = m.sync_code(rules.SYNC_SETS[s.second])
@@ -165,6 +172,8 @@ def free_barrier(m: MachineView, bar: BarrierInstance, loc: SrcLoc) -> None:
         found = m.ledger.check(key, bar.sym.name, None)
         if found is not None:
             m.report(found)
+    if not bar.balanced:
+        return  # endgame: no count balance at the free (DIAL-12)
     for elem in bar.elements():
         a, w = bar.count(elem)
         if a != w:

@@ -22,20 +22,21 @@ import numpy as np
 
 from verifier import collectives
 from verifier.lang.ir import ir
-from verifier.lang.stdlib.instrs import Instr
 from verifier.lang.stdlib.memories import Memory
-from verifier.lang.stdlib.instrs import callee_distributed
-from verifier.semantics.access import instr_args, tracked_buffers
+from verifier.lang.stdlib.instrs import Instr, callee_distributed
+from verifier.semantics.access import instr_args
 from verifier.semantics.exprs import compile_expr, data_reads
 from verifier.semantics.rules import AccessKind
 
 _POS_LIMIT = 1 << 62
+_VALUE_LIMIT = 1 << 40
+_SCALAR_LIMIT = 1 << 20  # three such factors stay below 2^63
 
 
 def unique_inverse(key: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
     """np.unique(key, return_inverse=True) for keys in [0, bound): by marking a table when the
     bound is small (no sort), else by sorting."""
-    if bound <= max(1 << 22, 4 * len(key)):
+    if bound <= 8 * len(key) + 4096:
         seen = np.zeros(bound, dtype=bool)
         seen[key] = True
         uniq = np.flatnonzero(seen)
@@ -139,7 +140,7 @@ class Enumerator:
         self.ctx = ctx
         self.sites: list[Site] = []
         self.locals: dict[ir.Sym, LocalBuf] = {}
-        self.tracked = tracked_buffers(m.proc)
+        self.tracked = m.tracked  # SEM-2.1, computed once per run
         self.rows_seen = 0
 
     # ------------------------------------------------------------ expressions
@@ -159,6 +160,8 @@ class Enumerator:
                 return v
             if v.dtype.kind not in "iu":
                 raise NotBatched("non-integer control value")
+            if v.size and (v.max() > _VALUE_LIMIT or v.min() < -_VALUE_LIMIT):
+                raise NotBatched("values near int64's range")  # Python ints never wrap
             return v.astype(np.int64, copy=False)
         if isinstance(v, (bool, np.bool_)):
             return np.full(rows.n, bool(v))
@@ -167,6 +170,8 @@ class Enumerator:
     # ------------------------------------------------------------ statements
 
     def run(self, s: ir.For) -> None:
+        if any(abs(v) > _SCALAR_LIMIT for v in self.m.env.values()):
+            raise NotBatched("sizes too large for int64 products")
         self.block((s,), Rows({}, np.zeros(1, dtype=np.int64)), self.ctx, 1)
 
     def block(self, stmts: tuple[ir.Stmt, ...], rows: Rows, ctx: Any, scale: int) -> None:

@@ -147,17 +147,20 @@ def apply_region(m: Any, sites: list[Site]) -> None:
 def check_buffer(m: Any, buf: Any, elem: np.ndarray, pos: np.ndarray, col: np.ndarray,
                  sig: np.ndarray) -> tuple[Any, ...] | None:
     """SEM-4.5 on every element access of `buf`; what `update_buffer` needs, or None."""
-    top = int(pos.max()) + 1
-    if int(elem.max()) < (1 << 62) // top:
-        order = np.argsort(elem * top + pos)
-    else:
-        order = np.lexsort((pos, elem))
-    elem, col, sig = elem[order], col[order], sig[order]
     kind = m.sig_kind[sig]
+    if not kind.any():
+        return check_reads(m, buf, elem, col, sig)
+    order = np.argsort(elem, kind="stable")  # sites are runs sorted by element: cheap
+    start = np.ones(len(elem), dtype=bool)
+    start[1:] = elem[order[1:]] != elem[order[:-1]]
+    if not (start[1:] | (pos[order[1:]] > pos[order[:-1]])).all():
+        top = int(pos.max()) + 1
+        order = np.argsort(elem * top + pos) if int(elem.max()) < (1 << 62) // top else \
+            np.lexsort((pos, elem))
+        start[1:] = elem[order[1:]] != elem[order[:-1]]
+    elem, col, sig, kind = elem[order], col[order], sig[order], kind[order]
     n = len(elem)
     idx = np.arange(n, dtype=np.int64)
-    start = np.ones(n, dtype=bool)
-    start[1:] = elem[1:] != elem[:-1]
     run0 = np.maximum.accumulate(np.where(start, idx, 0))
     is_mut = kind != 0
     last = np.maximum.accumulate(np.where(is_mut, idx, -1))
@@ -181,9 +184,27 @@ def check_buffer(m: Any, buf: Any, elem: np.ndarray, pos: np.ndarray, col: np.nd
     old = flat[elem]
     first = np.flatnonzero((prev < 0) & (old != EMPTY))
     check_old(m, old[first], sig[first], col[first])
-    end = np.ones(n, dtype=bool)
-    end[:-1] = start[1:]
-    return buf, elem, col, sig, is_mut, last, start, end, old
+    ends = np.flatnonzero(np.append(start[1:], True))
+    lm = last[ends]
+    lm[lm < run0[ends]] = -1
+    run = np.cumsum(start) - 1  # run (element) number of each access
+    keep = ~is_mut & (idx > lm[run])  # the reads after the run's last mutate stay
+    mut = np.where(lm >= 0, sig[lm] * len(m.cols) + col[lm], -1)
+    return buf, elem[ends], old[ends], run[keep], sig[keep], col[keep], mut
+
+
+def check_reads(m: Any, buf: Any, elem: np.ndarray, col: np.ndarray, sig: np.ndarray
+                ) -> tuple[Any, ...] | None:
+    """A buffer the region only reads: each access checks the older history alone (reads
+    never check reads), in any order; every read record stays (SEM-2.6)."""
+    if isinstance(buf, LocalBuf):
+        return None
+    elems, run = unique_inverse(elem, buf.ids.size)
+    old = buf.ids.reshape(-1)[elems]
+    hist = old[run]
+    first = np.flatnonzero(hist != EMPTY)
+    check_old(m, hist[first], sig[first], col[first])
+    return buf, elems, old, run, sig, col, np.full(len(elems), -1, dtype=np.int64)
 
 
 def check_pairs(m: Any, a: np.ndarray, b: np.ndarray, flag: np.ndarray, sig: np.ndarray,
@@ -250,28 +271,23 @@ def _bits(mask: int, width: int) -> np.ndarray:
         .astype(bool)
 
 
-def update_buffer(m: Any, buf: BufInstance, elem: np.ndarray, col: np.ndarray, sig: np.ndarray,
-                  is_mut: np.ndarray, last: np.ndarray, start: np.ndarray, end: np.ndarray,
-                  old: np.ndarray) -> None:
-    """SEM-2.6 for every element the region touched: its new history."""
-    ends = np.flatnonzero(end)
-    starts = np.flatnonzero(start)
-    lm = last[ends]
-    lm[lm < starts] = -1
-    run = np.cumsum(start) - 1  # run (element) number of each access
-    # reads that stay: after the run's last mutate
-    keep = ~is_mut & (np.arange(len(elem)) > lm[run])
-    reads = read_sets(m, run[keep], sig[keep], col[keep], len(ends))
-    mut = np.full(len(ends), -1, dtype=np.int64)
-    has = lm >= 0
+def update_buffer(m: Any, buf: BufInstance, elems: np.ndarray, old: np.ndarray,
+                  read_run: np.ndarray, read_sig: np.ndarray, read_col: np.ndarray,
+                  mut: np.ndarray) -> None:
+    """SEM-2.6 for every element the region touched (`elems`, their older histories `old`):
+    the reads that stay (by run, i.e. position in `elems`) and the last mutate (signature *
+    collectives + collective, -1: none) give its new history."""
+    reads = read_sets(m, read_run, read_sig, read_col, len(elems))
+    has = mut >= 0
+    mid = np.full(len(elems), -1, dtype=np.int64)
     if has.any():
         nc = len(m.cols)
-        uniq, inv = np.unique(sig[lm[has]] * nc + col[lm[has]], return_inverse=True)
+        uniq, inv = np.unique(mut[has], return_inverse=True)
         made = [m.region_record(*divmod(k, nc)) for k in uniq.tolist()]
-        mut[has] = np.asarray(made, dtype=np.int64)[inv.reshape(-1)]
-    base = np.where(has, -1, old[ends])
+        mid[has] = np.asarray(made, dtype=np.int64)[inv.reshape(-1)]
+    base = np.where(has, -1, old)
     nr, nm = len(m.region.read_groups) + 1, len(m.region.groups) + 1
-    uniq, inv = unique_inverse(((base + 1) * nr + reads + 1) * nm + mut + 1,
+    uniq, inv = unique_inverse(((base + 1) * nr + reads + 1) * nm + mid + 1,
                                (len(m.table.histories) + 1) * nr * nm)
     hids = []
     for k in uniq.tolist():
@@ -282,7 +298,7 @@ def update_buffer(m: Any, buf: BufInstance, elem: np.ndarray, col: np.ndarray, s
         new_reads = old_reads + (m.region.read_groups[rset] if rset >= 0 else ())
         new_muts = (m.region.groups[mt],) if mt >= 0 else old_muts
         hids.append(m.table.intern(new_reads, new_muts))
-    buf.ids.reshape(-1)[elem[ends]] = np.asarray(hids, dtype=np.int64)[inv]
+    buf.ids.reshape(-1)[elems] = np.asarray(hids, dtype=np.int64)[inv]
 
 
 def read_sets(m: Any, run: np.ndarray, sig: np.ndarray, col: np.ndarray, nruns: int

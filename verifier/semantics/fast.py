@@ -18,7 +18,7 @@ from verifier import collectives
 from verifier.semantics.batch import Enumerator, NotBatched, region_ok
 from verifier.semantics.batch_apply import Diverge, Sig, apply_region, new_record
 from verifier.semantics.machine import Ctx, Machine
-from verifier.semantics.records import ALL, TEMP, Group, Record
+from verifier.semantics.records import ALL, TEMP, Group, Record, passes
 from verifier.semantics.rules import AccessKind
 from verifier.semantics.state import Finding
 from verifier.semantics.threads import Threads
@@ -176,17 +176,19 @@ class FastMachine(Machine):
         return mask
 
     def history_ok(self, h: int, sig: Sig, threads: Threads,
-                   memo: dict[tuple[int, int], Any]) -> bool:
-        """SEM-4.5 of an access by `threads` against history h (`memo`: the records checked,
-        per history and signature, for the caller's region)."""
-        checked = memo.get((h, id(sig)))
-        if checked is None:
-            checked = memo[(h, id(sig))] = self._checked(h, sig)
-        quals, qbits, conv = sig.quals, sig.qbits, sig.conv
-        for r, f in checked:
-            if r.lacking(threads, quals, qbits, f, conv) is not None:
-                return False
-        return True
-
+                   memo: dict[tuple[int, int, int | None], Any]) -> bool:
+        """SEM-4.5 of an access by `threads` against history h (`memo`: each checked record's
+        `Record.terms`, per history, signature and task, for the caller's region)."""
+        key = (h, id(sig), threads.task)
+        terms = memo.get(key)
+        if terms is None:
+            if threads.task is None:
+                checked = self._checked(h, sig)
+                return all(r.lacking(threads, sig.quals, sig.qbits, f, sig.conv) is None
+                           for r, f in checked)
+            terms = memo[key] = [r.terms(threads.task, sig.quals, sig.qbits, f, sig.conv)
+                                 for r, f in self._checked(h, sig)]
+        c = threads.mask
+        return all(passes(t, c) for t in terms)
 
 __all__ = ["FastMachine", "Diverge"]

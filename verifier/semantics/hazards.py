@@ -22,6 +22,8 @@ from verifier.semantics.records import (
     FIDX, FLAGS_ALL, QIDX, TEMP, Group, Record, qual_bits,
 )
 from verifier.semantics.rules import AccessKind, Flag
+
+SLOT = QIDX[QualTL.slot]  # DIAL-6: a ring slot's handoff record needs temp visibility only
 from verifier.semantics.state import Finding, Origin
 from verifier.semantics.threads import ALL, Threads
 
@@ -69,8 +71,8 @@ class HazardChecks:
 
         def checks(h: History) -> list[Check]:
             reads, mutates = h
-            out = [(r, mflag, False) for g in mutates for r in g.records
-                   if not (atomic and r.atomic_bits & qbits)]
+            out = [(r, TEMP if r.q == SLOT else mflag, False) for g in mutates
+                   for r in g.records if not (atomic and r.atomic_bits & qbits)]
             if not is_read:
                 out += [(r, TEMP, True) for g in reads for r in g.records]
             return out
@@ -96,7 +98,7 @@ class HazardChecks:
         cov = {QIDX[q] * 4 + FIDX[Flag.atom]: {None: ALL} for q in atomic_quals}
         rec = Record(threads, QIDX[entry.q0], _ISSUE_ONLY if ooo else FLAGS_ALL,
                      not conv and threads.task is not None, cov, set(tags), origin,
-                     qual_bits(atomic_quals), group)
+                     qual_bits(atomic_quals), group, buf.ordering)
         self.add_records(None if atomic_quals else threads.task, [rec])
         if is_read:
             new = [self.table.add(histories[h][0] + (group,), histories[h][1]) for h in uniq]

@@ -38,6 +38,7 @@ class BufInstance:
     ids: Any = None
     entries: dict[Any, Any] = field(default_factory=dict)  # instr-tl -> (QualEntry, codes)
     base: str = "f32"  # element type (a TMA's transaction bytes, TX-1)
+    ordering: bool = False  # endgame ring storage: its records only order (DIAL-6)
 
     def __post_init__(self) -> None:
         if self.tracked:

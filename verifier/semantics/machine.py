@@ -25,8 +25,9 @@ from verifier.lang.rewrite.inline import inline_calls
 from verifier.lang.stdlib.instrs import Instr, callee_distributed
 from verifier.lang.ir.lifetimes import early_releases
 from verifier.lang.stdlib.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
+from verifier.lang.stdlib.dialects import ENDGAME
 from verifier.lang.stdlib.timelines import InstrTL, QualTL
-from verifier.semantics import barriers, rules
+from verifier.semantics import barriers, ring_slots, rules
 from verifier.semantics.access import (
     InstrArg, clipped_box, instr_args, tracked_buffers, window_box,
 )
@@ -140,11 +141,17 @@ class Machine(HazardChecks):
             code = self.sync_codes[id(sets)] = SyncCode.of(sets)
         return code
 
-    def declare_barrier(self, sym: ir.Sym, typ: ir.BarrierType) -> None:
+    def declare_barrier(self, sym: ir.Sym, typ: ir.BarrierType, ctx: Ctx, loc: SrcLoc) -> None:
         shape = tuple(self.value(d) for d in typ.shape)
-        self.barriers[sym] = barriers.BarrierInstance(sym, shape, typ.mech)
+        ring = typ.ring if typ.mech is CudaMbarrier else None
+        bar = self.barriers[sym] = barriers.BarrierInstance(
+            sym, shape, typ.mech, ring=ring, pre_arrive=typ.pre_arrive,
+            balanced=self.proc.dialect != ENDGAME)
         if typ.mech is CudaMbarrier:
-            self.bufs[sym] = BufInstance(sym, shape, MBARRIER_STORAGE, self.keeps(sym))
+            self.bufs[sym] = BufInstance(sym, shape, MBARRIER_STORAGE, self.keeps(sym),
+                                         ordering=ring is not None)
+        if ring is not None:
+            ring_slots.start(self, bar, self.collective(ctx).task, loc)
 
     def declare(self, sym: ir.Sym, typ: ir.Type, mem: Any) -> None:
         shape = tuple(self.value(d) for d in typ.shape) if isinstance(typ, ir.Tensor) else ()
@@ -231,7 +238,7 @@ class Machine(HazardChecks):
                 pass
             case ir.Alloc(name=name, typ=typ, mem=mem):
                 if isinstance(typ, ir.BarrierType):
-                    self.declare_barrier(name, typ)
+                    self.declare_barrier(name, typ, ctx, s.loc)
                 else:
                     if isinstance(mem, Memory) and mem.is_smem and ctx.iters and \
                             ctx.dev is not None and ctx.dev.clusterDim > 1:
@@ -506,10 +513,16 @@ class Machine(HazardChecks):
                               entry.q0 in rules.OUT_OF_ORDER, threads, loc, atomic_quals, tags)
 
     def storage_access(self, sym: ir.Sym, elem: tuple[int, ...], threads: Threads,
-                       loc: SrcLoc, sm80: bool) -> None:
-        """SEM-6.2: a convergent in-order read of mbarrier storage by an Arrive/Await."""
+                       loc: SrcLoc, sm80: bool, conv: bool = True) -> None:
+        """SEM-6.2: an in-order read of mbarrier storage by an Arrive/Await: convergent, but
+        each thread's own for an endgame ring (DIAL-6: every arriving thread arrives)."""
         buf = self.bufs[sym]
         if len(elem) != len(buf.shape) or any(not 0 <= i < n for i, n in zip(elem, buf.shape)):
+            if buf.ordering:  # an endgame ring index past its extent (DIAL-2, SEM-4.3)
+                self.report(Finding("out-of-bounds", f"OUT OF BOUNDS @ {sym.name}{list(elem)} "
+                                    f"(shape {list(buf.shape)})", sym.name, elem, loc,
+                                    self.origin(loc, "read", threads), None))
+                return
             raise Unsupported(f"barrier element {sym.name}{list(elem)} outside its shape "
                               f"{list(buf.shape)}", loc, code="ERR-V11", rule="COLL-5.9")
         if not buf.tracked:
@@ -518,7 +531,19 @@ class Machine(HazardChecks):
         entry = rules.QualEntry(q0, frozenset({q0, QualTL.cuda2}))
         quals, qbits = self.qual_codes(entry)
         self.check_and_record(buf, tuple((i, i + 1) for i in elem), AccessKind.read, entry,
-                              quals, qbits, True, False, threads, loc, frozenset())
+                              quals, qbits, conv, False, threads, loc, frozenset())
+
+    def storage_write(self, sym: ir.Sym, elem: tuple[int, ...], threads: Threads, loc: SrcLoc,
+                      entry: rules.QualEntry,
+                      tags: frozenset[tuple[int, tuple[int, ...], int]]) -> None:
+        """DIAL-6, DIAL-7: a write of ring-barrier storage (a slot's handoff or recycling)."""
+        buf = self.bufs[sym]
+        if not buf.tracked:
+            return
+        quals, qbits = self.qual_codes(entry)
+        self.check_and_record(buf, tuple((i, i + 1) for i in elem), AccessKind.write, entry,
+                              quals, qbits, False, entry.q0 in rules.OUT_OF_ORDER, threads, loc,
+                              frozenset(), tags)
 
     def free(self, a: ir.Alloc, ctx: Ctx) -> None:
         """SEM-4.7: SMEM frees are non-atomic write-only mutates by the whole cluster."""

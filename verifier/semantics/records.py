@@ -27,6 +27,13 @@ FLAGS_ALL = 0b1111
 WITNESS_BITS = 0b0011  # issue, full (SEM-5.1)
 TEMP = FIDX[Flag.temp]
 
+
+def _witness_flag(ordering: bool, qv: int) -> bool:
+    """Whether coverage (qual-tl, flag) `qv` lets a sync witness the record: issue or full;
+    for an ordering-only record (endgame ring storage, DIAL-6) temp too: ordering is all its
+    accesses need, and an mbarrier's arrive/wait order transitively."""
+    return qv & 3 < 2 or (ordering and qv & 3 == TEMP)
+
 Cover = dict[int | None, int]  # task (None: every task) -> mask of local threads
 
 
@@ -70,6 +77,19 @@ def _meets(d: Cover, c: Threads) -> bool:
     return ((d.get(c.task, 0) | d.get(None, 0)) & c.mask) != 0
 
 
+def passes(terms: tuple[int, int | None, int | None, int | None], c: int) -> bool:
+    """Whether collective mask c passes a check given as `Record.terms`."""
+    meets, subset, cover, special = terms
+    if c & meets:
+        return True
+    if subset is not None and subset & ~c == 0:
+        return True
+    if cover is not None:
+        rest = c & ~cover
+        return rest == 0 or rest == special
+    return False
+
+
 def intersect(a: Threads, b: Threads) -> Threads | None:
     if a.task is None:
         return b if b.task is not None else a
@@ -102,11 +122,13 @@ class Group:
 
 class Record:
     __slots__ = ("seq", "threads", "q", "qbit", "flags0", "per_thread", "cov", "pending",
-                 "origin", "atomic_bits", "group", "wq", "applied")
+                 "origin", "atomic_bits", "group", "wq", "applied", "ordering")
 
     def __init__(self, threads: Threads, q: int, flags0: int, per_thread: bool,
                  cov: dict[int, Cover], pending: set[tuple[int, tuple[int, ...], int]],
-                 origin: object, atomic_bits: int, group: Group) -> None:
+                 origin: object, atomic_bits: int, group: Group,
+                 ordering: bool = False) -> None:
+        self.ordering = ordering  # DIAL-6: carried by temporal grants too
         self.seq = next(_SEQ)  # creation order = the order a per-element history lists it
         self.threads = threads
         self.q = q
@@ -120,7 +142,7 @@ class Record:
         self.group = group
         # (qual-tl, task) pairs with issue/full coverage: the witness index's keys
         self.wq: set[tuple[int, int | None]] = {
-            (qv >> 2, task) for qv, d in cov.items() if qv & 3 < 2
+            (qv >> 2, task) for qv, d in cov.items() if _witness_flag(ordering, qv)
             for task, mask in d.items() if mask}
         self.applied: set[tuple[int | None, int, int]] | None = None  # augments done (memo)
         group.records.append(self)
@@ -190,6 +212,37 @@ class Record:
             return ALL
         return got | t.mask if single else got
 
+    def terms(self, task: int, quals: tuple[int, ...], qbits: int, f: int, conv: bool
+              ) -> tuple[int, int | None, int | None, int | None]:
+        """`lacking(Threads(task, c), quals, qbits, f, conv)` as masks (meets, subset, cover,
+        special): it is None iff c meets `meets`, or `subset` ⊆ c, or c ⊆ `cover`, or c minus
+        `cover` is exactly `special` (SEM-4.5 for every collective of the task at once)."""
+        cov = self.cov
+        got = 0
+        for q in quals:
+            d = cov.get(q * 4 + f)
+            if d:
+                got |= d.get(task, 0) | d.get(None, 0)
+        initial = bool(self.qbit & qbits and self.flags0 >> f & 1)
+        t = self.threads
+        if conv:
+            if not initial:
+                return got, None, None, None
+            if not self.per_thread:
+                return (got | t.mask if t.task is None or t.task == task else got), None, None, \
+                    None
+            if t.task is None or t.mask == 0:
+                return got, None, ALL, None
+            return got, (t.mask if t.task == task else None), None, None
+        if initial and not self.per_thread:
+            if t.task is None:
+                got = ALL
+            elif t.task == task:
+                got |= t.mask
+        special = t.mask if initial and self.per_thread and t.task == task and \
+            t.mask.bit_count() == 1 else None
+        return 0, None, got, special
+
     # ------------------------------------------------------------ SEM-5.1 .. 5.3
 
     def witnessed(self, c: Threads, code: SyncCode) -> Threads | None:
@@ -199,6 +252,11 @@ class Record:
             d = cov.get(qv)
             if d and _meets(d, c):
                 return self.threads
+        if self.ordering:
+            for q in code.full_quals:
+                d = cov.get(q * 4 + TEMP)
+                if d and _meets(d, c):
+                    return self.threads
         if not self.qbit & code.full_bits or not self.flags0 & WITNESS_BITS:
             return None
         if not self.per_thread:
@@ -217,7 +275,7 @@ class Record:
         self.threads = Threads(self.threads.task, self.threads.mask & ~part.mask)
         new = Record(part, self.q, self.flags0, True,
                      {qv: dict(d) for qv, d in self.cov.items()}, set(self.pending),
-                     self.origin, self.atomic_bits, self.group)
+                     self.origin, self.atomic_bits, self.group, self.ordering)
         new.applied = None if self.applied is None else set(self.applied)
         return new
 
@@ -240,6 +298,8 @@ class Record:
                 d[task] = d.get(task, 0) | mask
         if not mask:
             return []
+        if self.ordering:
+            return self._note([(qv >> 2, c.task) for qv in code.augment_qvs])
         return self._note([(q, c.task) for q in code.full_quals])
 
     def join(self, c: Threads) -> "tuple[Record | None, list[tuple[int, int | None]]]":
@@ -249,7 +309,7 @@ class Record:
         for qv, d in self.cov.items():
             if _meets(d, c):
                 d[c.task] = d.get(c.task, 0) | c.mask
-                if qv & 3 < 2:
+                if _witness_flag(self.ordering, qv):
                     keys.append((qv >> 2, c.task))
         inside = intersect(self.threads, c) if self.per_thread else \
             (self.threads if self.threads.meets(c) else None)

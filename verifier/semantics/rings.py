@@ -67,7 +67,7 @@ def ring_info(body: tuple[ir.Stmt, ...]) -> RingInfo:
         if isinstance(s, ir.Alloc) and isinstance(s.typ, ir.BarrierType):
             shapes[s.name] = tuple(d.value if isinstance(d, ir.Const) else 0
                                    for d in s.typ.shape)
-            if s.typ.mech is CudaMbarrier:
+            if s.typ.mech is CudaMbarrier and s.typ.ring is None:  # endgame rings: DIAL-7
                 guards[s.name] = s.typ.guarded_by
         elif isinstance(s, ir.Await) and s.n < 0:
             lags.setdefault(s.target.buf, ~s.n)

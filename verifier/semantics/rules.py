@@ -41,10 +41,14 @@ KERNEL_SYNC = SYNC_SETS[SyncTL.cuda_stream_sync]
 CONVERGENT: Mapping[QualTL, bool] = MappingProxyType({
     Q.cpu: True, Q.strm: True, Q.cuda1: True, Q.cuda2: False, Q.Sm80: False, Q.tmaS: False,
     Q.tmaG: False, Q.wgA: True, Q.wgD: True, Q.wgS: False, Q.wg0: True, Q.async_: False,
+    Q.slot: False,
+    # BW-4.1, as upstream's Qual_tl flags
+    Q.tcS: False, Q.tcM: True, Q.tcC: True, Q.tcSh: True, Q.tcL: True, Q.tcSt: True,
 })
 
 # SEM-4.1: out-of-order (asynchronous) initial qual-tls.
-OUT_OF_ORDER = frozenset({Q.Sm80, Q.tmaS, Q.tmaG, Q.wgS})
+OUT_OF_ORDER = frozenset({Q.Sm80, Q.tmaS, Q.tmaG, Q.wgS, Q.slot, Q.tcS})
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +57,11 @@ class QualEntry:
 
     q0: QualTL
     extended: frozenset[QualTL]
+
+
+# DIAL-6: the handoff of an endgame ring slot (qual-tl `slot`, a write) is seen by the slot's
+# next accesses once temporally ordered before them: its phase completed, no data to read.
+SLOT_ENTRY = QualEntry(Q.slot, frozenset({Q.slot}))
 
 
 def _e(q0: QualTL, *more: QualTL) -> QualEntry:
@@ -65,11 +74,19 @@ _RAM = {
     I.cuda_in_order_instr: _e(Q.cuda2), I.Sm80_cp_async_instr: _e(Q.Sm80, Q.cuda2),
     I.tma_to_smem_async_instr: _e(Q.tmaS, Q.async_),
     I.tma_to_gmem_async_instr: _e(Q.tmaG, Q.async_), I.wgmma_async_instr: _e(Q.wgS, Q.async_),
+    I.tcgen05_mma_instr: _e(Q.tcS, Q.async_),  # BW-4.3: tcgen05.mma reads A, B through SMEM
 }
 _REG = {
     I.cuda_in_order_instr: _e(Q.cuda1), I.Sm80_cp_async_instr: _e(Q.cuda1),
     I.tma_to_smem_async_instr: _e(Q.cuda1), I.tma_to_gmem_async_instr: _e(Q.cuda1),
     I.wgmma_zero_instr: _e(Q.wg0, Q.wgD),
+    I.tcgen05_ld_instr: _e(Q.tcL, Q.cuda1),  # BW-4.3: tcgen05.ld's register destination
+}
+# BW-4.3: tensor memory. The allocator's tcgen05.alloc / dealloc are in-order instrs (their
+# effect on the columns is a RAM-like in-order mutate); mma writes and ld reads are tcgen05's.
+_TMEM = {
+    I.cuda_in_order_instr: _e(Q.cuda2), I.tcgen05_mma_instr: _e(Q.tcM),
+    I.tcgen05_ld_instr: _e(Q.tcL),
 }
 _HOST = {I.cpu_in_order_instr: _e(Q.cpu), I.cpu_cuda_stream_instr: _e(Q.strm)}
 
@@ -80,7 +97,7 @@ QUALS: Mapping[str, Mapping[InstrTL, QualEntry]] = MappingProxyType({
     "rmem": MappingProxyType(_REG), "rmem_matrix": MappingProxyType(_REG),
     "rmem_tk": MappingProxyType(_REG),
     "rmem_wgmma_d": MappingProxyType({**_REG, I.wgmma_async_instr: _e(Q.wgD, Q.wg0)}),
-    "host": MappingProxyType(_HOST),
+    "host": MappingProxyType(_HOST), "tmem": MappingProxyType(_TMEM),
 })
 
 

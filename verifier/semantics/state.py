@@ -57,6 +57,8 @@ class Finding:
     earlier: Origin | None
     lacking: str = ""
     sync_hint: str = ""
+    rule: str = ""  # when the kind's usual rule and code do not name it (e.g. DIAL-10)
+    code: str = ""
 
 
 class MachineError(Exception):

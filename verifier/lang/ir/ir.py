@@ -2,10 +2,11 @@
 
 Grammar (ASDL-style)::
 
-    proc    = Proc(str name, arg* args, expr* preds, stmt* body)
+    proc    = Proc(str name, arg* args, expr* preds, stmt* body, str dialect)
     arg     = Arg(Sym name, type typ, mem? mem)
     type    = Control(kind) | Scalar(str name) | Tensor(str base, expr* shape, bool window)
-            | BarrierType(expr* shape, mech, Sym? guarded_by)
+            | BarrierType(expr* shape, mech, Sym? guarded_by, RingDim? ring, int pre_arrive)
+    ring    = RingDim(int dim, int depth)          -- endgame: `n @ ring_buffer_by(depth)`
     stmt    = Alloc(Sym name, type typ, mem mem)
             | Assign(Sym buf, expr* idx, expr rhs) | Reduce(Sym buf, expr* idx, expr rhs)
             | WindowStmt(Sym name, Window rhs)
@@ -82,10 +83,22 @@ class Tensor:
 
 
 @dataclass(frozen=True, slots=True)
+class RingDim:
+    """The managed ring-buffer dimension of an endgame barrier array (`n @ ring_buffer_by(d)`):
+    its position among the dimensions and the number of physical slots. Rules: DIAL-2"""
+
+    dim: int
+    depth: int
+
+
+@dataclass(frozen=True, slots=True)
 class BarrierType:
     shape: tuple["Expr", ...]
     mech: Any  # a BarrierMechanism class from the stdlib
     guarded_by: Sym | None = None
+    ring: RingDim | None = None  # endgame managed ring buffer (DIAL-2)
+    pre_arrive: int = 0  # endgame `CudaMbarrierPreArrive(n)`: ring elements < n are complete
+    spelled: str = ""  # the mechanism's name as written, when it is not `mech`'s (endgame)
 
 
 Type = Control | Scalar | Tensor | BarrierType
@@ -399,6 +412,7 @@ class Proc:
     body: tuple[Stmt, ...]
     loc: SrcLoc = field(compare=False)
     source_lines: tuple[str, ...] = field(compare=False, default=())
+    dialect: str = "spork26"  # which Exo-GPU dialect's rules apply (specs/dialects.md DIAL-1)
 
     def __post_init__(self) -> None:
         if type(self.name) is not ProcName:

@@ -51,10 +51,15 @@ def _type_text(t: ir.Type) -> str:
         case ir.Tensor(base=b, shape=shape, window=w):
             inner = f"{b}[{', '.join(expr_text(d) for d in shape)}]"
             return f"[{b}][{', '.join(expr_text(d) for d in shape)}]" if w else inner
-        case ir.BarrierType(shape=shape, mech=m, guarded_by=g):
+        case ir.BarrierType(shape=shape, mech=m, guarded_by=g, ring=ring, pre_arrive=pre,
+                            spelled=spelled):
             guard = f"({g.name})" if g else ""
-            dims = f"[{', '.join(expr_text(d) for d in shape)}]" if shape else ""
-            return f"barrier{guard}{dims} @ {m}"
+            texts = [expr_text(d) for d in shape]
+            if ring is not None:
+                texts[ring.dim] += f" @ ring_buffer_by({ring.depth})"
+            dims = f"[{', '.join(texts)}]" if shape else ""
+            mech = spelled or (f"{m}PreArrive({pre})" if pre else str(m))
+            return f"barrier{guard}{dims} @ {mech}"
         case _:
             raise UnhandledNode(t)
 
@@ -136,6 +141,8 @@ def proc_text(p: ir.Proc, remarks: Remarks = NO_REMARKS) -> str:
     args = ", ".join(f"{a.name.name}: {_type_text(a.typ)}" + (f" @ {a.mem}" if a.mem else "")
                      for a in p.args)
     lines = [f"def {p.name}({args}):"]
+    if p.dialect != "spork26":  # DIAL-1: the rules that apply are part of the proc's meaning
+        lines.append(f"    # dialect: {p.dialect}")
     lines += [f"    assert {expr_text(e)}" for e in p.preds]
     lines += _block(p.body, 1, remarks)
     return "\n".join(lines) + "\n"

@@ -22,11 +22,12 @@ from typing import Any, Callable
 
 from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
 from verifier.lang.ir import ir
-from verifier.lang.parse import parse_sync
+from verifier.lang.parse import dialect, parse_ring, parse_sync
 from verifier.lang.parse.definition import find_definition
 from verifier.lang.stdlib.config import CudaDeviceFunction, CudaWarps
 from verifier.lang.stdlib.memories import DRAM, BarrierMechanism, Memory, SpecialWindow
 from verifier.lang.parse.parse_sync import OTHER_DIALECT as _OTHER_DIALECT
+from verifier.lang.stdlib.endgame import MechanismSpelling
 from verifier.lang.stdlib.scalars import ScalarInfo
 from verifier.lang.stdlib.units import CollUnit, cuda_thread
 
@@ -71,6 +72,7 @@ class ProcParser:
                                        **closure.nonlocals}
         self.scopes: list[_Scope] = [_Scope()]
         self.device_depth = 0
+        self.dialect_notes = dialect.DialectNotes()  # DIAL-1
 
     # ------------------------------------------------------------ helpers
 
@@ -117,6 +119,8 @@ class ProcParser:
         fdef = self.tree.body[0]
         if not isinstance(fdef, ast.FunctionDef):
             raise self.err(fdef, "@proc must decorate a function definition", "ERR-P05")
+        dialect.scan(fdef, self.loc, self.dialect_notes)
+        self.dialect_notes.decide(fdef.name, self.file)  # a mix in the text: before any parse
         args = tuple(self.parse_arg(a) for a in fdef.args.args)
         body = list(fdef.body)
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
@@ -132,7 +136,8 @@ class ProcParser:
                     raise self.err(sub, "predicate assert should happen at the beginning of a "
                                    "function", "ERR-P20", "LANG-2.5")
         stmts = self.block(body)
-        return ir.Proc(fdef.name, args, tuple(preds), stmts, self.loc(fdef), self.source_lines)
+        return ir.Proc(fdef.name, args, tuple(preds), stmts, self.loc(fdef), self.source_lines,
+                       self.dialect_notes.decide(fdef.name, self.file))
 
     # ------------------------------------------------------------ arguments and types
 
@@ -187,10 +192,14 @@ class ProcParser:
 
     def memory(self, node: ast.expr) -> Any:
         value = self.py_eval(node)
-        if isinstance(value, (Memory, BarrierMechanism)):
+        if isinstance(value, (Memory, BarrierMechanism, MechanismSpelling)):
             return value
         raise self.err(node, f"expected @X annotation to subclass BarrierMechanism/Memory, not "
                        f"{ast.unparse(node)} = {value}", "ERR-P19", "LANG-3.1")
+
+    def note_dialect(self, dialect_name: str, construct: str, node: ast.AST) -> None:
+        """Evidence of the proc's dialect from a value the parse evaluated (DIAL-1)."""
+        self.dialect_notes.note(dialect_name, construct, self.loc(node))
 
     # ------------------------------------------------------------ statements
 
@@ -254,6 +263,7 @@ class ProcParser:
             btype = parse_sync.barrier_type(self, name, typ_node, s, mem_node)
             self.bind(name, _Binding(sym, "barrier", btype, btype.mech))
             return ir.Alloc(sym, btype, btype.mech, self.loc(s))
+        parse_ring.data_ring_check(self, typ_node)
         typ = self.data_type(typ_node)
         mem = self.memory(mem_node) if mem_node is not None else DRAM
         if not isinstance(mem, Memory):

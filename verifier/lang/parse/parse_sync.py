@@ -17,17 +17,15 @@ from typing import Any
 from verifier.diagnostics import RejectedInput, Unsupported
 from verifier.lang.ir import ir
 from verifier.lang.stdlib.instrs import INSTRS, UNSUPPORTED_INSTR_NAMES, Instr
-from verifier.lang.stdlib.memories import BarrierMechanism
 from verifier.lang.stdlib.timelines import InstrTL, SyncTL
 
+from verifier.lang.parse import parse_ring
 from verifier.lang.parse.parser_view import ParserView
 
 OTHER_DIALECT = {
     "CudaAsync": "use per-instruction instr-tls (spork26 has no CudaAsync blocks)",
     "ReverseArrive": "use a second barrier paired by `b2: barrier(b1) @ CudaMbarrier`",
     "ReverseAwait": "use a second barrier paired by `b2: barrier(b1) @ CudaMbarrier`",
-    "ring_buffer_by": "spork26 uses lagged awaits `Await(bar, tl, ~lag)`",
-    "CudaMbarrierPreArrive": "spork26 uses lagged awaits `Await(bar, tl, ~lag)`",
 }
 
 
@@ -39,11 +37,14 @@ def is_barrier_type(node: ast.expr) -> bool:
 
 def barrier_type(p: ParserView, name: str, node: ast.expr, s: ast.stmt,
                  mem_node: ast.expr | None) -> ir.BarrierType:
-    """`barrier`, `barrier[d, ...]`, `barrier(other)[...]` (ERR-P18, P19, P23). Rules: LANG-5.2"""
+    """`barrier`, `barrier[d, ...]`, `barrier(other)[...]` (ERR-P18, P19, P23); endgame's
+    `barrier[d @ ring_buffer_by(k)] @ CudaMbarrierPreArrive(n)` (parse_ring). Rules: LANG-5.2,
+    DIAL-2"""
     shape: tuple[ir.Expr, ...] = ()
+    ring: ir.RingDim | None = None
     if isinstance(node, ast.Subscript):
         dims = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        shape = tuple(p.expr(d) for d in dims)
+        shape, ring = parse_ring.barrier_dims(p, list(dims))
         node = node.value
     guard: ir.Sym | None = None
     if isinstance(node, ast.Call):
@@ -63,11 +64,8 @@ def barrier_type(p: ParserView, name: str, node: ast.expr, s: ast.stmt,
     if mem_node is None:
         raise p.err(s, "barrier allocation needs @ CudaMbarrier | CudaCommitGroup | "
                     "CudaClusterSync", "ERR-P19", "LANG-5.2")
-    mech = p.memory(mem_node)
-    if not isinstance(mech, BarrierMechanism):
-        raise p.err(mem_node, f"expected @X annotation to subclass BarrierMechanism, not "
-                    f"{mech}", "ERR-P19", "LANG-5.2")
-    return ir.BarrierType(shape, mech, guard)
+    mech, pre, spelled = parse_ring.mechanism(p, mem_node)
+    return ir.BarrierType(shape, mech, guard, ring, pre, spelled)
 
 
 def sync_tl(p: ParserView, node: ast.expr) -> SyncTL:

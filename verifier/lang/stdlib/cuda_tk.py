@@ -285,8 +285,4 @@ _WGMMA = "upstream's Sm90 ThunderKittens wgmma family"
 UNSERVED: dict[str, Unserved] = {
     **{n: Unserved(n, _WGMMA) for n in ("Sm90_TkRmemTileA", "Sm90_TkRmemTileD")
        + UNSUPPORTED_INSTR_NAMES},
-    # the registers the tk ops' scalar operands often live in (a value shared by aligned
-    # groups of n threads, mutated at that scope): a memory of its own, not modelled yet
-    "CudaRmemUniform": Unserved("CudaRmemUniform", "upstream's uniform registers, a value "
-                                "shared by aligned groups of threads"),
-}
+}  # CudaRmemUniform, the registers tk ops' scalar operands live in: stdlib/endgame.py

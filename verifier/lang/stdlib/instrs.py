@@ -106,6 +106,8 @@ class Instr:
     unmodelled: str | None = None  # why calls are outside the encoding (ERR-V11), if they are
     base: "Instr | None" = field(default=None, compare=False, repr=False)  # before `partial`
     tma: TmaInfo | None = None  # a TMA load completing on its trailing mbarrier
+    # the error code and rule of a bad template keyword value (check_template)
+    template_code: tuple[str, str] = ("ERR-P07", "LANG-3.6")
 
     def unit_at(self, kwargs: dict[str, Any]) -> units.CollUnit:
         """The collective unit of a call with these template keywords (COLL-3.1)."""
@@ -151,8 +153,9 @@ class Instr:
         if self.check_template is not None:
             problem = self.check_template(values)
             if problem:
+                code, rule = self.template_code
                 raise RejectedInput(f"Failed to instantiate {self.name}({values}): {problem}",
-                                    code="ERR-P07", rule="LANG-3.6")
+                                    code=code, rule=rule)
         return values
 
 
@@ -248,7 +251,7 @@ def _sm80() -> dict[str, Instr]:
     return out
 
 
-def _lane_mask_check(kw: dict[str, int]) -> str | None:
+def lane_mask_check(kw: dict[str, int]) -> str | None:
     return None if kw["laneMask"] in (1, 2, 4, 8, 16) else \
         "laneMask must be one bit: 1, 2, 4, 8 or 16"
 
@@ -268,7 +271,7 @@ def _warp_shuffles() -> dict[str, Instr]:
              InstrParam("inputs", "tensor", "r", "CudaRmem", FixedShape((2,)),
                         distributed=pair, owner_only=True)),
             InstrTL.cuda_in_order_instr, 2 * units.cuda_threads_strided(1, 1), ("laneMask",),
-            _lane_mask_check,
+            lane_mask_check,
             unit_of=lambda kw: 2 * units.cuda_threads_strided(1, kw["laneMask"]))
     return out
 

@@ -1,0 +1,142 @@
+"""Which Exo-GPU dialect a proc is read in (specs/dialects.md DIAL-1), and how the CLI reports
+a proc mixing them or an endgame construct outside the fragment (exit 2 / 3, located, no
+traceback)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from verifier.cli import main
+from verifier.diagnostics import SporkError
+from verifier.encode import verify_proc
+from verifier.lang.ir.printer import proc_text
+from verifier.lang.stdlib import dialects
+from verifier.load.load import load_procs
+from verifier.results import Verdict
+
+from conftest import ROOT
+
+ENDGAME = ROOT / "tests" / "programs_endgame"
+
+# A proc with no marker of either dialect: a plain mbarrier awaited with N = 0.
+_NEUTRAL = '''
+@proc
+def neutral():
+    with CudaDeviceFunction(blockDim=32):
+        for task in cuda_tasks(0, 1):
+            bar: barrier @ CudaMbarrier
+            Arrive(cuda_in_order) >> bar
+            Await(bar, cuda_in_order, 0)
+            Fence(cuda_in_order, cuda_in_order)
+'''
+
+
+def _write(tmp_path: Path, head: str, body: str = _NEUTRAL) -> Path:
+    path = tmp_path / "kernel.py"
+    path.write_text(textwrap.dedent(head) + body)
+    return path
+
+
+def _rejection(path: Path) -> SporkError:
+    (p,) = load_procs(path)
+    result = verify_proc(p)
+    assert result.verdict is Verdict.rejected, result
+    return result.findings[0]  # type: ignore[return-value]
+
+
+@pytest.mark.rule("DIAL-1")
+def test_unmarked_proc_takes_its_files_imports(tmp_path: Path) -> None:
+    """An endgame import makes the unmarked proc endgame (its mbarrier lacks a ring, DIAL-2);
+    without it the proc is February's (N = 0 is not a lag, LANG-5.9)."""
+    endgame = _write(tmp_path, "from exo import proc, ring_buffer_by\n"
+                               "from exo.platforms.cuda import *\n")
+    finding = _rejection(endgame)
+    assert finding.code == "ERR-L04" and "@ ring_buffer_by" in finding.message
+    february = _write(tmp_path, "from verifier.lang import *\n")
+    finding = _rejection(february)
+    assert finding.code == "ERR-A29" and "N < 0" in finding.message
+
+
+@pytest.mark.rule("DIAL-1")
+def test_mechanism_value_is_evidence(tmp_path: Path) -> None:
+    """A mechanism passed in as a Python value decides too: `Sm80_CommitGroup` is endgame's
+    (its name then appears in the messages, DIAL-8)."""
+    path = _write(tmp_path, "from verifier.lang import *\nmech = Sm80_CommitGroup\n", '''
+@proc
+def by_value():
+    with CudaDeviceFunction(blockDim=32):
+        for task in cuda_tasks(0, 1):
+            for t in cuda_threads(0, 32):
+                cg: barrier @ mech
+                Arrive(Sm80_cp_async) >> cg
+                Await(cg, cuda_in_order, -1)
+''')
+    (p,) = load_procs(path)
+    assert p.dialect == dialects.ENDGAME
+    finding = verify_proc(p).findings[0]
+    assert finding.code == "ERR-A29" and "Sm80_CommitGroup requires N >= 0" in finding.message
+
+
+@pytest.mark.rule("DIAL-1")
+def test_printed_text_names_the_endgame_dialect() -> None:
+    procs = {p.name: p for p in load_procs(ENDGAME / "two_dialects.py")}
+    assert procs["february_lagged"].dialect == dialects.SPORK26
+    assert procs["endgame_indexed"].dialect == dialects.ENDGAME
+    assert "# dialect" not in proc_text(procs["february_lagged"])
+    text = proc_text(procs["endgame_indexed"])
+    assert "# dialect: endgame" in text
+    assert "(K + 1) @ ring_buffer_by(1)] @ CudaMbarrierPreArrive(1)" in text
+
+
+@pytest.mark.rule("DIAL-1")
+def test_the_name_table_covers_both_dialects() -> None:
+    assert dialects.marker("ring_buffer_by") == (dialects.ENDGAME, dialects.ENDGAME_NAMES[
+        "ring_buffer_by"])
+    assert dialects.marker("CudaCommitGroup")[0] == dialects.SPORK26  # type: ignore[index]
+    assert dialects.marker("CudaTkWarpTile")[0] == dialects.ENDGAME  # type: ignore[index]
+    assert dialects.marker("Fence") is None
+    assert not set(dialects.ENDGAME_NAMES) & set(dialects.SPORK26_NAMES)
+
+
+@pytest.mark.rule("DIAL-1")
+def test_mixing_dialects_in_one_proc_exits_2_located(capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:
+    path = ENDGAME / "mixed_dialects.py"
+    code = main([str(path), "--no-progress"])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert f"{path}:15:17: static[ERR-P28]" in out
+    assert "ring_buffer_by (line 12)" in out and "`Await(..., ~0)` (line 15)" in out
+    assert "Traceback" not in out + err
+
+
+@pytest.mark.rule("DIAL-9")
+@pytest.mark.parametrize("name, line, what", [
+    ("data_ring", 11, "`K @ ring_buffer_by(4)` on a data dimension"),
+    ("ring_guarded_by", 11, "`.ring_guarded_by(bar)`")])
+def test_unsupported_endgame_construct_exits_3_named(capsys: pytest.CaptureFixture[str],
+                                                     name: str, line: int, what: str) -> None:
+    path = ENDGAME / f"{name}.py"
+    code = main([str(path), "--no-progress"])
+    out, err = capsys.readouterr()
+    assert code == 3
+    assert f"{path}:{line}:" in out and what in out and "ERR-V11" in out
+    assert "Traceback" not in out + err
+
+
+@pytest.mark.rule("DIAL-2")
+def test_ring_buffer_by_rejects_a_zero_depth(tmp_path: Path) -> None:
+    path = _write(tmp_path, "from verifier.lang import *\n", '''
+@proc
+def zero_depth(K: size):
+    with CudaDeviceFunction(blockDim=32):
+        for task in cuda_tasks(0, 1):
+            bar: barrier[K @ ring_buffer_by(0)] @ CudaMbarrier
+''')
+    with pytest.raises(SporkError) as err:
+        load_procs(path)
+    assert "Expected ring_buffer_by.depth > 0" in err.value.message
+    assert err.value.loc.line == 7

@@ -1,0 +1,97 @@
+"""The Blackwell (sm_100a) instructions (specs/blackwell.md): tensor-memory allocation,
+`tcgen05.mma` (cta_group::1, A and B from SMEM, D in TMEM) and `tcgen05.ld`.
+
+Signatures only, as data (`instrs.Instr`), like instrs_sm90. `tcgen05.commit` is
+`Arrive(tcgen05_commit) >> mbarrier`, `tcgen05.wait::ld` is `Fence(tcgen05_ld, cuda_in_order)`
+and the tcgen05 fences are sync-tls (BW-3), not instrs. Bad keyword values carry the BW rule's
+error code.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from verifier.lang.stdlib import units
+from verifier.lang.stdlib.instrs import Instr, InstrParam
+from verifier.lang.stdlib.memories_sm100 import TMEM_COLUMNS, TMEM_LANES
+from verifier.lang.stdlib.timelines import InstrTL
+
+# K per instruction by kind (PTX ISA "tcgen05.mma": 32 bytes of A per row)
+MMA_K = {"tf32": 8, "f16": 16}
+
+
+def tmem_columns_problem(kw: dict[str, Any]) -> str | None:
+    """BW-1.2: an allocation is a power of two of columns in [32, 512]."""
+    n = kw["ncols"]
+    if n < 32 or n > TMEM_COLUMNS or n & (n - 1):
+        return f"ncols={n}: tcgen05.alloc takes a power of two of columns in [32, 512]"
+    return None
+
+
+def mma_shape_problem(kw: dict[str, Any]) -> str | None:
+    """BW-2.1: the cta_group::1 dense shapes (PTX ISA "tcgen05.mma")."""
+    m, n = kw["M"], kw["N"]
+    if m not in (64, 128):
+        return f"M={m}: cta_group::1 takes M = 64 or 128"
+    step = 8 if m == 64 else 16
+    if n % step or not step <= n <= 256:
+        return f"N={n}: M={m} takes N a multiple of {step} in [{step}, 256]"
+    return None
+
+
+def _columns(kw: dict[str, Any]) -> tuple[int, int]:
+    return (TMEM_LANES, kw["ncols"])
+
+
+def _alloc(name: str) -> Instr:
+    return Instr(name, (InstrParam("tmem", "tensor", "w", "Sm100_Tmem", _columns),),
+                 InstrTL.cuda_in_order_instr, units.cuda_warp, ("ncols",),
+                 tmem_columns_problem, template_code=("ERR-A34", "BW-1.2"))
+
+
+def _mma(kind: str) -> Instr:
+    k = MMA_K[kind]
+    name = f"Sm100_mma_{kind}_cta1"
+    return Instr(
+        name,
+        (InstrParam("d", "tensor", "rw", "Sm100_Tmem", lambda kw: (kw["M"], kw["N"])),
+         InstrParam("a", "tensor", "r", "CudaBasicSmem", lambda kw: (kw["M"], k)),
+         InstrParam("b", "tensor", "r", "CudaBasicSmem", lambda kw: (kw["N"], k))),
+        InstrTL.tcgen05_mma_instr, units.cuda_thread, ("M", "N"), mma_shape_problem,
+        template_code=("ERR-P07", "BW-2.1"))
+
+
+def _ld_problem(kw: dict[str, Any]) -> str | None:
+    n = kw["N"]
+    return None if n in (1, 2, 4, 8, 16, 32, 64, 128) else \
+        f"N={n}: tcgen05.ld.32x32b reads 1, 2, 4, ..., 128 columns"
+
+
+def sm100_instrs() -> dict[str, Instr]:
+    shape = lambda kw: (TMEM_LANES, kw["N"])  # noqa: E731
+    out = {
+        "Sm100_tmem_alloc": _alloc("Sm100_tmem_alloc"),
+        "Sm100_tmem_dealloc": _alloc("Sm100_tmem_dealloc"),
+        # BW-1.4: the CTA will allocate no more TMEM; no memory effect
+        "Sm100_tmem_relinquish_alloc_permit": Instr(
+            "Sm100_tmem_relinquish_alloc_permit", (), InstrTL.cuda_in_order_instr,
+            units.cuda_warp),
+        "Sm100_mma_tf32_cta1": _mma("tf32"),
+        "Sm100_mma_f16_cta1": _mma("f16"),
+        "Sm100_tmem_ld_32x32b_f32": Instr(
+            "Sm100_tmem_ld_32x32b_f32",
+            (InstrParam("dst", "tensor", "w", "Sm100_RmemMatrixD", shape),
+             InstrParam("src", "tensor", "r", "Sm100_Tmem", shape)),
+            InstrTL.tcgen05_ld_instr, units.cuda_warpgroup, ("N",), _ld_problem,
+            template_code=("ERR-P07", "BW-2.2")),
+        "Sm100_store_d_row_major_f32": Instr(
+            "Sm100_store_d_row_major_f32",
+            (InstrParam("dst", "tensor", "w", "CudaDeviceVisibleLinear", shape),
+             InstrParam("src", "tensor", "r", "Sm100_RmemMatrixD", shape)),
+            InstrTL.cuda_in_order_instr, units.cuda_warpgroup, ("N",), _ld_problem,
+            template_code=("ERR-P07", "BW-2.2")),
+    }
+    return out
+
+
+SM100_INSTRS: dict[str, Instr] = sm100_instrs()

@@ -1,0 +1,76 @@
+"""Endgame ring barriers in the concrete machine (specs/dialects.md DIAL-3, 4, 6, 7, 10).
+
+An endgame mbarrier `z: barrier[..., n @ ring_buffer_by(d)] @ CudaMbarrierPreArrive(p)` has one
+one-shot element per logical index: elements with ring index < p start complete (arrive #0 is
+the pre-arrive), every other one completes with its single Arrive, and every Await on an
+element pairs with that arrive #0. Logical y and y - d share a physical slot: at the
+allocation, y's storage gets a *handoff* record (qual-tl `slot`, seen by nobody) tagged with
+arrive #0 of y - d, so only an Await on y - d orders it before the accesses of y; an Arrive on
+y writes the storage of y - d (the slot's *recycling*), so every access of y - d must be
+temporally ordered before it. Non-goals: physical slots and parities (codegen).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Protocol
+
+from verifier.diagnostics import SrcLoc
+from verifier.lang.ir import ir
+from verifier.lang.stdlib.timelines import QualTL
+from verifier.semantics import rules
+from verifier.semantics.machine_view import MachineView
+from verifier.semantics.state import Finding
+from verifier.semantics.threads import Threads
+
+
+class RingBarrier(Protocol):
+    """What these rules read of a `barriers.BarrierInstance` (no import of `barriers`)."""
+
+    sym: ir.Sym
+    shape: tuple[int, ...]
+    counts: dict[tuple[int, ...], list[int]]
+    serial: int
+    ring: ir.RingDim | None
+    pre_arrive: int
+
+
+def start(m: MachineView, bar: RingBarrier, task: int | None, loc: SrcLoc) -> None:
+    """DIAL-3 pre-arrived elements; DIAL-6 the handoff of every slot y ≥ depth."""
+    assert bar.ring is not None
+    r, depth = bar.ring.dim, bar.ring.depth
+    for elem in itertools.product(*(range(n) for n in bar.shape)):
+        if elem[r] < bar.pre_arrive:
+            bar.counts[elem] = [1, 0]
+        if elem[r] >= depth:
+            before = elem[:r] + (elem[r] - depth,) + elem[r + 1:]
+            m.storage_write(bar.sym, elem, Threads(task, 0), loc, rules.SLOT_ENTRY,
+                            frozenset({(bar.serial, before, 0)}))
+
+
+def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: RingBarrier,
+           home: tuple[int, ...], named: list[tuple[int, ...]], number: int, sm80: bool) -> None:
+    """DIAL-10: a one-shot element takes one Arrive, never on a pre-arrived one; DIAL-7: the
+    Arrive on y recycles the slot of y - depth (a write of its storage)."""
+    assert bar.ring is not None
+    r, depth = bar.ring.dim, bar.ring.depth
+    if number > 0:
+        why = f"the element is pre-arrived (ring index {home[r]} < {bar.pre_arrive})" \
+            if home[r] < bar.pre_arrive else f"this is arrive #{number} on it"
+        m.report(Finding(
+            "barrier-count", f"SECOND ARRIVE @ {bar.sym.name}{list(home)}: a ring mbarrier "
+            f"element completes with one Arrive; {why}", bar.sym.name, home, s.loc,
+            m.origin(s.loc, "arrive", threads), None, rule="DIAL-10", code="ERR-V15",
+            sync_hint="give each Arrive its own ring index (e.g. `>> z[..., n + p]` with "
+                      "`CudaMbarrierPreArrive(p)`)"))
+    q0 = QualTL.Sm80 if sm80 else QualTL.cuda2
+    entry = rules.QualEntry(q0, frozenset({q0, QualTL.cuda2}))
+    for elem in named:
+        if elem[r] >= depth:
+            m.storage_write(bar.sym, elem[:r] + (elem[r] - depth,) + elem[r + 1:], threads,
+                            s.loc, entry, frozenset())
+
+
+def a_max(bar: RingBarrier) -> int:
+    """DIAL-4: every Await on a ring element pairs with its arrive #0."""
+    return 0
