@@ -508,6 +508,8 @@ class Analyzer:
                 else:
                     collectives.one_thread(ctx.tiling, ctx.device.cfg)
             except RejectedInput as e:
+                if mem is not None:  # which memory the write targets, as upstream names it
+                    e.message += f" (a write of {buf.name} @ {mem})"
                 e.message += f"\nstmt: {stmt_lines(s, 0)[0].strip()}"
                 self.later.append(_located(e, s.loc))
 
