@@ -140,3 +140,30 @@ def zero_depth(K: size):
         load_procs(path)
     assert "Expected ring_buffer_by.depth > 0" in err.value.message
     assert err.value.loc.line == 7
+
+
+# A tensor map of a window parameter: endgame's typecheck dropped February's "dense tensor" rule.
+_MAP_OF_WINDOW = '''
+@proc
+def map_of_window(x: [f32][64, 64] @ CudaGmemLinear):
+    x_map = x[:, :] @ Sm90_tensorMap(0, 64, 64)
+    with CudaDeviceFunction(blockDim=32):
+        for task in cuda_tasks(0, 1):
+            bar: barrier[1 @ ring_buffer_by(1)] @ CudaMbarrier
+            Arrive(cuda_in_order) >> bar[0]
+            Await(bar[0], cuda_in_order, 0)
+'''
+
+
+@pytest.mark.rule("DIAL-15")
+def test_a_tensor_map_of_a_window_is_endgame_only(tmp_path: Path) -> None:
+    (p,) = load_procs(_write(tmp_path, "from verifier.lang import *\n", _MAP_OF_WINDOW))
+    assert p.dialect == dialects.ENDGAME
+    assert verify_proc(p).verdict is Verdict.proved
+    february = _MAP_OF_WINDOW.replace("barrier[1 @ ring_buffer_by(1)]", "barrier") \
+        .replace("bar[0]", "bar").replace("Await(bar, cuda_in_order, 0)",
+                                          "Await(bar, cuda_in_order, ~0)")
+    with pytest.raises(SporkError) as err:
+        load_procs(_write(tmp_path, "from verifier.lang import *\n", february))
+    assert err.value.code == "ERR-P24" and "from a dense tensor" in err.value.message
+    assert err.value.loc.line == 5  # the window statement (the file starts with the import)
