@@ -167,3 +167,18 @@ def test_a_tensor_map_of_a_window_is_endgame_only(tmp_path: Path) -> None:
         load_procs(_write(tmp_path, "from verifier.lang import *\n", february))
     assert err.value.code == "ERR-P24" and "from a dense tensor" in err.value.message
     assert err.value.loc.line == 5  # the window statement (the file starts with the import)
+
+
+@pytest.mark.rule("API-1")
+@pytest.mark.rule("DIAL-2")
+def test_cursor_shows_memory_and_ring_annotation() -> None:
+    """Upstream's allocation cursor: name(), mem(), shape() with each dimension's
+    size_annotation() (endgame's test_set_dim_size_annotation reads them before rewriting)."""
+    from verifier.lang import CudaMbarrier, CudaMbarrierPreArrive, ring_buffer_by
+    procs = {p.name: p for p in load_procs(ENDGAME / "cycle3.py")}
+    cursor = procs["cycle3"].find_alloc_or_arg("AtoB")
+    assert cursor.name() == "AtoB" and cursor.mem() == CudaMbarrier
+    assert CudaMbarrierPreArrive(2).mech == CudaMbarrier
+    dims = cursor.shape()
+    assert [d.size_annotation() for d in dims] == [None, ring_buffer_by(6)]
+    assert procs["cycle3"].find_alloc_or_arg("N").shape() == ()
