@@ -182,3 +182,41 @@ def test_cursor_shows_memory_and_ring_annotation() -> None:
     dims = cursor.shape()
     assert [d.size_annotation() for d in dims] == [None, ring_buffer_by(6)]
     assert procs["cycle3"].find_alloc_or_arg("N").shape() == ()
+
+
+_RING_REWRITE = '''from exo import *
+from exo.platforms.cuda import *
+from exo.stdlib.scheduling import *
+
+
+@proc
+def p(K: size):
+    with CudaDeviceFunction(blockDim=32):
+        for task in cuda_tasks(0, 1):
+            bar: barrier[K @ ring_buffer_by(2), 1] @ CudaMbarrier
+            for k in seq(0, K):
+                Arrive(cuda_in_order) >> bar[k, 0]
+                Await(bar[k, 0], cuda_in_order, 0)
+
+
+p = set_dim_size_annotation(p, "bar", 1, ring_buffer_by(1))
+'''
+
+
+@pytest.mark.rule("DIAL-9")
+@pytest.mark.rule("API-2")
+@pytest.mark.parametrize("text, code, where, what", [
+    (_RING_REWRITE, 3, ":16:5: unsupported[ERR-V11]", "set_dim_size_annotation"),
+    ("from exo.platforms.cuda import *\nfrom exo.platforms.cuda import ManagedRingBufferIdx\n",
+     2, ":2:1: static[ERR-P00]", "exo.platforms.cuda.ManagedRingBufferIdx is not part of")])
+def test_endgame_construct_not_served_exits_named_and_located(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, code: int, where: str,
+        what: str) -> None:
+    """Issue 18 "Bad input": an endgame rewrite or name spork-verify does not serve is exit 3
+    (unsupported) or 2 (the file fails), naming it at its line, never a traceback."""
+    path = tmp_path / "endgame_file.py"
+    path.write_text(text)
+    assert main([str(path), "--no-progress"]) == code
+    out, err = capsys.readouterr()
+    assert f"{path}{where}" in out and what in out
+    assert "Traceback" not in out + err
