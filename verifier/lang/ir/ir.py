@@ -36,6 +36,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+from verifier.lang.ir.cursor import AllocCursor, RingExtent, ring_buffer_by  # noqa: F401
+
 from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
 
 _sym_ids = itertools.count(1)  # never reset: Sym.fresh ids are unique in the process, which
@@ -89,31 +91,6 @@ class RingDim:
 
     dim: int
     depth: int
-
-
-@dataclass(frozen=True, slots=True)
-class ring_buffer_by:  # noqa: N801 - upstream's spelling, used as `n @ ring_buffer_by(d)`
-    """A managed ring-buffer dimension of `depth` physical slots (DIAL-2)."""
-
-    depth: int
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.depth, int) or isinstance(self.depth, bool):
-            raise TypeError(f"Expected ring_buffer_by.depth to be an int, not {self.depth!r}")
-        if self.depth <= 0:
-            raise ValueError("Expected ring_buffer_by.depth > 0")
-
-    def __rmatmul__(self, extent: object) -> object:
-        """`4 @ ring_buffer_by(3)` evaluated as Python (a dimension written outside a proc)."""
-        return RingExtent(extent, self)
-
-
-@dataclass(frozen=True, slots=True)
-class RingExtent:
-    """An extent with its ring annotation, as Python evaluates `n @ ring_buffer_by(d)`."""
-
-    extent: object
-    annotation: ring_buffer_by
 
 
 @dataclass(frozen=True, slots=True)
@@ -399,39 +376,6 @@ class Arg:
     mem: Any
     loc: SrcLoc = field(compare=False)
 
-
-@dataclass(frozen=True, slots=True)
-class DimCursor:
-    """One dimension of an allocation's or argument's type, as upstream's cursor shows it."""
-
-    extent: "Expr"
-    annotation: ring_buffer_by | None
-
-    def size_annotation(self) -> ring_buffer_by | None:
-        return self.annotation
-
-
-@dataclass(frozen=True, slots=True)
-class AllocCursor:
-    """Upstream's cursor of an allocation or argument (`p.find_alloc_or_arg(name)`): its name,
-    memory (or barrier mechanism) and dimensions with their size annotations (API-1); the
-    rewrites that take it (`delete_buffer`, ...) read `node`."""
-
-    node: "Alloc | Arg"
-
-    def name(self) -> str:
-        return self.node.name.name
-
-    def mem(self) -> Any:
-        return self.node.mem
-
-    def shape(self) -> tuple[DimCursor, ...]:
-        typ = self.node.typ
-        if isinstance(typ, BarrierType):
-            return tuple(DimCursor(d, ring_buffer_by(typ.ring.depth) if typ.ring is not None
-                                   and typ.ring.dim == k else None)
-                         for k, d in enumerate(typ.shape))
-        return tuple(DimCursor(d, None) for d in getattr(typ, "shape", ()))
 
 # How a script whose rewrites spork-verify does not reproduce (API-2) gets verified: by
 # upstream's own rewrites (SCHED-1). Every API-2 message ends with it.

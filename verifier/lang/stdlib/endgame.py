@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from dataclasses import replace
 
-from verifier.lang.ir.ir import RingExtent, ring_buffer_by  # noqa: F401 - re-exported
+from verifier.lang.ir.cursor import RingExtent, ring_buffer_by  # noqa: F401 - re-exported
 from verifier.lang.stdlib import units
 from verifier.lang.stdlib.memories import (
     BarrierMechanism, CudaCommitGroup, CudaMbarrier, CudaRmem, Memory,
