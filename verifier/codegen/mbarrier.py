@@ -127,11 +127,11 @@ def note_arrive(facts: RingFacts, s: ir.Arrive, tiling: Tiling,
                 home: tuple[object, ...]) -> None:
     """Sync-tl, home element and multicast targets of one Arrive. Rules: SEM-8.5, LANG-5.6,
     LANG-5.20"""
-    if not (implements(s.first, SyncTL.cuda_in_order) or
+    if not (implements(s.first, SyncTL.cuda_in_order) or s.first is SyncTL.tcgen05_commit or
             implements(s.first, SyncTL.Sm80_cp_async)):
         raise Unsupported(f"mbarrier Arrive({s.first}) is not lowered (LANG-5.20 allows "
-                          "⊑ cuda_in_order or ⊑ Sm80_cp_async)", s.loc, code="ERR-L04",
-                          rule="LANG-5.20")
+                          "⊑ cuda_in_order or ⊑ Sm80_cp_async, BW-3.1 tcgen05_commit)", s.loc,
+                          code="ERR-L04", rule="LANG-5.20")
     facts.firsts.append(s.first)
     facts.roles["Arrive"].append((tiling, home, s.loc))
     facts.masks.append((tuple(tuple(isinstance(a, ir.Interval) for a in t.idx)
@@ -431,7 +431,8 @@ def plan_rings(facts: dict[ir.Sym, RingFacts], dev: CudaDeviceFunction,
                               code="ERR-V11", rule="SEM-8.5")
         if not f.firsts:
             raise InternalError(f"{sym.name} has no Arrive", f.alloc.loc)
-        cp_async = [not implements(t, SyncTL.cuda_in_order) for t in f.firsts]
+        cp_async = [not implements(t, SyncTL.cuda_in_order) and t is not SyncTL.tcgen05_commit
+                    for t in f.firsts]  # a tcgen05.commit arrives once, like an in-order one
         if len(set(cp_async)) != 1:
             raise Unsupported(f"the Arrives on {sym.name} mix cp.async (noinc) and in-order "
                               "sync-tls", f.alloc.loc, code="ERR-V11", rule="SEM-8.5")

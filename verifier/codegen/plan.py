@@ -30,16 +30,12 @@ from verifier.codegen.mbarrier import (
     plan_rings,
 )
 from verifier.codegen.names import ctype_of, ctype_size
+from verifier.codegen.sm100 import TMEM_SLOT_BYTES, is_tmem
 from verifier.codegen.tensormap import resolve
 from verifier.codegen.tma import TMA_ROWS, map_swizzle, map_window
 from verifier.collectives import NotAVariable, Tiling
-from verifier.diagnostics import (
-    InternalError,
-    RejectedInput,
-    SporkError,
-    UnhandledNode,
-    Unsupported,
-)
+from verifier.diagnostics import (InternalError, RejectedInput, SporkError, UnhandledNode,
+                                  Unsupported)
 from verifier.lang.ir import ir
 from verifier.lang.ir.lifetimes import EarlyRelease
 from verifier.lang.stdlib.config import MAX_BLOCK_DIM, MAX_CLUSTER_DIM, CudaDeviceFunction
@@ -398,7 +394,10 @@ class _Releases:
 
 
 def _smem_extent(plan: DevicePlan, name: ir.Sym, typ: ir.Type, mem: Memory) -> tuple[int, int]:
-    """Bytes and alignment of one SMEM allocation. Rules: LANG-6.3"""
+    """Bytes and alignment of one SMEM allocation (of a TMEM variable: its address slot,
+    BW-CG-2). Rules: LANG-6.3"""
+    if is_tmem(mem):
+        return TMEM_SLOT_BYTES, SMEM_ALIGN
     base = ir.element_type(typ)
     assert base is not None  # an SMEM allocation holds data
     size = prod(plan.shards[name]) * ctype_size(ctype_of(base))
@@ -424,7 +423,7 @@ def _layout(plan: DevicePlan, stmts: tuple[ir.Stmt, ...], live: list[tuple[int, 
             live.remove(ranges[sym])
         match s:
             case ir.Alloc(name=name, typ=typ, mem=mem) if isinstance(mem, Memory) and \
-                    mem.is_smem:
+                    (mem.is_smem or is_tmem(mem)):
                 size, align = _smem_extent(plan, name, typ, mem)
                 offset = _first_fit(live, size, align)
                 plan.smem_offsets[name] = offset
