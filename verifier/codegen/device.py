@@ -230,7 +230,7 @@ class TaskEmitter:
             case ir.Call():
                 return [pad + line for line in self.call(s, env)]
             case ir.Fence(first=first, second=second) if sm100.is_wait(first):
-                lines = sm100.wait_lines(first, self.plan.tiling(s), env, s.loc)
+                lines = sm100.wait_lines(first, self.plan.tiling(s), self.plan.dev, env, s.loc)
                 return [pad + f"// Fence({first}, {second}): tcgen05.wait"] + \
                     [pad + line for line in lines]
             case ir.Fence(first=first, second=second):

@@ -110,7 +110,7 @@ def _window_struct(struct: str, rank: int, ctype: str) -> str:
 def emit_cuda(proc: ir.Proc, cert: Certificate) -> str:
     """The `.cu` text of a proc whose certificate matches its name and IR hash.
 
-    Rules: LANG-8.1, LANG-8.2, LANG-8.3, LANG-8.4, LANG-8.5, LANG-8.6, LANG-8.7, SEM-8.1,
+    Rules: LANG-8.1 (BW-CG-8), LANG-8.2, LANG-8.3, LANG-8.4, LANG-8.5, LANG-8.6, LANG-8.7, SEM-8.1,
     SEM-8.5, COLL-4.3, COLL-4.6, COLL-5.8"""
     check_certificate(proc, cert)
     try:

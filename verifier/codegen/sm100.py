@@ -20,9 +20,11 @@ from types import MappingProxyType
 
 from verifier.codegen import sm100_text
 from verifier.codegen.exprs import OPAQUE_FAMILIES, Env, View, dense_strides
+from verifier import collectives
 from verifier.collectives import Tiling
 from verifier.diagnostics import InternalError, SrcLoc, Unsupported
 from verifier.lang.ir import ir
+from verifier.lang.stdlib.config import CudaDeviceFunction
 from verifier.lang.stdlib.memories import Memory
 from verifier.lang.stdlib.timelines import SyncTL
 
@@ -267,14 +269,19 @@ def commit_lines(slot: str, rank_deltas: tuple[int, ...], cluster_dim: int) -> l
             '"h"(exo_mask) : "memory");', "}"]
 
 
-def wait_lines(first: SyncTL, tiling: Tiling, env: Env, loc: SrcLoc | None) -> list[str]:
+def wait_lines(first: SyncTL, tiling: Tiling, dev: CudaDeviceFunction, env: Env,
+               loc: SrcLoc | None) -> list[str]:
     """`Fence(tcgen05_ld | tcgen05_st, cuda_in_order)`: `tcgen05.wait::ld` / `::st`, a
-    `.sync.aligned` warp instruction (whole warps only), then after wait::ld every tcgen05.ld
-    tile in scope is pinned below it. Rules: BW-CG-6"""
-    if tiling.box_threads % 32:
-        raise Unsupported(f"tcgen05.wait::{_WAITS[first]} is a .sync.aligned warp instruction; "
-                          f"this Fence runs on {tiling.box_threads} threads, not whole warps",
-                          loc, code="ERR-L06", rule="BW-CG-6")
+    `.sync.aligned` warp instruction, so the threads that run the Fence (over all iterations of
+    its thread loops) must be whole warps; then after wait::ld every tcgen05.ld tile in scope is
+    pinned below it. Rules: BW-CG-6"""
+    threads = frozenset().union(*collectives.thread_groups(tiling, dev).groups.values())
+    partial = sorted({n // 32 for n in threads if any(n // 32 * 32 + lane not in threads
+                                                      for lane in range(32))})
+    if partial:
+        raise Unsupported(f"tcgen05.wait::{_WAITS[first]} is a .sync.aligned warp instruction, "
+                          f"but this Fence runs on part of warp {partial[0]} only", loc,
+                          code="ERR-L06", rule="BW-CG-6")
     out = [f'asm volatile("tcgen05.wait::{_WAITS[first]}.sync.aligned;" ::: "memory");']
     if first is SyncTL.tcgen05_ld:
         tiles = [v for v in env.views.values() if v.family == TILE_FAMILY and v.elems]

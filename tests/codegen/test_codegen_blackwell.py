@@ -1,0 +1,184 @@
+"""Blackwell (sm_100a) code generation (specs/blackwell.md "Code generation", BW-CG-*).
+
+Every proved proc of tests/programs_blackwell emits CUDA whose tcgen05 text follows the rules,
+and nvcc 13 compiles it for sm_100a (`-arch=compute_100a -code=sm_100a,compute_100a`, so ptxas
+checks the inline PTX); a refuted proc emits nothing; what the lowering cannot keep exact is
+refused with its rule and line. No GPU here: the kernels are compiled, never run.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from codegen_support import HERE, certified, hand_certified, load
+from conftest import ROOT, expectations
+from test_codegen_nvcc import NVCC, compile_together, file_target
+
+from verifier.cli import main
+from verifier.codegen import emit_cuda
+from verifier.codegen.sm100 import SM100_ROWS
+from verifier.codegen.targets import NVCC_FLAGS
+from verifier.diagnostics import Unsupported
+from verifier.lang.ir.printer import ir_hash
+from verifier.load.load import load_procs
+from verifier.results import Certificate
+
+PROGRAMS = ROOT / "tests" / "programs_blackwell"
+GEMM = PROGRAMS / "bw_gemm.py"
+LOCAL = HERE / "codegen_blackwell.py"
+needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc not found")
+
+
+def _cases(verdict: str) -> list[tuple[Path, str]]:
+    return [(e.file, e.proc) for f in sorted(PROGRAMS.glob("*.py")) for e in expectations(f)
+            if e.verdict == verdict]
+
+
+def _emitted(path: Path, name: str) -> str:
+    return emit_cuda(*certified(path, name))
+
+
+def _hand(source: str, tmp_path: Path, name: str = "bw_gemm") -> str:
+    """Emit an edited bw_gemm with a hand-made certificate (the refusal does not depend on
+    the proof)."""
+    path = tmp_path / f"{name}_edited.py"
+    path.write_text(source)
+    (proc,) = [p for p in load_procs(path) if p.name == name]
+    return emit_cuda(proc, Certificate(proc.name, ir_hash(proc), (), "hand-made", "0"))
+
+
+@pytest.mark.rule("BW-CG-1")
+@pytest.mark.parametrize("case", _cases("proved"), ids=lambda c: c[1])
+def test_every_proved_proc_emits_for_sm100a(case: tuple[Path, str]) -> None:
+    text = _emitted(*case)
+    assert file_target(text) == "sm_100a"
+    assert "#if defined(__CUDA_ARCH__) && !(defined(__CUDA_ARCH_FEAT_SM100_ALL))" in text
+    assert "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32" in text
+    assert "tcgen05.dealloc.cta_group::1.sync.aligned.b32" in text
+    assert _emitted(*case) == text  # deterministic
+
+
+@pytest.mark.rule("BW-CG-2")
+@pytest.mark.rule("BW-CG-3")
+@pytest.mark.rule("BW-CG-4")
+@pytest.mark.rule("BW-CG-5")
+@pytest.mark.rule("BW-CG-6")
+@pytest.mark.rule("BW-CG-7")
+def test_gemm_text() -> None:
+    text = _emitted(GEMM, "bw_gemm")
+    task = text[text.index("void exo_deviceTask("):]
+    # BW-CG-2: the TMEM address lives in a 16-byte SMEM slot after A_s and B_s
+    assert "uint32_t* const D = reinterpret_cast<uint32_t*>(exo_smem + 6144);" in task
+    assert '"r"(static_cast<uint32_t>(__cvta_generic_to_shared(D))), "r"(64u)' in task
+    assert '"r"(D[0]), "r"(64u)' in task
+    assert "relinquish_alloc_permit: not emitted" in task
+    # BW-CG-3: M = 128, N = 64, tf32, K-major, 32-byte swizzle (mode 6, 8 rows x 32 bytes)
+    assert "exo_Sm100_mma_tf32(D[0], exo_Sm100_smemDesc(A_s, 256u, 6u)," in task
+    assert "exo_Sm100_smemDesc(B_s, 256u, 6u), 0x8100910u, 1u);" in task
+    assert "tcgen05.mma.cta_group::1.kind::tf32 [%0], %1, %2, %3, exo_p;" in text
+    # BW-CG-4: one commit per Arrive(tcgen05_commit), then the ring advances
+    commits = re.findall(r"tcgen05\.commit\.cta_group::1\.mbarrier::arrive::one\."
+                         r"shared::cluster\.b64 \[%0\];\" :: \"r\"\([^\n]*\n\s*(\S+)", task)
+    assert commits == ["exo_syncState.war_arriveIdx", "exo_syncState.done_arriveIdx"]
+    # BW-CG-7: the wait on `done` and both CTA syncs end in tcgen05.fence::after_thread_sync
+    assert task.count('asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");') == 3
+    after_done = task[task.index("// Await(done"):]
+    assert after_done.index("exo_mbarrierWait(") < after_done.index("tcgen05.fence::after")
+    # BW-CG-5, BW-CG-6: each warp loads its lane quarter; the wait pins the 64 registers
+    ld = task.index("exo_Sm100_tmemLd32x32b_x64(Dr, D[0]);")
+    wait = task.index('asm volatile("tcgen05.wait::ld.sync.aligned;" ::: "memory");')
+    pin = task.index("exo_Sm100_pinRegs<64>(Dr);")
+    store = task.index("exo_Sm100_storeRow<64>(")
+    assert ld < wait < pin < store
+    assert "(32u * ((threadIdx.x / 32u) % 4u)) << 16" in text
+
+
+@pytest.mark.rule("BW-CG-3")
+def test_instruction_descriptor() -> None:
+    """PTX ISA "Instruction descriptor": D f32 at bits 4-5, A/B type at 7-9 / 10-12, N >> 3 at
+    17-22, M >> 4 at 24-28."""
+    from verifier.codegen.sm100 import _idesc
+
+    def fields(word: int) -> tuple[int, int, int, int, int]:
+        return (word >> 4 & 3, word >> 7 & 7, word >> 10 & 7, word >> 17 & 63, word >> 24 & 31)
+    assert fields(_idesc("tf32", "float", 128, 64, None)) == (1, 2, 2, 8, 8)
+    assert fields(_idesc("f16", "__half", 128, 256, None)) == (1, 0, 0, 32, 8)
+    assert fields(_idesc("f16", "__nv_bfloat16", 128, 16, None)) == (1, 1, 1, 2, 8)
+    with pytest.raises(Unsupported):
+        _idesc("tf32", "__half", 128, 64, None)
+
+
+@pytest.mark.rule("BW-CG-4")
+def test_multicast_commit_names_both_ctas() -> None:
+    text = emit_cuda(*hand_certified(LOCAL, "bw_gemm_multicast"))
+    assert file_target(text) == "sm_100a"
+    assert ("const uint16_t exo_mask = static_cast<uint16_t>((1u << (exo_rank ^ 0u)) | "
+            "(1u << (exo_rank ^ 1u)));") in text
+    assert "mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;" in text
+    # 128-byte swizzle: mode 2, 8 rows x 128 bytes; the K slice of each MMA moves the start
+    assert "exo_Sm100_smemDesc((A_s + (k % 2) * 4096 + (8 * kk)), 1024u, 2u)" in text
+
+
+@pytest.mark.rule("BW-CG-8")
+@pytest.mark.parametrize("case", _cases("refuted"), ids=lambda c: c[1])
+def test_refuted_proc_emits_nothing(case: tuple[Path, str], tmp_path: Path,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(case[0]), "--emit-cuda", str(tmp_path)]) == 1
+    assert not list(tmp_path.iterdir())
+    assert "REFUTED" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("old", "new", "rule", "line_of", "message"), [
+    ("Sm100_mma_tf32_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)",
+     "Sm100_mma_tf32_cta1(D[0:64, :], A_s[0:64, :], B_s[:, :], M=64, N=64)", "BW-CG-3",
+     "M=64, N=64)", "only M = 128 keeps row r of D in TMEM lane r"),
+    ("                    Fence(tcgen05_ld, cuda_in_order)\n",
+     "                    for t in cuda_threads(0, 16, unit=cuda_thread):\n"
+     "                        Fence(tcgen05_ld, cuda_in_order)\n", "BW-CG-6",
+     "Fence(tcgen05_ld", "runs on part of warp 4 only"),
+])
+def test_refusals_name_rule_and_line(old: str, new: str, rule: str, line_of: str,
+                                     message: str, tmp_path: Path) -> None:
+    source = GEMM.read_text()
+    assert old in source
+    edited = source.replace(old, new)
+    with pytest.raises(Unsupported) as info:
+        _hand(edited, tmp_path)
+    assert info.value.code == "ERR-L06" and info.value.rule == rule
+    assert message in str(info.value)
+    line = next(k for k, text in enumerate(edited.splitlines(), 1) if line_of in text)
+    assert info.value.loc.line == line
+
+
+def test_every_sm100_instr_has_a_row_or_is_named_missing() -> None:
+    """The rows are the stdlib's cta_group::1 instrs (bw2's later instrs get the generic
+    ERR-L06 refusal until they have one)."""
+    from verifier.lang.stdlib.instrs_sm100 import SM100_INSTRS
+    assert set(SM100_ROWS) <= set(SM100_INSTRS)
+
+
+@pytest.mark.nvcc
+@needs_nvcc
+@pytest.mark.rule("BW-CG-1")
+def test_proved_and_multicast_kernels_compile_for_sm100a(tmp_path: Path) -> None:
+    assert NVCC_FLAGS["sm_100a"] == ("-arch=compute_100a", "-code=sm_100a,compute_100a")
+    texts = {name: _emitted(path, name) for path, name in _cases("proved")}
+    texts["bw_gemm_multicast"] = emit_cuda(*hand_certified(LOCAL, "bw_gemm_multicast"))
+    compile_together(tmp_path, texts, "sm_100a")
+
+
+@pytest.mark.nvcc
+@needs_nvcc
+def test_sm100a_file_stops_on_hopper(tmp_path: Path) -> None:
+    from test_codegen_nvcc import nvcc
+    source = tmp_path / "bw_gemm.cu"
+    source.write_text(_emitted(GEMM, "bw_gemm"))
+    result = nvcc(source, "sm_90a")
+    assert result.returncode != 0
+    assert "compile with -arch=compute_100a -code=sm_100a,compute_100a" in result.stderr
+
+
+def test_local_kernel_loads() -> None:
+    assert load(LOCAL, "bw_gemm_multicast").name == "bw_gemm_multicast"
