@@ -138,6 +138,13 @@ def test_refuted_proc_emits_nothing(case: tuple[Path, str], tmp_path: Path,
      "                    for t in cuda_threads(0, 16, unit=cuda_thread):\n"
      "                        Fence(tcgen05_ld, cuda_in_order)\n", "BW-CG-6",
      "Fence(tcgen05_ld", "runs on part of warp 4 only"),
+    ("                Sm100_tmem_dealloc(D[:, :], ncols=64)\n",
+     "                Sm100_tmem_dealloc(D[:, :], ncols=64)\n"
+     "            E: f32[128, 128] @ Sm100_Tmem\n"
+     "            with CudaWarps(0, 1):\n"
+     "                Sm100_tmem_alloc(E[:, :], ncols=128)\n"
+     "                Sm100_tmem_dealloc(E[:, :], ncols=128)\n", "BW-CG-2",
+     "Sm100_tmem_alloc(E", "tcgen05.alloc of 128 columns after one of 64"),
 ])
 def test_refusals_name_rule_and_line(old: str, new: str, rule: str, line_of: str,
                                      message: str, tmp_path: Path) -> None:

@@ -79,6 +79,27 @@ def tile_view(s: ir.Alloc, shard: tuple[int, ...], drop: int, cname: str,
                  str(count)))
 
 
+def check_allocations(proc: ir.Proc) -> None:
+    """PTX *tcgen05.alloc*: the columns a CTA allocates must not increase from one allocation
+    to the next, and a CTA runs the task body once per task it takes, so every allocation of a
+    kernel takes the same column count. Otherwise `ERR-L06` at the first that differs.
+    Rules: BW-CG-2"""
+    for kernel in ir.statements(proc.body):
+        if not isinstance(kernel, ir.DeviceFunction):
+            continue
+        seen: int | None = None
+        for s in ir.statements(kernel.body):
+            if isinstance(s, ir.Call) and getattr(s.callee, "name", "") == "Sm100_tmem_alloc":
+                ncols = _kw(s)["ncols"]
+                if seen is not None and ncols != seen:
+                    raise Unsupported(f"tcgen05.alloc of {ncols} columns after one of {seen}: "
+                                      "the columns a CTA allocates must not increase between "
+                                      "allocations, and each CTA runs the task body again for "
+                                      "its next task, so every allocation of a kernel must take "
+                                      "the same ncols", s.loc, code="ERR-L06", rule="BW-CG-2")
+                seen = ncols
+
+
 def is_tmem(mem: object) -> bool:
     return isinstance(mem, Memory) and mem.name == "Sm100_Tmem"
 
