@@ -22,6 +22,7 @@ def bw_gemm_cta2(T: size, KT: size, A: f32[256 * T, 8 * KT] @ CudaGmemLinear,
             D: f32[2, 128, 64] @ Sm100_Tmem
             raw: barrier[2] @ CudaMbarrier
             mma: barrier @ CudaMbarrier
+            done: barrier[2] @ CudaMbarrier
             with CudaWarps(0, 1):
                 Sm100_tmem_alloc_cta2(D[:, :, :], ncols=64)
                 Sm100_tmem_relinquish_alloc_permit_cta2()
@@ -40,9 +41,14 @@ def bw_gemm_cta2(T: size, KT: size, A: f32[256 * T, 8 * KT] @ CudaGmemLinear,
                             Sm100_mma_tf32_cta2(D[:, :, :], A_s[:, :, :], B_s[:, :, :], M=256, N=64)
                             Arrive(tcgen05_commit) >> mma
                             Await(mma, tcgen05_after_thread_sync, ~0)
-                Fence(cuda_in_order, tcgen05_after_thread_sync)
+                Fence(cuda_in_order, cuda_in_order)
+            for cta in cuda_threads(0, 1, unit=cuda_cta_in_cluster):
+                with CudaWarps(4, 5):
+                    for t in cuda_threads(0, 1, unit=cuda_thread):
+                        Arrive(tcgen05_commit) >> done[cta] >> done[:]
             for cta in cuda_threads(0, 2, unit=cuda_cta_in_cluster):
                 with CudaWarps(4, 8):
+                    Await(done[cta], tcgen05_after_thread_sync, ~0)
                     Dr: f32[128, 64] @ Sm100_RmemMatrixD
                     Sm100_tmem_ld_32x32b_f32(Dr[:, :], D[cta, :, :], N=64)
                     Fence(tcgen05_ld, cuda_in_order)
