@@ -133,7 +133,9 @@ def _multicast(an: AnalyzerView, s: ir.Arrive, decl: BarrierDecl, ctx: Context,
                                    f"Unsupported multicast in {_text(s)}; {decl.mech_name} "
                                    "does not support multicast"), s.loc,
                             code="ERR-A30", rule="LANG-5.7")
-    if decl.mech is CudaMbarrier and not implements(s.first, SyncTL.cuda_in_order):
+    # BW-5.5: tcgen05.commit takes a multicast mask (.multicast::cluster)
+    if decl.mech is CudaMbarrier and not implements(s.first, SyncTL.cuda_in_order) and \
+            s.first is not SyncTL.tcgen05_commit:
         raise RejectedInput(f"{_text(s)}: Sm80_cp_async mbarrier must be within 1 CTA (no "
                             "multicast)", s.loc, code="ERR-L04", rule="LANG-5.20")
     block = ctx.device.cfg.blockDim
@@ -211,7 +213,11 @@ def check_collectives(an: AnalyzerView) -> None:
         prev = first.setdefault((use.sym, use.kind), use)
         if prev is not use:
             checks.append((prev, _text(prev.stmt), False))
-        if mech is CudaMbarrier and use.kind == "Arrive":
+        partners = [z for z, g in guard_of.items() if g == use.sym] if use.kind == "Await" \
+            else []
+        if _on_behalf(use) or any(_on_behalf(first.get((z, "Arrive"))) for z in partners):
+            pass  # BW-5.5: one thread's multicast commit arrives on behalf of every CTA it names
+        elif mech is CudaMbarrier and use.kind == "Arrive":
             g = guard_of[use.sym]
             checks.append((first.get((g, "Await")), f"Await({g.name}, ...) [guarded_by]", True))
         elif mech is CudaMbarrier:
@@ -245,6 +251,14 @@ def check_collectives(an: AnalyzerView) -> None:
             except RejectedInput as err:
                 err.loc = use.stmt.loc
                 raise
+
+
+def _on_behalf(use: SyncUse | None) -> bool:
+    """A tcgen05.commit (BW-5.5): one thread arrives, on behalf of the CTAs whose barriers it
+    names (its operand is a shared::cluster address), once on each; the Awaits of those
+    barriers are other collectives, so LANG-5.12's pairing of Arrive and Await collectives
+    does not apply (SEM-6.8's ring overrun obligation still orders them)."""
+    return use is not None and use.kind == "Arrive" and use.stmt.first is SyncTL.tcgen05_commit
 
 
 def _pitches(use: SyncUse) -> list[tuple[str, int]]:

@@ -204,6 +204,12 @@ class ArriveSite:
     def multicast(self) -> bool:
         return any(p is None for ref in self.named for p in ref)
 
+    @property
+    def each_element(self) -> bool:
+        """BW-5.5: a multicast tcgen05.commit is one arrival on every element it names, each
+        counted at that element (not only at the home)."""
+        return self.first is SyncTL.tcgen05_commit and self.multicast
+
 
 @dataclass(frozen=True)
 class AwaitSite:

@@ -147,8 +147,9 @@ def arrive(an: AnalyzerView, s: ir.Arrive, ctx: Context) -> None:
     home = barrier_exprs.arrive_home(an, s, decl, ctx)
     same_sync_tl(an, sym, s)
     _mechanism_rules(an, decl, s.first, None, ctx, s.loc, arrive=True)
-    an.note_use(sym, ctx, static_rings.without_ring(decl, tuple(ir.Point(h, s.loc)
-                                                                for h in home)))
+    if s.first not in static_sm100.TCGEN05_ARRIVE:  # BW-5.5: deduced from the Await side
+        an.note_use(sym, ctx, static_rings.without_ring(decl, tuple(ir.Point(h, s.loc)
+                                                                    for h in home)))
     an.barrier_uses[sym].arrives.append(s)
     # the Arrive reads the mbarrier storage (sub-position 99) before it witnesses (100), so its
     # own storage read is among the records it witnesses, as in the machine (SEM-6.2, 6.3)

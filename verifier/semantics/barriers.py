@@ -15,6 +15,7 @@ from typing import Callable
 from verifier.diagnostics import SrcLoc
 from verifier.lang.ir import ir
 from verifier.lang.stdlib.memories import CudaMbarrier
+from verifier.lang.stdlib.timelines import SyncTL
 from verifier.semantics import ring_slots, rules
 from verifier.semantics.records import augment_key
 from verifier.semantics.state import Finding
@@ -75,15 +76,19 @@ def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: BarrierInstance)
                              conv=bar.ring is None)
     a = bar.count(home_elem)[0]
     code = m.sync_code(first)
+    # BW-5.5: a multicast tcgen05.commit is one arrival at every element it names, each
+    # numbered and counted at that element; other Arrives count at their home only (SEM-6.3)
+    each = s.first is SyncTL.tcgen05_commit and any(None in h for h in homes)
     # (z, j, c) names the allocation instance of z: a barrier re-allocated by a later task or
     # iteration restarts its counts at 0 (SEM-2.3) and must not retire the tags of the old one
-    tags = [(bar.serial, elem, a) for elem in named]
+    tags = [(bar.serial, elem, bar.count(elem)[0] if each else a) for elem in named]
     for rec in m.index.witness_candidates(threads, code):
         target = m.witnessed_part(rec, threads, code)
         if target is not None:
             target.pending.update(tags)
             m.index.tag(target, bar.serial, named)
-    bar.count(home_elem)[0] = a + 1
+    for elem in named if each else [home_elem]:
+        bar.count(elem)[0] += 1
     if bar.ring is not None:
         ring_slots.arrive(m, s, threads, bar, home_elem, named, a,
                           rules.Q.Sm80 in first.full)
