@@ -1,6 +1,7 @@
 """Blackwell kernels the codegen tests hand-certify (a Certificate with the proc's own IR hash):
-a tcgen05.commit multicast to both CTAs of a cluster, which codegen lowers (BW-CG-4) before the
-verifier accepts it (its static rule still rejects a multicast commit, ERR-L04). The kernel
+a cta_group::1 tcgen05.commit multicast to both CTAs of a cluster, which codegen lowers
+(BW-CG-4) before the verifier proves it (it reports the commit inside the `c` and `t` thread
+loops unsupported, ERR-V11). The kernel
 follows bw_gemm's synchronization, with B multicast by TMA to the CTA pair and each stage
 released to both producers by the consumer's commit. Load with `load_procs`, not `import`."""
 

@@ -55,8 +55,8 @@ def test_every_proved_proc_emits_for_sm100a(case: tuple[Path, str]) -> None:
     text = _emitted(*case)
     assert file_target(text) == "sm_100a"
     assert "#if defined(__CUDA_ARCH__) && !(defined(__CUDA_ARCH_FEAT_SM100_ALL))" in text
-    assert "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32" in text
-    assert "tcgen05.dealloc.cta_group::1.sync.aligned.b32" in text
+    assert re.search(r"tcgen05\.alloc\.cta_group::[12]\.sync\.aligned\.shared::cta\.b32", text)
+    assert re.search(r"tcgen05\.dealloc\.cta_group::[12]\.sync\.aligned\.b32", text)
     assert _emitted(*case) == text  # deterministic
 
 
@@ -75,9 +75,9 @@ def test_gemm_text() -> None:
     assert '"r"(D[0]), "r"(64u)' in task
     assert "relinquish_alloc_permit: not emitted" in task
     # BW-CG-3: M = 128, N = 64, tf32, K-major, 32-byte swizzle (mode 6, 8 rows x 32 bytes)
-    assert "exo_Sm100_mma_tf32(D[0], exo_Sm100_smemDesc(A_s, 256u, 6u)," in task
+    assert "exo_Sm100_mma_tf32_cta1(D[0], exo_Sm100_smemDesc(A_s, 256u, 6u)," in task
     assert "exo_Sm100_smemDesc(B_s, 256u, 6u), 0x8100910u, 1u);" in task
-    assert "tcgen05.mma.cta_group::1.kind::tf32 [%0], %1, %2, %3, exo_p;" in text
+    assert "tcgen05.mma.cta_group::1.kind::tf32 [%0], %1, %2, %3, " in text
     # BW-CG-4: one commit per Arrive(tcgen05_commit), then the ring advances
     commits = re.findall(r"tcgen05\.commit\.cta_group::1\.mbarrier::arrive::one\."
                          r"shared::cluster\.b64 \[%0\];\" :: \"r\"\([^\n]*\n\s*(\S+)", task)
@@ -95,6 +95,25 @@ def test_gemm_text() -> None:
     assert "(32u * ((threadIdx.x / 32u) % 4u)) << 16" in text
 
 
+@pytest.mark.rule("BW-CG-4")
+@pytest.mark.rule("BW-CG-9")
+def test_pair_gemm_text() -> None:
+    """cta_group::2: both CTAs' warp 0 allocate; the leader's thread issues the M = 256 MMA on
+    its own slices; the final commit reaches both CTAs (one arrival each)."""
+    text = _emitted(PROGRAMS / "bw_gemm_cta2.py", "bw_gemm_cta2")
+    task = text[text.index("void exo_deviceTask("):]
+    assert "tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32" in task
+    assert "tcgen05.dealloc.cta_group::2.sync.aligned.b32" in task
+    assert "cta_group::1" not in text
+    mma = task.index("exo_Sm100_mma_tf32_cta2(D[0], exo_Sm100_smemDesc(A_s, 256u, 6u),")
+    assert "exo_0thr_cta = blockIdx.x % 2; exo_0thr_cta < 1" in task[:mma]  # the leader CTA
+    assert "exo_Sm100_smemDesc(B_s, 256u, 6u), 0x10100910u, 1u);" in task
+    assert ("tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::"
+            "cluster.b64 [%0], %1;") in task
+    assert "// done: 1 x ring of depth 1 at exo_smem + 5152, arrival count 1" in text
+    assert "exo_mbarrierArriveRemote" not in text  # commits reach peers by their CTA mask
+
+
 @pytest.mark.rule("BW-CG-3")
 def test_instruction_descriptor() -> None:
     """PTX ISA "Instruction descriptor": D f32 at bits 4-5, A/B type at 7-9 / 10-12, N >> 3 at
@@ -104,6 +123,7 @@ def test_instruction_descriptor() -> None:
     def fields(word: int) -> tuple[int, int, int, int, int]:
         return (word >> 4 & 3, word >> 7 & 7, word >> 10 & 7, word >> 17 & 63, word >> 24 & 31)
     assert fields(_idesc("tf32", "float", 128, 64, None)) == (1, 2, 2, 8, 8)
+    assert fields(_idesc("tf32", "float", 256, 64, None)) == (1, 2, 2, 8, 16)
     assert fields(_idesc("f16", "__half", 128, 256, None)) == (1, 0, 0, 32, 8)
     assert fields(_idesc("f16", "__nv_bfloat16", 128, 16, None)) == (1, 1, 1, 2, 8)
     with pytest.raises(Unsupported):
@@ -133,7 +153,9 @@ def test_refuted_proc_emits_nothing(case: tuple[Path, str], tmp_path: Path,
 @pytest.mark.parametrize(("old", "new", "rule", "line_of", "message"), [
     ("Sm100_mma_tf32_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)",
      "Sm100_mma_tf32_cta1(D[0:64, :], A_s[0:64, :], B_s[:, :], M=64, N=64)", "BW-CG-3",
-     "M=64, N=64)", "only M = 128 keeps row r of D in TMEM lane r"),
+     "M=64, N=64)", "only M = 128 per CTA keeps row r of D in TMEM lane r"),
+    ("Sm100_tmem_relinquish_alloc_permit()", "Sm100_tmem_relinquish_alloc_permit_cta2()",
+     "BW-CG-9", "relinquish_alloc_permit_cta2", "PTX requires one .cta_group per kernel"),
     ("                    Fence(tcgen05_ld, cuda_in_order)\n",
      "                    for t in cuda_threads(0, 16, unit=cuda_thread):\n"
      "                        Fence(tcgen05_ld, cuda_in_order)\n", "BW-CG-6",
@@ -159,9 +181,9 @@ def test_refusals_name_rule_and_line(old: str, new: str, rule: str, line_of: str
     assert info.value.loc.line == line
 
 
-def test_every_sm100_instr_has_a_row_or_is_named_missing() -> None:
-    """The rows are the stdlib's cta_group::1 instrs (bw2's later instrs get the generic
-    ERR-L06 refusal until they have one)."""
+def test_rows_name_stdlib_instrs() -> None:
+    """Every row lowers a stdlib instr (instrs without a row get the generic ERR-L06 refusal
+    of instrs.py, "no CUDA lowering for instruction ...")."""
     from verifier.lang.stdlib.instrs_sm100 import SM100_INSTRS
     assert set(SM100_ROWS) <= set(SM100_INSTRS)
 

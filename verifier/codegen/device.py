@@ -163,6 +163,7 @@ class TaskEmitter:
         self.namer = namer
         self.warp = warp
         self.aliases = 0
+        self.cta_group = sm100.cta_group(plan.stmt)  # of its tcgen05 instrs (BW-CG-9)
 
     def block(self, stmts: tuple[ir.Stmt, ...], env: Env, tiling: Tiling,
               depth: int) -> list[str]:
@@ -252,7 +253,8 @@ class TaskEmitter:
                     ring = self.plan.rings[ref.buf]
                     lines = mbarrier.arrive_lines(ring, self.namer(ref.buf),
                                                   self.ring_index(ring, targets, env),
-                                                  self.plan.dev.clusterDim, first)
+                                                  self.plan.dev.clusterDim, first,
+                                                  self.cta_group)
                 else:
                     lines = arrive_lines(mech, first, needs_wait_all(first), s.loc)
                 shown = " >> ".join(_ref_text(t) for t in targets)

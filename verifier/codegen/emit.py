@@ -113,7 +113,7 @@ def emit_cuda(proc: ir.Proc, cert: Certificate) -> str:
     Rules: LANG-8.1 (BW-CG-8), LANG-8.2, LANG-8.3, LANG-8.4, LANG-8.5, LANG-8.6, LANG-8.7, SEM-8.1,
     SEM-8.5, COLL-4.3, COLL-4.6, COLL-5.8"""
     check_certificate(proc, cert)
-    sm100.check_allocations(proc)
+    sm100.check_kernels(proc)
     try:
         host = HostEmitter(proc, Namer(proc), dict(cert.releases), cert.assumptions)
         function = host.function()

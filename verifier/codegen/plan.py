@@ -58,7 +58,6 @@ class _AllocUse:
 @dataclass(slots=True)
 class DevicePlan:
     """What the lowering of one device function needs. Rules: LANG-8.2, LANG-8.3, COLL-5.8"""
-
     index: int
     stmt: ir.DeviceFunction
     dev: CudaDeviceFunction
@@ -109,7 +108,6 @@ def _entry(e: ir.Expr) -> object:
 
 class _Planner:
     """Phase 1: tilings, uses and captures, in one walk of the device task."""
-
     def __init__(self, plan: DevicePlan, maps: tuple[TensorMap, ...]) -> None:
         self.plan = plan
         self.maps = maps
@@ -181,6 +179,11 @@ class _Planner:
             entries[d.pos] = sym
         self.use(w.buf, tiling, tuple(entries))
 
+    def index_exprs(self, w: ir.Window, tiling: Tiling) -> None:  # not a use of w.buf itself
+        for acc in w.idx:
+            for e in ((acc.pt,) if isinstance(acc, ir.Point) else (acc.lo, acc.hi)):
+                self.expr(e, tiling)
+
     def barrier(self, refs: tuple[ir.BarrierRef, ...]) -> tuple[object, ...]:
         """Check the barrier is in scope; the index entries of the home element (per dimension
         the point some expression gives, LANG-5.6), for distribution deduction."""
@@ -211,6 +214,8 @@ class _Planner:
                     isinstance(a, ir.Window) else ()
                 if dims:
                     self.callee_window(a, dims, tiling, s.loc)
+                elif k < len(params) and params[k].cta_pair and isinstance(a, ir.Window):
+                    self.index_exprs(a, tiling)  # BW-CG-9: the leader's slice names the pair
                 else:
                     self.expr(a, tiling)
             return
@@ -223,15 +228,11 @@ class _Planner:
             self.expr(host, tiling)
         for a in s.args:
             if a is window:
-                for acc in window.idx:
-                    for e in ((acc.pt,) if isinstance(acc, ir.Point) else (acc.lo, acc.hi)):
-                        self.expr(e, tiling)
+                self.index_exprs(window, tiling)
             elif row.kind == "multicast" and isinstance(a, ir.Window):
                 # COLL-5.12: the destination's leading interval is distributed over the CTAs
                 # of the multicast; the other uses of the allocation decide its distribution.
-                for acc in a.idx:
-                    for e in ((acc.pt,) if isinstance(acc, ir.Point) else (acc.lo, acc.hi)):
-                        self.expr(e, tiling)
+                self.index_exprs(a, tiling)
             else:
                 self.expr(a, tiling)
         if row.is_load:
@@ -388,7 +389,6 @@ def _first_fit(live: list[tuple[int, int]], size: int, align: int) -> int:
 class _Releases:
     """The early releases (CG-R1) of one proc: candidates by allocation, and the ids the
     certificate says are proved."""
-
     by_alloc: dict[int, EarlyRelease]
     proved: frozenset[str]
 

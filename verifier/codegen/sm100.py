@@ -79,17 +79,34 @@ def tile_view(s: ir.Alloc, shard: tuple[int, ...], drop: int, cname: str,
                  str(count)))
 
 
-def check_allocations(proc: ir.Proc) -> None:
-    """PTX *tcgen05.alloc*: the columns a CTA allocates must not increase from one allocation
-    to the next, and a CTA runs the task body once per task it takes, so every allocation of a
-    kernel takes the same column count. Otherwise `ERR-L06` at the first that differs.
-    Rules: BW-CG-2"""
+def cta_group(kernel: ir.DeviceFunction) -> int:
+    """The .cta_group of a kernel's tcgen05 instructions: PTX requires one value for all of
+    them; a kernel mixing cta_group::1 and ::2 instrs is refused at the first that differs.
+    Rules: BW-CG-9"""
+    seen: int | None = None
+    for s in ir.statements(kernel.body):
+        group = CTA_GROUP.get(getattr(s.callee, "name", "")) if isinstance(s, ir.Call) else None
+        if group is not None and seen is not None and group != seen:
+            raise Unsupported(f"{s.callee} is a cta_group::{group} instruction in a kernel "
+                              f"whose tcgen05 instructions are cta_group::{seen}; PTX requires "
+                              "one .cta_group per kernel", s.loc, code="ERR-L06",
+                              rule="BW-CG-9")
+        seen = group if group is not None else seen
+    return seen or 1
+
+
+def check_kernels(proc: ir.Proc) -> None:
+    """Per kernel one .cta_group (BW-CG-9), and one column count for every allocation: PTX
+    *tcgen05.alloc* forbids a CTA's allocations to grow, and a CTA runs the task body once per
+    task it takes. Otherwise `ERR-L06` at the first that differs. Rules: BW-CG-2, BW-CG-9"""
     for kernel in ir.statements(proc.body):
         if not isinstance(kernel, ir.DeviceFunction):
             continue
+        cta_group(kernel)
         seen: int | None = None
         for s in ir.statements(kernel.body):
-            if isinstance(s, ir.Call) and getattr(s.callee, "name", "") == "Sm100_tmem_alloc":
+            if isinstance(s, ir.Call) and getattr(s.callee, "name", "").startswith(
+                    "Sm100_tmem_alloc"):
                 ncols = _kw(s)["ncols"]
                 if seen is not None and ncols != seen:
                     raise Unsupported(f"tcgen05.alloc of {ncols} columns after one of {seen}: "
@@ -183,15 +200,16 @@ def _idesc(kind: str, a_type: str, m: int, n: int, loc: SrcLoc | None) -> int:
     return 1 << 4 | ab << 7 | ab << 10 | (n >> 3) << 17 | (m >> 4) << 24
 
 
-def _mma(kind: str) -> "Sm100Lowering":
+def _mma(kind: str, group: int) -> "Sm100Lowering":
     def lower(s: ir.Call, tensors: Mapping[str, View], sizes: Mapping[str, str]) -> list[str]:
-        """One thread issues `tcgen05.mma.cta_group::1.kind::<kind>`; enable-input-d is 1, as
-        the instr's `+=` says. Rules: BW-CG-3"""
+        """One thread issues `tcgen05.mma.cta_group::<group>.kind::<kind>`; enable-input-d is
+        1, as the instr's `+=` says. A pair MMA (M = 256) names the leader CTA's slices; the
+        hardware takes the peer's at the same offsets. Rules: BW-CG-3, BW-CG-9"""
         kw = _kw(s)
         m, n = kw["M"], kw["N"]
-        if m != 128:
-            raise _refuse(f"M = {m}: only M = 128 keeps row r of D in TMEM lane r (the M = 64 "
-                          "layout interleaves lanes; PTX ISA \"Matrix fragments for "
+        if m != 128 * group:
+            raise _refuse(f"M = {m}: only M = 128 per CTA keeps row r of D in TMEM lane r (the "
+                          "M = 64 layout interleaves lanes; PTX ISA \"Matrix fragments for "
                           "tcgen05.mma\")", s.loc)
         _lane_zero(s, "d")
         a, b, d = tensors["a"], tensors["b"], tensors["d"]
@@ -199,24 +217,25 @@ def _mma(kind: str) -> "Sm100Lowering":
             raise _refuse(f"A is {a.ctype} but B is {b.ctype}", s.loc)
         k = OPERAND_BYTES // (4 if a.ctype == "float" else 2)
         idesc = _idesc(kind, a.ctype, m, n, s.loc)
-        return [f"exo_Sm100_mma_{kind}({d.base}, {_operand(s, a, 'a', k)},",
+        return [f"exo_Sm100_mma_{kind}_cta{group}({d.base}, {_operand(s, a, 'a', k)},",
                 f"    {_operand(s, b, 'b', k)}, {idesc:#x}u, 1u);"]
     return lower
 
 
-def _alloc(verb: str) -> "Sm100Lowering":
+def _alloc(verb: str, group: int) -> "Sm100Lowering":
     def lower(s: ir.Call, tensors: Mapping[str, View], sizes: Mapping[str, str]) -> list[str]:
         """`tcgen05.alloc` writes the TMEM address into the variable's SMEM slot;
-        `tcgen05.dealloc` frees the address read from it. Rules: BW-CG-2"""
+        `tcgen05.dealloc` frees the address read from it; with cta_group::2 a warp of each CTA
+        of the pair runs it, each with its own CTA's slot. Rules: BW-CG-2, BW-CG-9"""
         view = tensors["tmem"]
         if view.family != TMEM_FAMILY or not view.base.endswith("[0]"):
             raise InternalError(f"{s.callee}: not a whole TMEM variable: {view.base}", s.loc)
         ncols = _kw(s)["ncols"]
         if verb == "alloc":
             slot = f"static_cast<uint32_t>(__cvta_generic_to_shared({view.base[:-3]}))"
-            return [f'asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 '
+            return [f'asm volatile("tcgen05.alloc.cta_group::{group}.sync.aligned.shared::cta.b32 '
                     f'[%0], %1;" :: "r"({slot}), "r"({ncols}u) : "memory");']
-        return [f'asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;" :: '
+        return [f'asm volatile("tcgen05.dealloc.cta_group::{group}.sync.aligned.b32 %0, %1;" :: '
                 f'"r"({view.base}), "r"({ncols}u) : "memory");']
     return lower
 
@@ -247,12 +266,18 @@ def _store(s: ir.Call, tensors: Mapping[str, View], sizes: Mapping[str, str]) ->
 
 Sm100Lowering = Callable[[ir.Call, Mapping[str, View], Mapping[str, str]], list[str]]
 
+# the .cta_group of each instr that has one (BW-CG-9)
+CTA_GROUP: Mapping[str, int] = MappingProxyType({
+    **{f"Sm100_tmem_{verb}{suffix}": group for verb in ("alloc", "dealloc",
+                                                         "relinquish_alloc_permit")
+       for suffix, group in (("", 1), ("_cta2", 2))},
+    **{f"Sm100_mma_{kind}_cta{group}": group for kind in ("tf32", "f16") for group in (1, 2)}})
+
 SM100_ROWS: Mapping[str, Sm100Lowering] = MappingProxyType({
-    "Sm100_tmem_alloc": _alloc("alloc"),
-    "Sm100_tmem_dealloc": _alloc("dealloc"),
-    "Sm100_tmem_relinquish_alloc_permit": _relinquish,
-    "Sm100_mma_tf32_cta1": _mma("tf32"),
-    "Sm100_mma_f16_cta1": _mma("f16"),
+    **{name: (_relinquish if "relinquish" in name else _alloc(name.split("_")[2], group))
+       for name, group in CTA_GROUP.items() if name.startswith("Sm100_tmem_")},
+    **{name: _mma(name.split("_")[2], group) for name, group in CTA_GROUP.items()
+       if name.startswith("Sm100_mma_")},
     "Sm100_tmem_ld_32x32b_f32": _ld,
     "Sm100_store_d_row_major_f32": _store,
 })
@@ -262,10 +287,10 @@ def helpers(calls: list[tuple[str, dict[str, int]]]) -> str:
     """The helpers the Sm100 rows of `calls` use ("" if none)."""
     names = {name for name, _ in calls}
     out = ""
-    kinds = sorted(name.split("_")[2] for name in names
-                   if name.startswith("Sm100_mma_") and name in SM100_ROWS)
-    if kinds:
-        out += sm100_text.DESCRIPTOR + "".join(sm100_text.mma_helper(k) for k in kinds)
+    mmas = sorted(name for name in names if name.startswith("Sm100_mma_") and name in CTA_GROUP)
+    if mmas:
+        out += sm100_text.DESCRIPTOR + "".join(
+            sm100_text.mma_helper(name.split("_")[2], CTA_GROUP[name]) for name in mmas)
     ns = sorted({kw["N"] for name, kw in calls if name == "Sm100_tmem_ld_32x32b_f32"})
     out += "".join(sm100_text.ld_helper(n) for n in ns)
     if names & {"Sm100_tmem_ld_32x32b_f32", "Sm100_store_d_row_major_f32"}:
@@ -276,11 +301,13 @@ def helpers(calls: list[tuple[str, dict[str, int]]]) -> str:
 # ---------------------------------------------------------------- synchronization
 
 
-def commit_lines(slot: str, rank_deltas: tuple[int, ...], cluster_dim: int) -> list[str]:
-    """`Arrive(tcgen05_commit) >> z`: `tcgen05.commit` arriving once on the slot when the
-    thread's earlier tcgen05 operations are complete; a multicast names the CTAs own rank XOR
-    each delta in a 16-bit CTA mask. The caller advances the ring. Rules: BW-CG-4"""
-    head = "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster"
+def commit_lines(slot: str, rank_deltas: tuple[int, ...], cluster_dim: int,
+                 group: int) -> list[str]:
+    """`Arrive(tcgen05_commit) >> z`: `tcgen05.commit` (with the kernel's .cta_group) arriving
+    once on the slot when the thread's earlier tcgen05 operations are complete; a multicast
+    names the CTAs own rank XOR each delta in a 16-bit CTA mask. The caller advances the
+    ring. Rules: BW-CG-4, BW-CG-9"""
+    head = f"tcgen05.commit.cta_group::{group}.mbarrier::arrive::one.shared::cluster"
     if rank_deltas == (0,):
         return [f'asm volatile("{head}.b64 [%0];" :: "r"({slot}) : "memory");']
     mask = " | ".join(f"(1u << (exo_rank ^ {d}u))" for d in rank_deltas)

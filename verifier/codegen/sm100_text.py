@@ -29,18 +29,19 @@ static __device__ __forceinline__ uint64_t exo_Sm100_smemDesc(
 """
 
 
-def mma_helper(kind: str) -> str:
-    """`exo_Sm100_mma_<kind>`: one `tcgen05.mma.cta_group::1.kind::<kind>` with D in tensor
-    memory, A and B by descriptor; `accumulate` is the enable-input-d predicate. Rules:
-    BW-CG-3"""
-    guard = f"EXO_SM100_MMA_{kind.upper()}"
+def mma_helper(kind: str, group: int) -> str:
+    """`exo_Sm100_mma_<kind>_cta<group>`: one `tcgen05.mma.cta_group::<group>.kind::<kind>`
+    with D in tensor memory, A and B by descriptor; `accumulate` is the enable-input-d
+    predicate. Rules: BW-CG-3, BW-CG-9"""
+    guard = f"EXO_SM100_MMA_{kind.upper()}_CTA{group}"
     return "\n".join([
         f"#ifndef {guard}", f"#define {guard}",
-        f"static __device__ __forceinline__ void exo_Sm100_mma_{kind}(",
+        f"static __device__ __forceinline__ void exo_Sm100_mma_{kind}_cta{group}(",
         "    uint32_t d, uint64_t a, uint64_t b, uint32_t idesc, uint32_t accumulate)", "{",
         '    asm volatile("{\\n\\t.reg .pred exo_p;\\n\\t"',
         '                 "setp.ne.b32 exo_p, %4, 0;\\n\\t"',
-        f'                 "tcgen05.mma.cta_group::1.kind::{kind} [%0], %1, %2, %3, exo_p;'
+        f'                 "tcgen05.mma.cta_group::{group}.kind::{kind} [%0], %1, %2, %3, '
+        'exo_p;'
         '\\n\\t}"',
         '                 :: "r"(d), "l"(a), "l"(b), "r"(idesc), "r"(accumulate) : "memory");',
         "}", "#endif", ""])

@@ -3,11 +3,11 @@
 Reads the proc's device functions and the instructions it calls; produces the target name
 (`sm_80`, `sm_90`, `sm_90a`, `sm_100a`), the nvcc flags of each target, and the preprocessor
 guard the file starts with, so that compiling for a target that lacks a feature stops with a
-message naming the flags instead of a ptxas error. sm_90 brings clusters, TMA and `mbarrier.try_wait`; wgmma is an
-arch-specific (`a`) feature. nvcc 13's `-arch=sm_90a` also embeds compute_90 PTX, on which ptxas
-rejects wgmma, so the flags name the arch-specific virtual architecture alone (as upstream's
-sporkbench build does); likewise tcgen05 needs `compute_100a` (BW-CG-1).
-Non-goals: running nvcc.
+message naming the flags instead of a ptxas error. sm_90 brings clusters, TMA and
+`mbarrier.try_wait`; wgmma is an arch-specific (`a`) feature. nvcc 13's `-arch=sm_90a` also
+embeds compute_90 PTX, on which ptxas rejects wgmma, so the flags name the arch-specific virtual
+architecture alone (as upstream's sporkbench build does); likewise tcgen05 needs
+`compute_100a` (BW-CG-1). Non-goals: running nvcc.
 """
 
 from __future__ import annotations
