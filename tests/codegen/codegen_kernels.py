@@ -243,3 +243,40 @@ def mbarrier_mixed_slices(T: size, y: f32[T, 2, 2, 16] @ CudaGmemLinear):
                         y[task, w, h, l] = buf[w, h, 15 - l]
                 Fence(cuda_in_order, cuda_in_order)
             Fence(cuda_in_order, cuda_in_order)
+
+
+# kind::f16 tcgen05.mma (BW-CG-3): f16 tiles stored by the threads into 32-byte-swizzled SMEM, made
+# visible to the async proxy, one MMA, its commit awaited, the accumulator read back.
+@proc
+def bw_mma_f16(T: size, A: f16[128 * T, 16] @ CudaGmemLinear, B: f16[64, 16] @ CudaGmemLinear,
+               C: f32[128 * T, 64] @ CudaGmemLinear):
+    with CudaDeviceFunction(blockDim=128):
+        for task in cuda_tasks(0, T):
+            A_s: f16[128, 16] @ Sm90_SmemSwizzled(32)
+            B_s: f16[64, 16] @ Sm90_SmemSwizzled(32)
+            D: f32[128, 64] @ Sm100_Tmem
+            done: barrier @ CudaMbarrier
+            with CudaWarps(0, 1):
+                Sm100_tmem_alloc(D[:, :], ncols=64)
+            for i in cuda_threads(0, 128, unit=cuda_thread):
+                for j in seq(0, 16):
+                    A_s[i, j] = A[128 * task + i, j]
+            for i in cuda_threads(0, 64, unit=cuda_thread):
+                for j in seq(0, 16):
+                    B_s[i, j] = B[i, j]
+            Fence(cuda_in_order, cuda_generic_and_async_proxy)
+            Fence(cuda_in_order, tcgen05_after_thread_sync)
+            with CudaWarps(0, 1):
+                for t in cuda_threads(0, 1, unit=cuda_thread):
+                    Sm100_mma_f16_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)
+                    Arrive(tcgen05_commit) >> done
+                    Await(done, tcgen05_after_thread_sync, ~0)
+            Fence(cuda_in_order, tcgen05_after_thread_sync)
+            for wg in cuda_threads(0, 1, unit=cuda_warpgroup):
+                Dr: f32[128, 64] @ Sm100_RmemMatrixD
+                Sm100_tmem_ld_32x32b_f32(Dr[:, :], D[:, :], N=64)
+                Fence(tcgen05_ld, cuda_in_order)
+                Sm100_store_d_row_major_f32(C[128 * task:128 * task + 128, :], Dr[:, :], N=64)
+            Fence(cuda_in_order, cuda_in_order)
+            with CudaWarps(0, 1):
+                Sm100_tmem_dealloc(D[:, :], ncols=64)

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from codegen_support import HERE, certified, hand_certified, load
+from codegen_support import HERE, certified, hand_certified, load, local
 from conftest import ROOT, expectations
 from test_codegen_nvcc import NVCC, compile_together, file_target
 
@@ -115,6 +115,16 @@ def test_pair_gemm_text() -> None:
 
 
 @pytest.mark.rule("BW-CG-3")
+def test_f16_kind() -> None:
+    """kind::f16 (tests/codegen/codegen_kernels.py, proved): f16 A and B, K = 16 halves = the
+    32-byte swizzle row; A and B type 0 in the instruction descriptor."""
+    text = emit_cuda(*local("bw_mma_f16"))
+    assert "exo_Sm100_mma_f16_cta1(D[0], exo_Sm100_smemDesc(A_s, 256u, 6u)," in text
+    assert "exo_Sm100_smemDesc(B_s, 256u, 6u), 0x8100010u, 1u);" in text
+    assert "tcgen05.mma.cta_group::1.kind::f16 [%0], %1, %2, %3, " in text
+
+
+@pytest.mark.rule("BW-CG-3")
 def test_instruction_descriptor() -> None:
     """PTX ISA "Instruction descriptor": D f32 at bits 4-5, A/B type at 7-9 / 10-12, N >> 3 at
     17-22, M >> 4 at 24-28."""
@@ -195,6 +205,7 @@ def test_proved_and_multicast_kernels_compile_for_sm100a(tmp_path: Path) -> None
     assert NVCC_FLAGS["sm_100a"] == ("-arch=compute_100a", "-code=sm_100a,compute_100a")
     texts = {name: _emitted(path, name) for path, name in _cases("proved")}
     texts["bw_gemm_multicast"] = emit_cuda(*hand_certified(LOCAL, "bw_gemm_multicast"))
+    texts["bw_mma_f16"] = emit_cuda(*local("bw_mma_f16"))
     compile_together(tmp_path, texts, "sm_100a")
 
 
