@@ -114,6 +114,26 @@ def test_pair_gemm_text() -> None:
     assert "exo_mbarrierArriveRemote" not in text  # commits reach peers by their CTA mask
 
 
+@pytest.mark.rule("BW-CG-7")
+def test_before_thread_sync_fence(tmp_path: Path) -> None:
+    """`Fence(tcgen05_before_thread_sync, cuda_in_order)` before the dealloc (proved): the
+    tcgen05 fence, then the CTA barrier."""
+    old = "            Fence(cuda_in_order, cuda_in_order)\n            with CudaWarps(0, 1):\n" \
+          "                Sm100_tmem_dealloc"
+    source = GEMM.read_text()
+    assert source.count(old) == 1
+    path = tmp_path / "bw_gemm.py"
+    path.write_text(source.replace(old, old.replace("Fence(cuda_in_order, cuda_in_order)",
+                                                    "Fence(tcgen05_before_thread_sync, "
+                                                    "cuda_in_order)")))
+    text = _emitted(path, "bw_gemm")
+    fence = text.index("// Fence(tcgen05_before_thread_sync, cuda_in_order): cta scope")
+    lines = text[fence:].splitlines()[1:3]
+    assert [line.strip() for line in lines] == [
+        'asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");',
+        'asm volatile("barrier.cta.sync 0;" ::: "memory");']
+
+
 @pytest.mark.rule("BW-CG-3")
 def test_f16_kind() -> None:
     """kind::f16 (tests/codegen/codegen_kernels.py, proved): f16 A and B, K = 16 halves = the
