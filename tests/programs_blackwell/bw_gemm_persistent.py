@@ -2,7 +2,7 @@
 # specs/blackwell.md BW-6: a persistent tcgen05 GEMM with a 2-stage TMEM accumulator ring. Each
 # CTA computes NT tiles of 128 x 64 in turn; warp 0 loads A and B by TMA into one SMEM
 # stage (raw / war), thread 32 (warp 1) issues the MMAs of tile t into accumulator stage t % 2
-# (columns 64 * (t % 2) ..) once the epilogue has released that stage (Await(empty, ~1)), and
+# (columns 64 * (t % 2) ..) once the epilogue has released that stage (Await(empty, ~2): two tiles in flight), and
 # commits each K step to `war` and the tile to `full`; the epilogue warpgroup waits on `full`,
 # reads the stage by tcgen05.ld, waits for the load (tcgen05.wait::ld), releases the stage to
 # the MMA thread (`empty`) and stores C, while the MMA thread already fills the other stage.
@@ -32,7 +32,7 @@ def bw_gemm_persistent(T: size, NT: size, KT: size, A: f32[T, NT, 128, 8 * KT] @
             for tile in seq(0, NT):
                 with CudaWarps(1, 2):
                     for t in cuda_threads(0, 1, unit=cuda_thread):
-                        Await(empty, tcgen05_after_thread_sync, ~1)
+                        Await(empty, tcgen05_after_thread_sync, ~2)
                 for k in seq(0, KT):
                     with CudaWarps(0, 1):
                         Await(war, cuda_temporal, ~1)

@@ -112,9 +112,13 @@ ALLOC, DEALLOC = "Sm100_tmem_alloc", "Sm100_tmem_dealloc"
 
 def tmem_allocations(proc: ir.Proc) -> None:
     """BW-1.1, BW-1.3: each `Sm100_Tmem` variable is allocated once by tcgen05.alloc of its own
-    column count, freed once by tcgen05.dealloc, and used only between the two, in its scope.
-    BW-5.4: a kernel's tcgen05 instrs all take one .cta_group (PTX: the same in a kernel)."""
+    column count, freed once by tcgen05.dealloc, and used only between the two, in its scope."""
     _blocks(proc.body)
+
+
+def cta_groups(proc: ir.Proc) -> None:
+    """BW-5.4: a kernel's tcgen05 instrs all take one .cta_group (PTX: the same in a kernel);
+    checked before the statement walk, whose unit checks would name only a symptom."""
     first: dict[bool, ir.Call] = {}
     for s in ir.statements(proc.body):
         if isinstance(s, ir.Call) and s.callee.root().name.startswith("Sm100_") and \
