@@ -112,9 +112,13 @@ ALLOC, DEALLOC = "Sm100_tmem_alloc", "Sm100_tmem_dealloc"
 
 def tmem_allocations(proc: ir.Proc) -> None:
     """BW-1.1, BW-1.3: each `Sm100_Tmem` variable is allocated once by tcgen05.alloc of its own
-    column count, freed once by tcgen05.dealloc, and used only between the two, in its scope.
-    BW-5.4: a kernel's tcgen05 instrs all take one .cta_group (PTX: the same in a kernel)."""
+    column count, freed once by tcgen05.dealloc, and used only between the two, in its scope."""
     _blocks(proc.body)
+
+
+def cta_groups(proc: ir.Proc) -> None:
+    """BW-5.4: a kernel's tcgen05 instrs all take one .cta_group (PTX: the same in a kernel);
+    checked before the statement walk, whose unit checks would name only a symptom."""
     first: dict[bool, ir.Call] = {}
     for s in ir.statements(proc.body):
         if isinstance(s, ir.Call) and s.callee.root().name.startswith("Sm100_") and \
@@ -132,8 +136,10 @@ def tmem_allocations(proc: ir.Proc) -> None:
 
 # the instrs that carry a .cta_group qualifier in PTX (tcgen05.ld/st do not)
 _CTA_GROUPED = frozenset(f"Sm100_{n}{g}" for g in ("_cta1", "_cta2") for n in (
-    "mma_tf32", "mma_f16", "tmem_alloc", "tmem_dealloc", "tmem_relinquish_alloc_permit")) | \
-    frozenset({"Sm100_tmem_alloc", "Sm100_tmem_dealloc", "Sm100_tmem_relinquish_alloc_permit"})
+    "mma_tf32", "mma_f16", "mma_tf32_ts", "tmem_alloc", "tmem_dealloc",
+    "tmem_relinquish_alloc_permit")) | frozenset({
+        "Sm100_tmem_alloc", "Sm100_tmem_dealloc", "Sm100_tmem_relinquish_alloc_permit",
+        "Sm100_tmem_cp_128x256b_f32"})
 
 
 def _blocks(body: tuple[ir.Stmt, ...]) -> None:

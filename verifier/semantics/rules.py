@@ -75,18 +75,24 @@ _RAM = {
     I.tma_to_smem_async_instr: _e(Q.tmaS, Q.async_),
     I.tma_to_gmem_async_instr: _e(Q.tmaG, Q.async_), I.wgmma_async_instr: _e(Q.wgS, Q.async_),
     I.tcgen05_mma_instr: _e(Q.tcS, Q.async_),  # BW-4.3: tcgen05.mma reads A, B through SMEM
+    I.tcgen05_cp_instr: _e(Q.tcS, Q.async_),  # BW-7.2: tcgen05.cp reads its SMEM source so too
 }
 _REG = {
     I.cuda_in_order_instr: _e(Q.cuda1), I.Sm80_cp_async_instr: _e(Q.cuda1),
     I.tma_to_smem_async_instr: _e(Q.cuda1), I.tma_to_gmem_async_instr: _e(Q.cuda1),
     I.wgmma_zero_instr: _e(Q.wg0, Q.wgD),
     I.tcgen05_ld_instr: _e(Q.tcL, Q.cuda1),  # BW-4.3: tcgen05.ld's register destination
+    I.tcgen05_st_instr: _e(Q.tcSt, Q.cuda1),  # BW-7.1: tcgen05.st's register source
 }
 # BW-4.3: tensor memory. The allocator's tcgen05.alloc / dealloc are in-order instrs (their
 # effect on the columns is a RAM-like in-order mutate); mma writes and ld reads are tcgen05's.
 _TMEM = {
-    I.cuda_in_order_instr: _e(Q.cuda2), I.tcgen05_mma_instr: _e(Q.tcM),
-    I.tcgen05_ld_instr: _e(Q.tcL),
+    I.cuda_in_order_instr: _e(Q.cuda2),
+    # BW-7.3: tcgen05.cp -> tcgen05.mma of one thread is a pipelined pair (PTX "Memory
+    # Consistency Model for 5th generation of TensorCore operations"): the mma sees the cp
+    I.tcgen05_mma_instr: _e(Q.tcM, Q.tcC),
+    I.tcgen05_ld_instr: _e(Q.tcL), I.tcgen05_st_instr: _e(Q.tcSt),  # BW-7.1
+    I.tcgen05_cp_instr: _e(Q.tcC),  # BW-7.2
 }
 _HOST = {I.cpu_in_order_instr: _e(Q.cpu), I.cpu_cuda_stream_instr: _e(Q.strm)}
 

@@ -104,6 +104,19 @@ def _mma_pair(kind: str) -> Instr:
         template_code=("ERR-P07", "BW-5.2"))
 
 
+def _mma_tmem_a(kind: str) -> Instr:
+    """BW-7.3: tcgen05.mma with A in TMEM (M lanes x K columns of 32 bits), cta_group::1."""
+    k = MMA_K[kind]
+    name = f"Sm100_mma_{kind}_ts_cta1"
+    return Instr(
+        name,
+        (InstrParam("d", "tensor", "rw", "Sm100_Tmem", lambda kw: (kw["M"], kw["N"])),
+         InstrParam("a", "tensor", "r", "Sm100_Tmem", lambda kw: (kw["M"], k)),
+         InstrParam("b", "tensor", "r", "CudaBasicSmem", lambda kw: (kw["N"], k))),
+        InstrTL.tcgen05_mma_instr, units.cuda_thread, ("M", "N"), mma_shape_problem,
+        template_code=("ERR-P07", "BW-2.1"))
+
+
 def _ld_problem(kw: dict[str, Any]) -> str | None:
     n = kw["N"]
     return None if n in (1, 2, 4, 8, 16, 32, 64, 128) else \
@@ -134,6 +147,26 @@ def sm100_instrs() -> dict[str, Instr]:
              InstrParam("src", "tensor", "r", "Sm100_Tmem", shape)),
             InstrTL.tcgen05_ld_instr, units.cuda_warpgroup, ("N",), _ld_problem,
             template_code=("ERR-P07", "BW-2.2")),
+        # BW-7.1: tcgen05.st.32x32b, the warpgroup's registers into TMEM lanes 0..127
+        "Sm100_tmem_st_32x32b_f32": Instr(
+            "Sm100_tmem_st_32x32b_f32",
+            (InstrParam("dst", "tensor", "w", "Sm100_Tmem", shape),
+             InstrParam("src", "tensor", "r", "Sm100_RmemMatrixD", shape)),
+            InstrTL.tcgen05_st_instr, units.cuda_warpgroup, ("N",), _ld_problem,
+            template_code=("ERR-P07", "BW-7.1")),
+        # BW-7.2: tcgen05.cp.128x256b, 128 rows of 256 bits (8 x 32-bit) from SMEM into TMEM,
+        # issued by one thread, completed through tcgen05.commit
+        "Sm100_tmem_cp_128x256b_f32": Instr(
+            "Sm100_tmem_cp_128x256b_f32",
+            (InstrParam("dst", "tensor", "w", "Sm100_Tmem", lambda kw: (TMEM_LANES, 8)),
+             InstrParam("src", "tensor", "r", "CudaBasicSmem", lambda kw: (TMEM_LANES, 8))),
+            InstrTL.tcgen05_cp_instr, units.cuda_thread),
+        "Sm100_mma_tf32_ts_cta1": _mma_tmem_a("tf32"),
+        # BW-7.1: the warpgroup zeroes a register tile (ordinary in-order register writes)
+        "Sm100_zero_d_f32": Instr(
+            "Sm100_zero_d_f32", (InstrParam("dst", "tensor", "w", "Sm100_RmemMatrixD", shape),),
+            InstrTL.cuda_in_order_instr, units.cuda_warpgroup, ("N",), _ld_problem,
+            template_code=("ERR-P07", "BW-7.1")),
         "Sm100_store_d_row_major_f32": Instr(
             "Sm100_store_d_row_major_f32",
             (InstrParam("dst", "tensor", "w", "CudaDeviceVisibleLinear", shape),
