@@ -164,6 +164,7 @@ class TaskEmitter:
         self.warp = warp
         self.aliases = 0
         self.cta_group = sm100.cta_group(plan.stmt)  # of its tcgen05 instrs (BW-CG-9)
+        self.tmem_columns = sm100.kernel_columns(plan.stmt)  # every allocation's (BW-CG-2)
 
     def block(self, stmts: tuple[ir.Stmt, ...], env: Env, tiling: Tiling,
               depth: int) -> list[str]:
@@ -315,7 +316,11 @@ class TaskEmitter:
     def call(self, s: ir.Call, env: Env) -> list[str]:
         """An instruction; a TMA gets its kernel-side tensor map and the slot of its trailing
         mbarrier. Rules: LANG-8.7, SEM-8.6"""
-        row = TMA_ROWS.get(getattr(s.callee, "name", ""))
+        name = getattr(s.callee, "name", "")
+        if name in sm100.ALLOCATORS and isinstance(s.args[0], ir.Window):
+            return sm100.allocator_lines(s, window_view(s.args[0], env), self.tmem_columns,
+                                         self.cta_group)
+        row = TMA_ROWS.get(name)
         if row is None:
             return lower_device_call(s, env)
         host = self.plan.tma_maps[id(s)]

@@ -29,39 +29,51 @@ static __device__ __forceinline__ uint64_t exo_Sm100_smemDesc(
 """
 
 
-def mma_helper(kind: str, group: int) -> str:
-    """`exo_Sm100_mma_<kind>_cta<group>`: one `tcgen05.mma.cta_group::<group>.kind::<kind>`
-    with D in tensor memory, A and B by descriptor; `accumulate` is the enable-input-d
-    predicate. Rules: BW-CG-3, BW-CG-9"""
-    guard = f"EXO_SM100_MMA_{kind.upper()}_CTA{group}"
+def mma_helper(kind: str, group: int, a_in_tmem: bool) -> str:
+    """`exo_Sm100_mma_<kind>[_ts]_cta<group>`: one `tcgen05.mma.cta_group::<group>.kind::<kind>`
+    with D in tensor memory, A by descriptor (or, `_ts`, at a TMEM address), B by descriptor;
+    `accumulate` is the enable-input-d predicate. Rules: BW-CG-3, BW-CG-9, BW-CG-10"""
+    ts = "_ts" if a_in_tmem else ""
+    name = f"exo_Sm100_mma_{kind}{ts}_cta{group}"
+    a_type, a_operand = ("uint32_t", "[%1]") if a_in_tmem else ("uint64_t", "%1")
+    a_constraint = '"r"(a)' if a_in_tmem else '"l"(a)'
     return "\n".join([
-        f"#ifndef {guard}", f"#define {guard}",
-        f"static __device__ __forceinline__ void exo_Sm100_mma_{kind}_cta{group}(",
-        "    uint32_t d, uint64_t a, uint64_t b, uint32_t idesc, uint32_t accumulate)", "{",
+        f"#ifndef {name.upper()}", f"#define {name.upper()}",
+        f"static __device__ __forceinline__ void {name}(",
+        f"    uint32_t d, {a_type} a, uint64_t b, uint32_t idesc, uint32_t accumulate)", "{",
         '    asm volatile("{\\n\\t.reg .pred exo_p;\\n\\t"',
         '                 "setp.ne.b32 exo_p, %4, 0;\\n\\t"',
-        f'                 "tcgen05.mma.cta_group::{group}.kind::{kind} [%0], %1, %2, %3, '
-        'exo_p;'
-        '\\n\\t}"',
-        '                 :: "r"(d), "l"(a), "l"(b), "r"(idesc), "r"(accumulate) : "memory");',
+        f'                 "tcgen05.mma.cta_group::{group}.kind::{kind} [%0], {a_operand}, "',
+        '                 "%2, %3, "',
+        '                 "exo_p;\\n\\t}"',
+        f'                 :: "r"(d), {a_constraint}, "l"(b), "r"(idesc), "r"(accumulate) '
+        ': "memory");',
         "}", "#endif", ""])
 
 
-def ld_helper(n: int) -> str:
-    """`exo_Sm100_tmemLd32x32b_x<N>`: the calling warp's 32 lanes (lane quarter warp mod 4 of
-    the warpgroup, PTX ISA "tcgen05.ld": a warp reaches only its quarter) x N columns, one lane
-    per thread, into N registers. Rules: BW-CG-5"""
-    regs = ", ".join(f"%{k}" for k in range(n))
-    outs = ", ".join(f'"=f"(d[{k}])' for k in range(n))
-    guard = f"EXO_SM100_TMEM_LD_X{n}"
+def ld_st_helper(verb: str, n: int) -> str:
+    """`exo_Sm100_tmemLd32x32b_x<N>` / `exo_Sm100_tmemSt32x32b_x<N>`: the calling warp's 32
+    lanes (lane quarter warp mod 4 of the warpgroup, PTX ISA "tcgen05.ld": a warp reaches only
+    its quarter) x N columns, one lane per thread, from (into) N registers.
+    Rules: BW-CG-5, BW-CG-10"""
+    name = f"exo_Sm100_tmem{verb.capitalize()}32x32b_x{n}"
+    shape = f"tcgen05.{verb}.sync.aligned.32x32b.x{n}.b32"
+    if verb == "ld":
+        regs = ", ".join(f"%{k}" for k in range(n))
+        asm = [f'    asm volatile("{shape} {{{regs}}}, [%{n}];"',
+               "                 : " + ", ".join(f'"=f"(d[{k}])' for k in range(n)),
+               '                 : "r"(taddr + lanes) : "memory");']
+    else:
+        regs = ", ".join(f"%{k + 1}" for k in range(n))
+        asm = [f'    asm volatile("{shape} [%0], {{{regs}}};"',
+               '                 :: "r"(taddr + lanes), '
+               + ", ".join(f'"f"(d[{k}])' for k in range(n)) + ' : "memory");']
+    const = "" if verb == "ld" else "const "
     return "\n".join([
-        f"#ifndef {guard}", f"#define {guard}",
-        f"static __device__ __forceinline__ void exo_Sm100_tmemLd32x32b_x{n}("
-        "float* d, uint32_t taddr)", "{",
+        f"#ifndef {name.upper()}", f"#define {name.upper()}",
+        f"static __device__ __forceinline__ void {name}({const}float* d, uint32_t taddr)", "{",
         "    const uint32_t lanes = (32u * ((threadIdx.x / 32u) % 4u)) << 16;",
-        f'    asm volatile("tcgen05.ld.sync.aligned.32x32b.x{n}.b32 {{{regs}}}, [%{n}];"',
-        f"                 : {outs}",
-        '                 : "r"(taddr + lanes) : "memory");', "}", "#endif", ""])
+        *asm, "}", "#endif", ""])
 
 
 ROWS = r"""#ifndef EXO_SM100_ROWS
@@ -74,6 +86,16 @@ static __device__ __forceinline__ void exo_Sm100_pinRegs(float* d)
 #pragma unroll
     for (int i = 0; i < Count; i++) {
         asm volatile("" : "+f"(d[i]) :: "memory");
+    }
+}
+
+// BW-CG-10: a warpgroup zeroes its tile (each thread its row's registers).
+template <int N>
+static __device__ __forceinline__ void exo_Sm100_zeroRow(float* d)
+{
+#pragma unroll
+    for (int c = 0; c < N; c++) {
+        d[c] = 0.0f;
     }
 }
 
