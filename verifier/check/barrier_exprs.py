@@ -25,6 +25,7 @@ from verifier.lang.stdlib.timelines import SyncTL, implements
 from verifier.check.sites import BarrierDecl, Context
 from verifier.check.static_rings import worded
 from verifier.check.walk_view import AnalyzerView
+from verifier.semantics import rules
 
 
 
@@ -215,7 +216,8 @@ def check_collectives(an: AnalyzerView) -> None:
             checks.append((prev, _text(prev.stmt), False))
         partners = [z for z, g in guard_of.items() if g == use.sym] if use.kind == "Await" \
             else []
-        if _on_behalf(use) or any(_on_behalf(first.get((z, "Arrive"))) for z in partners):
+        if _on_behalf(use, decls) or any(_on_behalf(first.get((z, "Arrive")), decls)
+                                         for z in partners):
             pass  # BW-5.5: one thread's multicast commit arrives on behalf of every CTA it names
         elif mech is CudaMbarrier and use.kind == "Arrive":
             g = guard_of[use.sym]
@@ -253,12 +255,13 @@ def check_collectives(an: AnalyzerView) -> None:
                 raise
 
 
-def _on_behalf(use: SyncUse | None) -> bool:
-    """A tcgen05.commit (BW-5.5): one thread arrives, on behalf of the CTAs whose barriers it
-    names (its operand is a shared::cluster address), once on each; the Awaits of those
+def _on_behalf(use: SyncUse | None, decls: dict[ir.Sym, BarrierDecl]) -> bool:
+    """A tcgen05.commit on behalf of other CTAs (BW-5.5): one thread arrives for the CTAs whose
+    barriers it names (its operand is a shared::cluster address); the Awaits of those
     barriers are other collectives, so LANG-5.12's pairing of Arrive and Await collectives
-    does not apply (SEM-6.8's ring overrun obligation still orders them)."""
-    return use is not None and use.kind == "Arrive" and use.stmt.first is SyncTL.tcgen05_commit
+    does not apply (the ring lemma gives such sites nothing: every candidate is replayed)."""
+    return use is not None and use.kind == "Arrive" and \
+        rules.commit_on_behalf(use.stmt, use.ctx.tiling, decls[use.sym].shape)
 
 
 def _pitches(use: SyncUse) -> list[tuple[str, int]]:

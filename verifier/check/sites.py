@@ -199,16 +199,14 @@ class ArriveSite:
     ctx: Context
     loc: SrcLoc
     named: tuple[tuple[ir.Expr | None, ...], ...] = ()
+    # BW-5.5: a tcgen05.commit on behalf of CTAs that do not execute it (rules.commit_on_behalf);
+    # each_element: it multicasts, one arrival counted at every element it names
+    on_behalf: bool = False
+    each_element: bool = False
 
     @property
     def multicast(self) -> bool:
         return any(p is None for ref in self.named for p in ref)
-
-    @property
-    def each_element(self) -> bool:
-        """BW-5.5: a multicast tcgen05.commit is one arrival on every element it names, each
-        counted at that element (not only at the home)."""
-        return self.first is SyncTL.tcgen05_commit and self.multicast
 
 
 @dataclass(frozen=True)

@@ -60,12 +60,6 @@ def fence(first: SyncTL, second: SyncTL, loc: SrcLoc) -> str | None:
     return None
 
 
-def commit_each_element(s: ir.Arrive) -> bool:
-    """BW-5.5: a tcgen05.commit whose barrier expressions multicast (`>> z[i] >> z[:]`)."""
-    return s.first is SyncTL.tcgen05_commit and any(
-        isinstance(a, ir.Interval) for r in s.targets for a in r.idx)
-
-
 def is_pair_instr(name: str) -> bool:
     """The cta_group::2 instrs (BW-5): their names end in `_cta2`."""
     return name.startswith("Sm100_") and name.endswith("_cta2")

@@ -11,7 +11,6 @@ from collections.abc import Callable
 import z3
 
 from verifier.lang.ir import ir
-from verifier.lang.stdlib.timelines import SyncTL
 from verifier.semantics.rings import ring_info
 from verifier.check.sites import ArriveSite, AwaitSite, BarrierDecl, ProgramModel
 from verifier.encode.counting import count_before
@@ -70,7 +69,7 @@ class BarrierCounts:
                                              decl.alloc_loops, point.ctx, point.iters,
                                              not inclusive_textual, site,
                                              decl.ring is not None,
-                                             site.first is SyncTL.tcgen05_commit)
+                                             site.on_behalf)
         return total
 
     def awaits_before(self, decl: BarrierDecl, elem: tuple[z3.ArithRef, ...], point: Instance

@@ -15,7 +15,6 @@ from typing import Callable
 from verifier.diagnostics import SrcLoc
 from verifier.lang.ir import ir
 from verifier.lang.stdlib.memories import CudaMbarrier
-from verifier.lang.stdlib.timelines import SyncTL
 from verifier.semantics import ring_slots, rules
 from verifier.semantics.records import augment_key
 from verifier.semantics.state import Finding
@@ -59,8 +58,11 @@ def referenced(ref: ir.BarrierRef, bar: BarrierInstance, value: Callable[[ir.Exp
     return tuple(home), [tuple(e) for e in itertools.product(*ranges)]
 
 
-def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: BarrierInstance) -> None:
-    """SEM-6.3 (with the storage reads of SEM-6.2)."""
+def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: BarrierInstance,
+           each: bool = False) -> None:
+    """SEM-6.3 (with the storage reads of SEM-6.2); `each`: BW-5.5, a tcgen05.commit on behalf
+    of other CTAs that multicasts is one arrival at every element it names, each numbered and
+    counted at that element (other Arrives count at their home only)."""
     homes: list[tuple[int | None, ...]] = []
     named: list[tuple[int, ...]] = []
     for ref in s.targets:
@@ -76,9 +78,6 @@ def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: BarrierInstance)
                              conv=bar.ring is None)
     a = bar.count(home_elem)[0]
     code = m.sync_code(first)
-    # BW-5.5: a multicast tcgen05.commit is one arrival at every element it names, each
-    # numbered and counted at that element; other Arrives count at their home only (SEM-6.3)
-    each = s.first is SyncTL.tcgen05_commit and any(None in h for h in homes)
     # (z, j, c) names the allocation instance of z: a barrier re-allocated by a later task or
     # iteration restarts its counts at 0 (SEM-2.3) and must not retire the tags of the old one
     tags = [(bar.serial, elem, bar.count(elem)[0] if each else a) for elem in named]

@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from verifier.diagnostics import RejectedInput
+from verifier.lang.ir import ir
 from verifier.lang.stdlib.timelines import InstrTL, QualTL, SyncTL
 
 Q = QualTL
@@ -176,3 +177,25 @@ def access_convergent(q0: QualTL, kind: AccessKind, in_instr: bool, cuda_scope: 
     if in_instr:
         return CONVERGENT[q0]
     return kind is not AccessKind.read or single_thread
+
+
+def commit_on_behalf(s: ir.Stmt, tiling: object, shape: tuple[int, ...]) -> bool:
+    """BW-5.5: a tcgen05.commit issued on behalf of CTAs that do not execute it: some point of
+    its barrier expressions is a thread-loop iterator whose loop covers fewer elements than
+    the barrier dimension it indexes (the pair's leader commits for both CTAs). Such a commit
+    arrives once at every element it names (`each_element` when it multicasts)."""
+    if not isinstance(s, ir.Arrive) or s.first is not SyncTL.tcgen05_commit:
+        return False
+    for ref in s.targets:
+        for k, a in enumerate(ref.idx):
+            if isinstance(a, ir.Point) and isinstance(a.pt, ir.Var) and k < len(shape):
+                guard = tiling.guard_of(a.pt.name)  # type: ignore[attr-defined]
+                if guard is not None and guard.tile_count < shape[k]:
+                    return True
+    return False
+
+
+def commit_each_element(s: ir.Stmt, tiling: object, shape: tuple[int, ...]) -> bool:
+    """BW-5.5: an on-behalf commit that multicasts counts at every element it names."""
+    return commit_on_behalf(s, tiling, shape) and any(
+        isinstance(a, ir.Interval) for r in s.targets for a in r.idx)  # type: ignore[union-attr]
