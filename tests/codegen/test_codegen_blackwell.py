@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from codegen_support import HERE, certified, hand_certified, load, local
+from codegen_support import certified, local
 from conftest import ROOT, expectations
 from test_codegen_nvcc import NVCC, compile_together, file_target
 
@@ -27,7 +27,6 @@ from verifier.results import Certificate
 
 PROGRAMS = ROOT / "tests" / "programs_blackwell"
 GEMM = PROGRAMS / "bw_gemm.py"
-LOCAL = HERE / "codegen_blackwell.py"
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc not found")
 
 
@@ -191,7 +190,7 @@ def test_instruction_descriptor() -> None:
 
 @pytest.mark.rule("BW-CG-4")
 def test_multicast_commit_names_both_ctas() -> None:
-    text = emit_cuda(*hand_certified(LOCAL, "bw_gemm_multicast"))
+    text = emit_cuda(*local("bw_gemm_multicast"))
     assert file_target(text) == "sm_100a"
     assert ("const uint16_t exo_mask = static_cast<uint16_t>((1u << (exo_rank ^ 0u)) | "
             "(1u << (exo_rank ^ 1u)));") in text
@@ -254,7 +253,7 @@ def test_rows_name_stdlib_instrs() -> None:
 def test_proved_and_multicast_kernels_compile_for_sm100a(tmp_path: Path) -> None:
     assert NVCC_FLAGS["sm_100a"] == ("-arch=compute_100a", "-code=sm_100a,compute_100a")
     texts = {name: _emitted(path, name) for path, name in _cases("proved", lowered=True)}
-    texts["bw_gemm_multicast"] = emit_cuda(*hand_certified(LOCAL, "bw_gemm_multicast"))
+    texts["bw_gemm_multicast"] = emit_cuda(*local("bw_gemm_multicast"))
     texts["bw_mma_f16"] = emit_cuda(*local("bw_mma_f16"))
     compile_together(tmp_path, texts, "sm_100a")
 
@@ -268,7 +267,3 @@ def test_sm100a_file_stops_on_hopper(tmp_path: Path) -> None:
     result = nvcc(source, "sm_90a")
     assert result.returncode != 0
     assert "compile with -arch=compute_100a -code=sm_100a,compute_100a" in result.stderr
-
-
-def test_local_kernel_loads() -> None:
-    assert load(LOCAL, "bw_gemm_multicast").name == "bw_gemm_multicast"
