@@ -97,17 +97,9 @@ def uses_mbarriers(proc: ir.Proc, ring: bool | None = None) -> bool:
 
 def unlowered_construct(proc: ir.Proc) -> str | None:
     """The first construct of `proc` that codegen refuses by design (mbarriers in a cluster or
-    multicast, events, tensor maps, trailing barriers, wgmma fences, tcgen05.mma operands in
-    linear SMEM), or None."""
-    linear = {s.name for s in ir.statements(proc.body) if isinstance(s, ir.Alloc) and
-              str(getattr(s.mem, "name", "")) == "CudaSmemLinear"}
-
+    multicast, events, tensor maps, trailing barriers, wgmma fences), or None."""
     def walk(stmts: tuple[ir.Stmt, ...], cluster: int = 1) -> str | None:
         for s in stmts:
-            if isinstance(s, ir.Call) and str(getattr(s.callee, "name", "")).startswith(
-                    "Sm100_mma") and any(isinstance(a, ir.Window) and a.buf in linear
-                                         for a in s.args):
-                return "tcgen05.mma operand in linear SMEM (specs/blackwell.md BW-CG-3)"
             if isinstance(s, ir.DeviceFunction):
                 cluster = s.cfg.clusterDim
             if isinstance(s, ir.Alloc) and isinstance(s.typ, ir.BarrierType) and \

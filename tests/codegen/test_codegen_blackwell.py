@@ -30,13 +30,9 @@ GEMM = PROGRAMS / "bw_gemm.py"
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc not found")
 
 
-# proved but not lowered, with the reason codegen gives (ERR-L06)
-NOT_LOWERED = {"bw_gemm_f16": "operand a must be a K-major window of Sm90_SmemSwizzled"}
-
-
-def _cases(verdict: str, lowered: bool = False) -> list[tuple[Path, str]]:
+def _cases(verdict: str) -> list[tuple[Path, str]]:
     return [(e.file, e.proc) for f in sorted(PROGRAMS.glob("*.py")) for e in expectations(f)
-            if e.verdict == verdict and not (lowered and e.proc in NOT_LOWERED)]
+            if e.verdict == verdict]
 
 
 def _emitted(path: Path, name: str) -> str:
@@ -55,11 +51,6 @@ def _hand(source: str, tmp_path: Path, name: str = "bw_gemm") -> str:
 @pytest.mark.rule("BW-CG-1")
 @pytest.mark.parametrize("case", _cases("proved"), ids=lambda c: c[1])
 def test_every_proved_proc_emits_for_sm100a(case: tuple[Path, str]) -> None:
-    if case[1] in NOT_LOWERED:
-        with pytest.raises(Unsupported) as info:
-            _emitted(*case)
-        assert info.value.code == "ERR-L06" and NOT_LOWERED[case[1]] in str(info.value)
-        return
     text = _emitted(*case)
     assert file_target(text) == "sm_100a"
     assert "#if defined(__CUDA_ARCH__) && !(defined(__CUDA_ARCH_FEAT_SM100_ALL))" in text
@@ -162,6 +153,27 @@ def test_tmem_a_text() -> None:
     assert "tcgen05.mma.cta_group::1.kind::tf32 [%0], [%1], " in text
 
 
+@pytest.mark.rule("BW-CG-11")
+def test_linear_operands_stored_swizzled(tmp_path: Path) -> None:
+    """bw_gemm_f16's CudaSmemLinear tiles (rows of 32 bytes) are only tcgen05.mma operands:
+    stored 32-byte-swizzled, the threads' stores go through the swizzle; a tile also reached
+    through a window statement keeps its linear layout, and the MMA is refused."""
+    path = PROGRAMS / "bw_gemm_f16.py"
+    text = _emitted(path, "bw_gemm_f16")
+    assert "(*exo_swizzled<32>(&A_s[" in text and "(*exo_swizzled<32>(&B_s[" in text
+    assert "exo_Sm100_mma_f16_cta1(D[0], exo_Sm100_smemDesc(A_s, 256u, 6u)," in text
+    assert "% 256u;" in text  # the SMEM base aligned to one 8-row swizzle atom
+    source = path.read_text()
+    old = "Sm100_mma_f16_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)"
+    assert source.count(old) == 1
+    line = next(t for t in source.splitlines() if old in t)
+    pad = line[:len(line) - len(line.lstrip())]
+    edited = source.replace(line, f"{pad}a_w = A_s[:, :]\n{line.replace('A_s[:, :]', 'a_w')}")
+    with pytest.raises(Unsupported) as info:
+        _hand(edited, tmp_path, "bw_gemm_f16")
+    assert info.value.code == "ERR-L06" and "operand a must be a K-major window" in str(info.value)
+
+
 @pytest.mark.rule("BW-CG-3")
 def test_f16_kind() -> None:
     """kind::f16 (tests/codegen/codegen_kernels.py, proved): f16 A and B, K = 16 halves = the
@@ -252,7 +264,7 @@ def test_rows_name_stdlib_instrs() -> None:
 @pytest.mark.rule("BW-CG-1")
 def test_proved_and_multicast_kernels_compile_for_sm100a(tmp_path: Path) -> None:
     assert NVCC_FLAGS["sm_100a"] == ("-arch=compute_100a", "-code=sm_100a,compute_100a")
-    texts = {name: _emitted(path, name) for path, name in _cases("proved", lowered=True)}
+    texts = {name: _emitted(path, name) for path, name in _cases("proved")}
     texts["bw_gemm_multicast"] = emit_cuda(*local("bw_gemm_multicast"))
     texts["bw_mma_f16"] = emit_cuda(*local("bw_mma_f16"))
     compile_together(tmp_path, texts, "sm_100a")

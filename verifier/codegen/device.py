@@ -113,7 +113,7 @@ def alloc_view(s: ir.Alloc, plan: DevicePlan, cname: str) -> tuple[list[str], Vi
     match mem.family:
         case "smem":
             offset = plan.smem_offsets[s.name]
-            swizzle = smem_swizzle(mem)
+            swizzle = plan.relaid.get(s.name, 0) or smem_swizzle(mem)  # BW-CG-11
             decl = (f"[[maybe_unused]] {ctype}* const {cname} = "
                     f"reinterpret_cast<{ctype}*>(exo_smem + {offset});")
             if not shard:

@@ -93,6 +93,8 @@ def _uses_swizzled_smem(stmts: tuple[ir.Stmt, ...]) -> bool:
     for s in stmts:
         if isinstance(s, ir.Alloc) and getattr(s.mem, "name", "") == "Sm90_SmemSwizzled":
             return True
+        if isinstance(s, ir.DeviceFunction) and sm100.relaid_operands(s):  # BW-CG-11
+            return True
         if _uses_swizzled_smem(getattr(s, "body", ())) or \
                 _uses_swizzled_smem(getattr(s, "orelse", ())):
             return True

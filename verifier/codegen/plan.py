@@ -30,7 +30,7 @@ from verifier.codegen.mbarrier import (
     plan_rings,
 )
 from verifier.codegen.names import ctype_of, ctype_size
-from verifier.codegen.sm100 import TMEM_SLOT_BYTES, is_tmem
+from verifier.codegen.sm100 import TMEM_SLOT_BYTES, is_tmem, relaid_operands
 from verifier.codegen.tensormap import resolve
 from verifier.codegen.tma import TMA_ROWS, map_swizzle, map_window
 from verifier.collectives import NotAVariable, Tiling
@@ -75,6 +75,7 @@ class DevicePlan:
     indexed: dict[ir.Sym, IndexedRing] = field(default_factory=dict)  # endgame (DIAL-13)
     tma_maps: dict[int, TensorMap] = field(default_factory=dict)
     smem_align: int = SMEM_ALIGN
+    relaid: dict[ir.Sym, int] = field(default_factory=dict)  # linear SMEM stored swizzled
 
     @property
     def body(self) -> tuple[ir.Stmt, ...]:
@@ -402,7 +403,7 @@ def _smem_extent(plan: DevicePlan, name: ir.Sym, typ: ir.Type, mem: Memory) -> t
     assert base is not None  # an SMEM allocation holds data
     size = prod(plan.shards[name]) * ctype_size(ctype_of(base))
     align = SMEM_ALIGN
-    swizzle = smem_swizzle(mem)
+    swizzle = plan.relaid.get(name, 0) or smem_swizzle(mem)  # BW-CG-11
     if swizzle:  # Sm90_SmemSwizzled(s): whole s-byte rows, 8-row-aligned base
         size = -(-size // swizzle) * swizzle
         align = max(align, 8 * swizzle)
@@ -484,6 +485,7 @@ def plan_device_function(s: ir.DeviceFunction, index: int,
     planner.bound.update(loop.iter for loop in plan.task_loops)
     planner.block(plan.body, top, top.warp_name)
     _distribute(plan, planner.allocs)
+    plan.relaid = relaid_operands(s)
     releases = releases or {}
     by_alloc = {id(r.alloc): r for r in candidates}
     proved = frozenset(rid for rid, outcome in releases.items() if outcome == RELEASE_PROVED)

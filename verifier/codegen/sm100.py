@@ -20,6 +20,7 @@ from types import MappingProxyType
 
 from verifier import collectives
 from verifier.codegen.exprs import OPAQUE_FAMILIES, Env, View, dense_strides
+from verifier.codegen.names import ctype_of, ctype_size
 from verifier.collectives import Tiling
 from verifier.diagnostics import InternalError, SrcLoc, Unsupported
 from verifier.lang.ir import ir
@@ -35,6 +36,7 @@ TMEM_FAMILY, TILE_FAMILY = OPAQUE_FAMILIES
 FENCE_BEFORE = 'asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");'
 FENCE_AFTER = 'asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");'
 _WAITS = {SyncTL.tcgen05_ld: "ld", SyncTL.tcgen05_st: "st"}
+TCGEN05_OPERANDS = ("Sm100_mma_", "Sm100_tmem_cp_")  # instrs reading SMEM by descriptor
 TCGEN05_SYNC = frozenset({SyncTL.tcgen05_commit, SyncTL.tcgen05_ld, SyncTL.tcgen05_st,
                           SyncTL.tcgen05_before_thread_sync, SyncTL.tcgen05_after_thread_sync})
 ALLOCATORS = {f"Sm100_tmem_{verb}{suffix}": (verb, group) for verb in ("alloc", "dealloc")
@@ -128,6 +130,36 @@ def kernel_columns(kernel: ir.DeviceFunction) -> int:
                           "largest column count, since a CTA's allocations must not grow)",
                           allocs[-1].loc, code="ERR-L06", rule="BW-CG-2")
     return ncols
+
+
+def relaid_operands(kernel: ir.DeviceFunction) -> dict[ir.Sym, int]:
+    """The `CudaSmemLinear` tiles stored swizzled: a K-major tcgen05 operand without swizzling
+    must be laid out in 8-row x 16-byte core matrices (PTX *Shared memory matrix layout*), which
+    a row-major tile is not, so a linear tile whose rows are 32, 64 or 128 bytes and whose only
+    windows are tcgen05.mma / tcgen05.cp operands is stored as `Sm90_SmemSwizzled(row bytes)`
+    (its scalar accesses go through the same swizzle, LANG-6.3). Returns the swizzle of each.
+    Rules: BW-CG-11"""
+    linear = {s.name: s for s in ir.statements(kernel.body) if isinstance(s, ir.Alloc) and
+              getattr(s.mem, "name", "") == "CudaSmemLinear"}
+    operands: set[ir.Sym] = set()
+    others: set[ir.Sym] = set()
+    for s in ir.statements(kernel.body):
+        if isinstance(s, ir.WindowStmt):
+            others.add(s.rhs.buf)
+        if isinstance(s, ir.Call):
+            tcgen05 = getattr(s.callee, "name", "").startswith(TCGEN05_OPERANDS)
+            for a in s.args:
+                if isinstance(a, ir.Window):
+                    (operands if tcgen05 else others).add(a.buf)
+    out: dict[ir.Sym, int] = {}
+    for sym in sorted(operands & set(linear) - others, key=lambda x: x.name):
+        typ, base = linear[sym].typ, ir.element_type(linear[sym].typ)
+        last = typ.shape[-1] if isinstance(typ, ir.Tensor) and typ.shape else None
+        if base is not None and isinstance(last, ir.Const) and isinstance(last.value, int):
+            row = last.value * ctype_size(ctype_of(base))
+            if row in (32, 64, 128):
+                out[sym] = row
+    return out
 
 
 def check_kernels(proc: ir.Proc) -> None:
