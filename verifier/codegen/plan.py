@@ -476,7 +476,7 @@ def plan_device_function(s: ir.DeviceFunction, index: int,
                             f"{s.cfg.clusterDim} (CUDA allows at most {MAX_BLOCK_DIM} threads "
                             f"per CTA and {MAX_CLUSTER_DIM} CTAs per cluster)", s.loc,
                             code="ERR-L06", rule="LANG-8.2")
-    plan = DevicePlan(index, s, s.cfg, _task_nest(s))
+    plan = DevicePlan(index, s, s.cfg, _task_nest(s), relaid=relaid_operands(s))
     planner = _Planner(plan, maps)
     top = collectives.top_tiling(plan.dev)
     for loop in plan.task_loops:
@@ -485,7 +485,6 @@ def plan_device_function(s: ir.DeviceFunction, index: int,
     planner.bound.update(loop.iter for loop in plan.task_loops)
     planner.block(plan.body, top, top.warp_name)
     _distribute(plan, planner.allocs)
-    plan.relaid = relaid_operands(s)
     releases = releases or {}
     by_alloc = {id(r.alloc): r for r in candidates}
     proved = frozenset(rid for rid, outcome in releases.items() if outcome == RELEASE_PROVED)
