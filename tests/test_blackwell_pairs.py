@@ -140,8 +140,9 @@ def test_more_than_one_pair_is_unsupported(tmp_path: Path) -> None:
     """BW-5.1: clusterDim=4 is two pairs; only one pair is modelled (ERR-V11, never proved)."""
     path = _edited(tmp_path, "clusterDim=2, blockDim=256", "clusterDim=4, blockDim=256")
     result = verify_proc(load_procs(path)[0])
-    assert result.verdict in (Verdict.unsupported, Verdict.rejected), result
-    assert result.verdict is not Verdict.proved
+    assert result.verdict is Verdict.unsupported, result
+    (finding,) = result.findings
+    assert finding.code == "ERR-V11" and "clusterDim=4" in finding.message, finding
 
 
 def test_tables_cover_st_and_cp() -> None:
