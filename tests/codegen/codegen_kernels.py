@@ -285,7 +285,7 @@ def bw_mma_f16(T: size, A: f16[128 * T, 16] @ CudaGmemLinear, B: f16[64, 16] @ C
 # cta_group::1 tcgen05.commit multicast to both CTAs of a cluster (BW-CG-4): B multicast by TMA to
 # the pair, each stage released to both producers by the consumer's commit, bw_gemm's epilogue.
 @proc
-def bw_gemm_multicast(M: size, K: size, A: f32[M, K] @ CudaGmemLinear,
+def bw_gemm_commit_multicast(M: size, K: size, A: f32[M, K] @ CudaGmemLinear,
                       B: f32[64, K] @ CudaGmemLinear, C: f32[M, 64] @ CudaGmemLinear):
     assert M % 256 == 0
     assert K % 32 == 0

@@ -202,7 +202,7 @@ def test_instruction_descriptor() -> None:
 
 @pytest.mark.rule("BW-CG-4")
 def test_multicast_commit_names_both_ctas() -> None:
-    text = emit_cuda(*local("bw_gemm_multicast"))
+    text = emit_cuda(*local("bw_gemm_commit_multicast"))
     assert file_target(text) == "sm_100a"
     assert ("const uint16_t exo_mask = static_cast<uint16_t>((1u << (exo_rank ^ 0u)) | "
             "(1u << (exo_rank ^ 1u)));") in text
@@ -265,7 +265,7 @@ def test_rows_name_stdlib_instrs() -> None:
 def test_proved_and_multicast_kernels_compile_for_sm100a(tmp_path: Path) -> None:
     assert NVCC_FLAGS["sm_100a"] == ("-arch=compute_100a", "-code=sm_100a,compute_100a")
     texts = {name: _emitted(path, name) for path, name in _cases("proved")}
-    texts["bw_gemm_multicast"] = emit_cuda(*local("bw_gemm_multicast"))
+    texts["bw_gemm_commit_multicast"] = emit_cuda(*local("bw_gemm_commit_multicast"))
     texts["bw_mma_f16"] = emit_cuda(*local("bw_mma_f16"))
     compile_together(tmp_path, texts, "sm_100a")
 

@@ -115,7 +115,7 @@ def cta_groups(proc: ir.Proc) -> None:
     checked before the statement walk, whose unit checks would name only a symptom."""
     first: dict[bool, ir.Call] = {}
     for s in ir.statements(proc.body):
-        if isinstance(s, ir.Call) and s.callee.root().name.startswith("Sm100_") and \
+        if isinstance(s, ir.Call) and isinstance(s.callee, Instr) and \
                 s.callee.root().name in _CTA_GROUPED:
             pair = is_pair_instr(s.callee.root().name)
             first.setdefault(pair, s)
@@ -145,7 +145,7 @@ def _blocks(body: tuple[ir.Stmt, ...]) -> None:
 
 
 def _uses(s: ir.Stmt, sym: ir.Sym) -> bool:
-    return isinstance(s, ir.Call) and any(
+    return isinstance(s, ir.Call) and isinstance(s.callee, Instr) and any(
         isinstance(a, (ir.Window, ir.Read)) and a.buf == sym for a in s.args)
 
 
