@@ -96,6 +96,9 @@ QUALS: Mapping[str, Mapping[InstrTL, QualEntry]] = MappingProxyType({
     "grid_constant": MappingProxyType(_RAM), "mbarrier": MappingProxyType(_RAM),
     "rmem": MappingProxyType(_REG), "rmem_matrix": MappingProxyType(_REG),
     "rmem_tk": MappingProxyType(_REG),
+    # TK-5: ThunderKittens tiles wgmma reads A from / accumulates D into
+    "rmem_tk_a": MappingProxyType({**_REG, I.wgmma_async_instr: _e(Q.wgA)}),
+    "rmem_tk_d": MappingProxyType({**_REG, I.wgmma_async_instr: _e(Q.wgD, Q.wg0)}),
     "rmem_wgmma_d": MappingProxyType({**_REG, I.wgmma_async_instr: _e(Q.wgD, Q.wg0)}),
     "host": MappingProxyType(_HOST), "tmem": MappingProxyType(_TMEM),
 })

@@ -278,8 +278,3 @@ def _warp_shuffles() -> dict[str, Instr]:
 
 INSTRS: dict[str, Instr] = {**_host_copies(), **_sm80(), **_warp_shuffles()}
 
-# Names of instructions upstream exports that spork-verify lacks: a call is ERR-V11. The Sm90
-# ThunderKittens wgmma family (exo.platforms.Sm90, on CudaTkWarpTile-like accumulators).
-UNSUPPORTED_INSTR_NAMES: tuple[str, ...] = (
-    "Sm90_tk_zero_scale_d", "Sm90_tk_mma_row_col", "Sm90_tk_mma_rmem_col",
-    "Sm90_tk_mma_col_col", "Sm90_tk_mma_row_row", "Sm90_tk_mma_rmem_row", "Sm90_tk_mma_col_row")
