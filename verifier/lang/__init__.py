@@ -19,6 +19,7 @@ from verifier.lang.stdlib.instrs_sm90 import SM90_INSTRS as _SM90_INSTRS
 from verifier.lang.stdlib.instrs_endgame import ENDGAME_SM80_INSTRS as _ENDGAME_SM80_INSTRS
 from verifier.lang.stdlib.instrs_sm100 import SM100_INSTRS as _SM100_INSTRS
 from verifier.lang.stdlib.sm90_tk_mma import TK_MMA_INSTRS as _TK_MMA_INSTRS
+from verifier.lang.stdlib.instrs_sm90_tma import ENDGAME_TMA_INSTRS as _ENDGAME_TMA_INSTRS
 from verifier.lang.stdlib.sm90_tk_mma import Sm90_TkRmemTileA, Sm90_TkRmemTileD
 from verifier.lang.stdlib.memories_sm100 import Sm100_RmemMatrixD, Sm100_Tmem
 from verifier.lang.parse.procs import proc, simplify
@@ -96,6 +97,7 @@ globals().update(_TK_TILE_OPS)
 globals().update(_TK_VEC_OPS)
 globals().update(_TK_MMA_INSTRS)  # upstream's Sm90 ThunderKittens wgmma (TK-5)
 globals().update(_ENDGAME_SM80_INSTRS)
+globals().update(_ENDGAME_TMA_INSTRS)
 Sm80_RmemMatrixD_m16n8 = Sm80_RmemMatrixD(16, 8)
 globals().update(_SM100_INSTRS)
 

@@ -74,7 +74,9 @@ class TmaInfo:
 
     ncta: Callable[[dict[str, Any]], int]
     box_elements: Callable[[dict[str, Any]], int]
-    element_bits: int  # what the instr's expect-tx counts per element
+    # what the instr's expect-tx counts per element: bits, or the precision keyword whose type
+    # gives them (endgame's TMA counts the tensor's own element size)
+    element_bits: int | str
     source: str  # the tensor-map parameter whose element type the hardware copies
 
 
