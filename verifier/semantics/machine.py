@@ -513,7 +513,9 @@ class Machine(HazardChecks):
                               entry.q0 in rules.OUT_OF_ORDER, threads, loc, atomic_quals, tags)
 
     def storage_access(self, sym: ir.Sym, elem: tuple[int, ...], threads: Threads,
-                       loc: SrcLoc, sm80: bool, conv: bool = True) -> None:
+                       loc: SrcLoc, sm80: bool, conv: bool = True,
+                       tags: frozenset[tuple[int, tuple[int, ...], int]] = frozenset()
+                       ) -> None:
         """SEM-6.2: an in-order read of mbarrier storage by an Arrive/Await: convergent, but
         each thread's own for an endgame ring (DIAL-6: every arriving thread arrives)."""
         buf = self.bufs[sym]
@@ -531,7 +533,7 @@ class Machine(HazardChecks):
         entry = rules.QualEntry(q0, frozenset({q0, QualTL.cuda2}))
         quals, qbits = self.qual_codes(entry)
         self.check_and_record(buf, tuple((i, i + 1) for i in elem), AccessKind.read, entry,
-                              quals, qbits, conv, False, threads, loc, frozenset())
+                              quals, qbits, conv, False, threads, loc, frozenset(), tags)
 
     def storage_write(self, sym: ir.Sym, elem: tuple[int, ...], threads: Threads, loc: SrcLoc,
                       entry: rules.QualEntry,

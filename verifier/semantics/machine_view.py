@@ -30,7 +30,9 @@ class MachineView(Protocol):
     def value(self, e: ir.Expr) -> int: ...
 
     def storage_access(self, sym: ir.Sym, elem: tuple[int, ...], threads: Threads,
-                       loc: SrcLoc, sm80: bool, conv: bool = True) -> None: ...
+                       loc: SrcLoc, sm80: bool, conv: bool = True,
+                       tags: frozenset[tuple[int, tuple[int, ...], int]] = frozenset()
+                       ) -> None: ...
 
     def storage_write(self, sym: ir.Sym, elem: tuple[int, ...], threads: Threads, loc: SrcLoc,
                       entry: rules.QualEntry,
