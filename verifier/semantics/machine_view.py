@@ -36,7 +36,8 @@ class MachineView(Protocol):
 
     def storage_write(self, sym: ir.Sym, elem: tuple[int, ...], threads: Threads, loc: SrcLoc,
                       entry: rules.QualEntry,
-                      tags: frozenset[tuple[int, tuple[int, ...], int]]) -> None: ...
+                      tags: frozenset[tuple[int, tuple[int, ...], int]],
+                      recycle: bool = False) -> None: ...
 
     def origin(self, loc: SrcLoc, what: str, threads: Threads) -> Origin: ...
 

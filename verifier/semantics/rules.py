@@ -64,6 +64,11 @@ class QualEntry:
 SLOT_ENTRY = QualEntry(Q.slot, frozenset({Q.slot}))
 
 
+# DIAL-7: the arrives completing one phase of a ring slot are atomic updates of the mbarrier,
+# so their recycling writes of the slot's previous element need no order among themselves.
+RECYCLE_ATOMIC = frozenset({Q.cuda2, Q.Sm80})
+
+
 def _e(q0: QualTL, *more: QualTL) -> QualEntry:
     return QualEntry(q0, frozenset((q0,) + more))
 
