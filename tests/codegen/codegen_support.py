@@ -97,7 +97,8 @@ def uses_mbarriers(proc: ir.Proc, ring: bool | None = None) -> bool:
 
 def unlowered_construct(proc: ir.Proc) -> str | None:
     """The first construct of `proc` that codegen refuses by design (mbarriers in a cluster or
-    multicast, events, tensor maps, trailing barriers, wgmma fences, Blackwell TMEM), or None."""
+    multicast, events, tensor maps, trailing barriers, wgmma fences, Blackwell TMEM, the Sm90
+    ThunderKittens wgmma instrs), or None."""
     def walk(stmts: tuple[ir.Stmt, ...], cluster: int = 1) -> str | None:
         for s in stmts:
             if isinstance(s, ir.DeviceFunction):
@@ -115,6 +116,9 @@ def unlowered_construct(proc: ir.Proc) -> str | None:
                 return "tensor map"
             if isinstance(s, ir.Alloc) and str(getattr(s.mem, "name", "")).startswith("Sm100_"):
                 return "Sm100 tensor memory (specs/blackwell.md)"
+            if isinstance(s, ir.Call) and \
+                    str(getattr(s.callee, "name", "")).startswith("Sm90_tk_"):
+                return "the Sm90 ThunderKittens wgmma family (TK-5)"
             if isinstance(s, ir.Call) and s.trailing:
                 return "trailing barrier"
             if isinstance(s, ir.Fence) and "wgmma" in str(s.first):
