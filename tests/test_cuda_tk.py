@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from verifier.diagnostics import SporkError, Unsupported
+from verifier.diagnostics import SporkError
 from verifier.encode import verify_proc
 from verifier.lang import (
     CudaTkWarpTile, CudaTkWarpVec, Sm90_SmemSwizzled, cuda_tk_load_rs_advice,
@@ -140,18 +140,6 @@ def test_bad_template_keywords(tmp_path: Path, call: str, problem: str) -> None:
     alloc = "\n            ".join(f"{n}: f32[2, 16, 32] @ CudaTkWarpTile(16, 32)" for n in "tuv")
     code, message = _rejection(tmp_path, KERNEL.format(alloc=alloc, call=call))
     assert code == "ERR-P07" and problem in message
-
-
-@pytest.mark.rule("TK-1")
-def test_sm90_thunderkittens_wgmma_names_are_unsupported(tmp_path: Path) -> None:
-    """Upstream's Sm90 ThunderKittens wgmma family exists under its names; using it is
-    `unsupported` naming it (ERR-V11), never a rejection of the program."""
-    path = tmp_path / "k.py"
-    path.write_text("from verifier.lang import *\n" + IN_A_LOOP.format(
-        shape="[16, 256]", mem="Sm90_TkRmemTileD(256)", unit="cuda_warpgroup"))
-    with pytest.raises(Unsupported, match="Sm90_TkRmemTileD") as e:
-        load_procs(path)
-    assert e.value.code == "ERR-V11" and e.value.loc.line == 8  # the allocation
 
 
 @pytest.mark.rule("TK-1")

@@ -46,7 +46,7 @@ class RecordIndex:
         """Every live record a sync of `threads` with τ1 might witness (SEM-5.1), once."""
         seen: set[int] = set()
         out: list[Record] = []
-        for q in code.full_quals:
+        for q in code.order_quals or code.full_quals:  # T ⊇ F: ring storage too (DIAL-6)
             if threads.task is None:
                 lists = [v for (q0, _), v in self.granted.items() if q0 == q]
                 lists += [v for (q0, _, _), v in self.initial.items() if q0 == q]

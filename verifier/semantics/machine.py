@@ -516,7 +516,9 @@ class Machine(HazardChecks):
                               entry.q0 in rules.OUT_OF_ORDER, threads, loc, atomic_quals, tags)
 
     def storage_access(self, sym: ir.Sym, elem: tuple[int, ...], threads: Threads,
-                       loc: SrcLoc, sm80: bool, conv: bool = True) -> None:
+                       loc: SrcLoc, sm80: bool, conv: bool = True,
+                       tags: frozenset[tuple[int, tuple[int, ...], int]] = frozenset()
+                       ) -> None:
         """SEM-6.2: an in-order read of mbarrier storage by an Arrive/Await: convergent, but
         each thread's own for an endgame ring (DIAL-6: every arriving thread arrives)."""
         buf = self.bufs[sym]
@@ -534,19 +536,24 @@ class Machine(HazardChecks):
         entry = rules.QualEntry(q0, frozenset({q0, QualTL.cuda2}))
         quals, qbits = self.qual_codes(entry)
         self.check_and_record(buf, tuple((i, i + 1) for i in elem), AccessKind.read, entry,
-                              quals, qbits, conv, False, threads, loc, frozenset())
+                              quals, qbits, conv, False, threads, loc, frozenset(), tags)
 
     def storage_write(self, sym: ir.Sym, elem: tuple[int, ...], threads: Threads, loc: SrcLoc,
                       entry: rules.QualEntry,
-                      tags: frozenset[tuple[int, tuple[int, ...], int]]) -> None:
-        """DIAL-6, DIAL-7: a write of ring-barrier storage (a slot's handoff or recycling)."""
+                      tags: frozenset[tuple[int, tuple[int, ...], int]],
+                      recycle: bool = False) -> None:
+        """DIAL-6, DIAL-7: a write of ring-barrier storage (a slot's handoff or recycling);
+        the recycling writes of one phase (its arrives, atomic on the mbarrier) are atomic
+        to one another (RECYCLE_ATOMIC)."""
         buf = self.bufs[sym]
         if not buf.tracked:
             return
         quals, qbits = self.qual_codes(entry)
-        self.check_and_record(buf, tuple((i, i + 1) for i in elem), AccessKind.write, entry,
+        kind, atomic = (AccessKind.atomic, rules.RECYCLE_ATOMIC) if recycle else \
+            (AccessKind.write, frozenset())
+        self.check_and_record(buf, tuple((i, i + 1) for i in elem), kind, entry,
                               quals, qbits, False, entry.q0 in rules.OUT_OF_ORDER, threads, loc,
-                              frozenset(), tags)
+                              atomic, tags)
 
     def free(self, a: ir.Alloc, ctx: Ctx) -> None:
         """SEM-4.7: SMEM frees are non-atomic write-only mutates by the whole cluster."""

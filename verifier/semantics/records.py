@@ -52,6 +52,9 @@ class SyncCode:
     full_quals: tuple[int, ...]
     witness_qvs: tuple[int, ...]  # (q, v) for q ∈ F, v ∈ {issue, full}
     augment_qvs: tuple[int, ...]  # A_F: F × VF ∪ (T \ F) × {temp}
+    # T: the qual-tls on which a sync orders an ordering-only record (ring storage, DIAL-6)
+    order_bits: int = 0
+    order_quals: tuple[int, ...] = ()
 
     @staticmethod
     def of(sets: SyncSets) -> "SyncCode":
@@ -60,7 +63,8 @@ class SyncCode:
         return SyncCode(qual_bits(sets.full), full,
                         tuple(q * 4 + f for q in full for f in (0, 1)),
                         tuple(q * 4 + f for q in full for f in range(4)) +
-                        tuple(q * 4 + TEMP for q in temporal))
+                        tuple(q * 4 + TEMP for q in temporal),
+                        qual_bits(sets.temporal), tuple(sorted(QIDX[q] for q in sets.temporal)))
 
 
 def _add(cov: dict[int, Cover], qv: int, threads: Threads) -> None:
@@ -252,12 +256,14 @@ class Record:
             d = cov.get(qv)
             if d and _meets(d, c):
                 return self.threads
-        if self.ordering:
-            for q in code.full_quals:
-                d = cov.get(q * 4 + TEMP)
-                if d and _meets(d, c):
-                    return self.threads
-        if not self.qbit & code.full_bits or not self.flags0 & WITNESS_BITS:
+        if self.ordering:  # DIAL-6: ordered on τ1.T (⊇ τ1.F) by any flag, temp included
+            for q in code.order_quals:
+                for f in (0, 1, TEMP):
+                    d = cov.get(q * 4 + f)
+                    if d and _meets(d, c):
+                        return self.threads
+        bits = code.order_bits if self.ordering else code.full_bits
+        if not self.qbit & bits or not self.flags0 & WITNESS_BITS:
             return None
         if not self.per_thread:
             return self.threads if self.threads.meets(c) else None

@@ -70,7 +70,7 @@ def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: RingBarrier,
     for elem in named:
         if elem[r] >= depth:
             m.storage_write(bar.sym, elem[:r] + (elem[r] - depth,) + elem[r + 1:], threads,
-                            s.loc, entry, frozenset())
+                            s.loc, entry, frozenset(), recycle=True)
 
 
 def a_max(bar: RingBarrier) -> int:
