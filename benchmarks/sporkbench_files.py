@@ -3,6 +3,7 @@ shell, the file unchanged, in its own folder, with a cold proof cache.
 
 Usage: python3 benchmarks/sporkbench_files.py SPORKBENCH_CHECKOUT[=LABEL] ...
            [--repeat 3] [--only SUBSTRING] [--csv OUT.csv] [--spork-verify COMMAND]
+           [--exo-gpu-python LABEL=PYTHON ...] [--nvcc]
 
 Each checkout's `examples/` folder is copied to a scratch folder (the files write a .json
 beside them), and every `exocc_*.py` in it is run `--repeat` times as
@@ -10,11 +11,25 @@ beside them), and every `exocc_*.py` in it is run `--repeat` times as
 `SPORK_VERIFY_CACHE_DIR` (a first run: nothing is answered from the on-disk proof cache).
 Printed per file: its procs, their verdicts, the exit status, the in-file `sync_check` calls
 and how they were settled (specs/loading.md SYNC-*), the median wall seconds, the median CPU
-seconds of the process and its children (the loading child, solver workers), the median
-loading time (the loading child alone, measured apart with `load_isolated`) and the target
-(2 s per proc + 1 s per file). The machine is shared: the load averages are printed before and
+seconds of the process and its children (the loading child, solver workers), the median CPU
+seconds of loading (the loading child alone, measured apart with `load_isolated`) and the
+target (2 s per proc + 1 s per file) with whether the wall time met it (`ok`) and whether the
+CPU time did (`cpu ok`: on a busy machine the wall time says more about the load). The machine is shared: the load averages are printed before and
 after; compare CPU seconds when it is busy. `--csv` also writes the rows (the data of
 `proofs/figures.py`'s second figure).
+
+A checkout made where git could not make symbolic links holds each as a small text file naming
+its target (sporkbench's `schedule_Sm90a/template_symlink`); the copy makes them links again,
+as a user's clone has them. The `schedule_Sm90a` files schedule their kernel with upstream's
+rewrites: `--exo-gpu-python LABEL=PYTHON` runs that checkout's files with `--exo-gpu-python
+PYTHON` (specs/upstream_api.md SCHED-*), upstream's checker build warmed once by an untimed
+run (SCHED-7 keeps it beside the proof cache, which stays cold).
+
+`--nvcc`: after the timed runs, one more run with `--emit-cuda` (its answers from the last
+timed run's cache) and every emitted kernel compiled by the nvcc command its header names
+(specs/codegen.md); where some proc is refuted and sporkbench's own case list (the FILE.json
+the file writes) runs only `K_split_max` 1, also with `--assume K_split=1` (CLI-11), the
+size sporkbench runs. Column `cuda`: kernels that compiled / procs proved.
 """
 
 from __future__ import annotations
@@ -25,6 +40,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import resource
 import shutil
 import statistics
@@ -49,17 +65,33 @@ def spork_verify_command(given: str | None) -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "verifier.cli"]
 
 
-def run_once(command: list[str], path: Path) -> tuple[float, float, int, dict]:
-    """(wall s, CPU s of the process tree, exit status, the JSON report) of one cold run."""
-    with tempfile.TemporaryDirectory() as cache:
-        env = {**os.environ, "SPORK_VERIFY_CACHE_DIR": cache}
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
-        out = subprocess.run([*command, path.name, "--format", "json", "--no-progress"],
-                             cwd=path.parent, env=env, capture_output=True, text=True,
-                             check=False)
-        wall = time.perf_counter() - t0
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+def restore_symlinks(folder: Path) -> list[Path]:
+    """Make again each symbolic link that a checkout holds as a one-line text file naming an
+    existing relative target (git's core.symlinks=false); the links made."""
+    made = []
+    for path in sorted(folder.rglob("*")):
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > 255:
+            continue
+        target = path.read_text(errors="replace")
+        if target and "\n" not in target and target.startswith("..") and \
+                (path.parent / target).exists():
+            path.unlink()
+            path.symlink_to(target)
+            made.append(path)
+    return made
+
+
+def run_once(command: list[str], path: Path, cache: Path,
+             extra: tuple[str, ...] = ()) -> tuple[float, float, int, dict]:
+    """(wall s, CPU s of the process tree, exit status, the JSON report) of one run with the
+    cache folder `cache`."""
+    env = {**os.environ, "SPORK_VERIFY_CACHE_DIR": str(cache)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    out = subprocess.run([*command, path.name, "--format", "json", "--no-progress", *extra],
+                         cwd=path.parent, env=env, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     try:
         report = json.loads(out.stdout)
@@ -68,16 +100,79 @@ def run_once(command: list[str], path: Path) -> tuple[float, float, int, dict]:
     return wall, cpu, out.returncode, report
 
 
+def cold_cache(folder: Path, warm: Path | None) -> Path:
+    """An empty proof cache in `folder`, holding only upstream's checker build from `warm`."""
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    if warm is not None and (warm / "exo-gpu").is_dir():
+        shutil.copytree(warm / "exo-gpu", folder / "exo-gpu", symlinks=True)
+    return folder
+
+
+_NVCC_LINE = re.compile(r"^// nvcc target \S+: (?P<cmd>nvcc .*) -c FILE\.cu$", re.M)
+
+
+def compile_emitted(command: list[str], path: Path, cache: Path,
+                    extra: tuple[str, ...]) -> tuple[int, int, list[str]]:
+    """(kernels nvcc compiled, procs proved, what failed) of a run with --emit-cuda."""
+    with tempfile.TemporaryDirectory() as out:
+        *_, report = run_once(command, path, cache, ("--emit-cuda", out, *extra))
+        proved = [r["proc"] for r in report.get("results", []) if r["verdict"] == "proved"]
+        ok, failed = 0, []
+        for proc in proved:
+            cu = Path(out) / f"{proc}.cu"
+            line = _NVCC_LINE.search(cu.read_text()) if cu.exists() else None
+            if line is None:
+                failed.append(f"{proc}: {'no nvcc line' if cu.exists() else 'not emitted'}")
+                continue
+            built = subprocess.run([*line["cmd"].split(), "-c", str(cu), "-o",
+                                    str(cu.with_suffix(".o"))], capture_output=True,
+                                   text=True, check=False)
+            if built.returncode == 0 and "warning" not in built.stderr:
+                ok += 1
+            else:
+                failed.append(f"{proc}: {(built.stderr.strip().splitlines() or ['?'])[-1]}")
+    return ok, len(proved), failed
+
+
+def sporkbench_runs_k_split_1(path: Path) -> bool:
+    """Sporkbench's own case list (FILE.json, written by the run) has K_split_max 1 only."""
+    cases = path.with_name(path.name + ".json")
+    try:
+        listed = json.loads(cases.read_text())
+    except (OSError, ValueError):
+        return False
+    return bool(listed) and all(isinstance(c, dict) and c.get("K_split_max") == 1
+                                for c in listed)
+
+
+def cuda_column(command: list[str], path: Path, cache: Path, extra: tuple[str, ...],
+                report: dict) -> tuple[str, list[str]]:
+    """The `cuda` column and the failures behind it (see --nvcc)."""
+    ok, proved, failed = compile_emitted(command, path, cache, extra)
+    text = f"{ok}/{proved}"
+    if sporkbench_runs_k_split_1(path) and any(r["verdict"] == "refuted"
+                                               for r in report.get("results", [])):
+        ok1, proved1, failed1 = compile_emitted(command, path, cache,
+                                                (*extra, "--assume", "K_split=1"))
+        text += f", K_split=1: {ok1}/{proved1}"
+        failed += [f"(K_split=1) {f}" for f in failed1]
+    return text, failed
+
+
 def load_seconds(path: Path) -> float:
-    """The loading child alone (start-up and running the file), as the CLI spawns it."""
+    """CPU seconds of the loading child alone (start-up and running the file), as the CLI
+    spawns it."""
     from verifier.load.load_isolated import load_isolated
 
     cwd = os.getcwd()
     os.chdir(path.parent)
     try:
-        t0 = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         load_isolated(path.name)
-        return time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     finally:
         os.chdir(cwd)
 
@@ -94,6 +189,22 @@ def sync_checks(report: dict) -> str:
     return ", ".join(f"{n} {v}" for v, n in sorted(counts.items())) or "-"
 
 
+def public_argv(argv: list[str]) -> list[str]:
+    """The command line to print, each machine path as a name: `CHECKOUT=main` becomes
+    `SPORKBENCH_MAIN=main`, `main=PYTHON` becomes `main=UPSTREAM_PYTHON_MAIN`."""
+    out = ["python3", "benchmarks/sporkbench_files.py"]
+    for arg in argv:
+        left, sep, right = arg.partition("=")
+        if sep and left.startswith("/"):
+            arg = f"SPORKBENCH_{right.upper()}={right}"
+        elif sep and right.startswith("/"):
+            arg = f"{left}=UPSTREAM_PYTHON_{left.upper()}"
+        elif arg.startswith("/"):
+            arg = "SPORKBENCH_CHECKOUT"
+        out.append(arg)
+    return out
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("checkouts", nargs="+", metavar="CHECKOUT[=LABEL]")
@@ -101,27 +212,41 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--only", default="", help="files whose path contains this")
     ap.add_argument("--csv", type=Path)
     ap.add_argument("--spork-verify", help="the command to time (default: this venv's)")
+    ap.add_argument("--exo-gpu-python", action="append", default=[], metavar="LABEL=PYTHON",
+                    help="run that checkout's files with --exo-gpu-python PYTHON")
+    ap.add_argument("--nvcc", action="store_true",
+                    help="emit CUDA for the proved procs and compile it (column `cuda`)")
     args = ap.parse_args(argv)
     command = spork_verify_command(args.spork_verify)
+    exo_gpu = dict(given.split("=", 1) for given in args.exo_gpu_python)
     started = datetime.datetime.now(datetime.timezone.utc)
     print(f"# {started:%Y-%m-%d %H:%M} UTC, {os.cpu_count()} CPUs, Python "
           f"{platform.python_version()}, --repeat {args.repeat}")
+    print(f"# command: {' '.join(public_argv(argv))}")
     print(f"# load average before: {load_average()}")
     header = (f"{'file':58} {'procs':>5} {'verdicts':20} {'exit':>4} {'sync_check':14} "
-              f"{'wall s':>7} {'cpu s':>6} {'load s':>6} {'target':>6} ok")
+              f"{'wall s':>7} {'cpu s':>6} {'load s':>6} {'target':>6} ok  cpu ok"
+              + ("  cuda" if args.nvcc else ""))
     print(header)
-    rows = []
+    rows, failures = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for given in args.checkouts:
             checkout, _, label = given.partition("=")
             label = label or Path(checkout).name
             copy = Path(tmp) / label
-            shutil.copytree(Path(checkout) / "examples", copy)
+            shutil.copytree(Path(checkout) / "examples", copy, symlinks=True)
+            restore_symlinks(copy)
+            extra = ("--exo-gpu-python", exo_gpu[label]) if label in exo_gpu else ()
+            warm = Path(tmp) / f"warm-{label}"
             for path in sorted(copy.rglob("exocc_*.py")):
                 name = f"{label}/{path.relative_to(copy)}"
                 if args.only not in name:
                     continue
-                runs = [run_once(command, path) for _ in range(args.repeat)]
+                if extra and not (warm / "exo-gpu").is_dir():  # upstream's checker build
+                    run_once(command, path, cold_cache(warm, None), extra)
+                cache = Path(tmp) / "cache"
+                runs = [run_once(command, path, cold_cache(cache, warm), extra)
+                        for _ in range(args.repeat)]
                 loads = [load_seconds(path) for _ in range(args.repeat)]
                 wall = statistics.median(r[0] for r in runs)
                 cpu = statistics.median(r[1] for r in runs)
@@ -133,12 +258,19 @@ def main(argv: list[str]) -> int:
                        "exit": code, "sync_check": sync_checks(report),
                        "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
                        "load_s": round(statistics.median(loads), 2),
-                       "target_s": target, "met": wall <= target}
+                       "target_s": target, "met": wall <= target, "cpu_met": cpu <= target}
+                if args.nvcc:
+                    row["cuda"], failed = cuda_column(command, path, cache, extra, report)
+                    failures += [f"{name}: {f}" for f in failed]
                 rows.append(row)
                 print(f"{name:58} {procs:5} {row['verdicts']:20} {code:4} "
                       f"{row['sync_check']:14} {wall:7.2f} {cpu:6.2f} {row['load_s']:6.2f} "
-                      f"{target:6.1f} {'yes' if row['met'] else 'NO'}", flush=True)
+                      f"{target:6.1f} {'yes' if row['met'] else 'NO':3} "
+                      f"{'yes' if row['cpu_met'] else 'NO':6}"
+                      + (f"  {row['cuda']}" if args.nvcc else ""), flush=True)
     print(f"# load average after: {load_average()}")
+    for failure in failures:
+        print(f"# cuda: {failure}")
     if args.csv:
         with args.csv.open("w", newline="") as f:
             f.write(f"# benchmarks/sporkbench_files.py --repeat {args.repeat}, "
