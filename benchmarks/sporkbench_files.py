@@ -152,12 +152,16 @@ def cuda_column(command: list[str], path: Path, cache: Path, extra: tuple[str, .
     """The `cuda` column and the failures behind it (see --nvcc)."""
     ok, proved, failed = compile_emitted(command, path, cache, extra)
     text = f"{ok}/{proved}"
-    if sporkbench_runs_k_split_1(path) and any(r["verdict"] == "refuted"
-                                               for r in report.get("results", [])):
+    # the proc's own name for it: K_split (Sm90a), K_splits (Sm80)
+    names = sorted({k for r in report.get("results", []) if r["verdict"] == "refuted"
+                    for f in r.get("findings", [])
+                    for k in ((f.get("counterexample") or {}).get("sizes") or {})
+                    if k.startswith("K_split")})
+    if sporkbench_runs_k_split_1(path) and len(names) == 1:
         ok1, proved1, failed1 = compile_emitted(command, path, cache,
-                                                (*extra, "--assume", "K_split=1"))
-        text += f", K_split=1: {ok1}/{proved1}"
-        failed += [f"(K_split=1) {f}" for f in failed1]
+                                                (*extra, "--assume", f"{names[0]}=1"))
+        text += f", {names[0]}=1: {ok1}/{proved1}"
+        failed += [f"({names[0]}=1) {f}" for f in failed1]
     return text, failed
 
 
@@ -182,6 +186,20 @@ def verdicts(report: dict) -> str:
     return ", ".join(f"{n} {v}" for v, n in sorted(counts.items())) or report.get("error", "-")
 
 
+def counterexamples(report: dict) -> str:
+    """Each refuted proc's first replayed hazard and its sizes, e.g.
+    `P: WAW C at K_split=2 L=1` (what upstream's sync_check is asked about, issue 18)."""
+    out = []
+    for r in report.get("results", []):
+        for f in r.get("findings", []):
+            cex = f.get("counterexample") or {}
+            if r["verdict"] == "refuted" and cex.get("replayed"):
+                sizes = " ".join(f"{k}={v}" for k, v in sorted(cex.get("sizes", {}).items()))
+                out.append(f"{r['proc']}: {f.get('kind')} {f.get('variable')} at {sizes}")
+                break
+    return "; ".join(out)
+
+
 def sync_checks(report: dict) -> str:
     """How the file's own sync_check calls were settled, e.g. `4 covered`."""
     counts = Counter(s["status"] for r in report.get("results", [])
@@ -200,7 +218,8 @@ def public_argv(argv: list[str]) -> list[str]:
         elif sep and right.startswith("/"):
             arg = f"{left}=UPSTREAM_PYTHON_{left.upper()}"
         elif arg.startswith("/"):
-            arg = "SPORKBENCH_CHECKOUT"
+            inside = Path(arg).is_relative_to(ROOT)
+            arg = str(Path(arg).relative_to(ROOT)) if inside else f"OUT{Path(arg).suffix}"
         out.append(arg)
     return out
 
@@ -223,7 +242,8 @@ def main(argv: list[str]) -> int:
     print(f"# {started:%Y-%m-%d %H:%M} UTC, {os.cpu_count()} CPUs, Python "
           f"{platform.python_version()}, --repeat {args.repeat}")
     print(f"# command: {' '.join(public_argv(argv))}")
-    print(f"# load average before: {load_average()}")
+    load_before = load_average()
+    print(f"# load average before: {load_before}")
     header = (f"{'file':58} {'procs':>5} {'verdicts':20} {'exit':>4} {'sync_check':14} "
               f"{'wall s':>7} {'cpu s':>6} {'load s':>6} {'target':>6} ok  cpu ok"
               + ("  cuda" if args.nvcc else ""))
@@ -259,6 +279,7 @@ def main(argv: list[str]) -> int:
                        "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
                        "load_s": round(statistics.median(loads), 2),
                        "target_s": target, "met": wall <= target, "cpu_met": cpu <= target}
+                row["refuted_at"] = counterexamples(report)
                 if args.nvcc:
                     row["cuda"], failed = cuda_column(command, path, cache, extra, report)
                     failures += [f"{name}: {f}" for f in failed]
@@ -269,13 +290,17 @@ def main(argv: list[str]) -> int:
                       f"{'yes' if row['cpu_met'] else 'NO':6}"
                       + (f"  {row['cuda']}" if args.nvcc else ""), flush=True)
     print(f"# load average after: {load_average()}")
+    for row in rows:
+        for refuted in filter(None, row["refuted_at"].split("; ")):
+            print(f"# refuted: {row['file']}: {refuted}")
     for failure in failures:
         print(f"# cuda: {failure}")
     if args.csv:
         with args.csv.open("w", newline="") as f:
-            f.write(f"# benchmarks/sporkbench_files.py --repeat {args.repeat}, "
-                    f"{started:%Y-%m-%d %H:%M} UTC, {os.cpu_count()}-core machine, load "
-                    f"average after {load_average()}\n")
+            f.write(f"# {' '.join(public_argv(argv))}\n# measured {started:%Y-%m-%d %H:%M}"
+                    f"-{datetime.datetime.now(datetime.timezone.utc):%H:%M} UTC on "
+                    f"{os.cpu_count()} CPUs, load average before {load_before}, after "
+                    f"{load_average()}\n")
             writer = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["file"])
             writer.writeheader()
             writer.writerows(rows)
