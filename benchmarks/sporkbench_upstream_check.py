@@ -47,7 +47,7 @@ def main() -> int:
         except Exception as e:  # noqa: BLE001  upstream's checker: a hazard, or a limitation
             hazard = "HAZARD" in str(e) or type(e).__name__ == "CamsporkError"
             verdict, message = ("raises" if hazard else "cannot check"), \
-                f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
+                f"{type(e).__name__}: {' / '.join(str(e).split(chr(10))[:3])}"[:300]
         print(json.dumps({"proc": name, "sizes": sizes, "upstream": verdict,
                           "message": message, "cpu_s": round(time.process_time() - t0, 2)}),
               flush=True)
