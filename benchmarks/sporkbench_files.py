@@ -208,6 +208,19 @@ def sync_checks(report: dict) -> str:
     return ", ".join(f"{n} {v}" for v, n in sorted(counts.items())) or "-"
 
 
+def write_rows(path: Path, rows: list[dict], argv: list[str], started: datetime.datetime,
+               load_before: str) -> None:
+    """The CSV of `proofs/figures.py`'s second figure: the command, when and on what."""
+    with path.open("w", newline="") as f:
+        f.write(f"# {' '.join(argv)}\n# measured {started:%Y-%m-%d %H:%M}-"
+                f"{datetime.datetime.now(datetime.timezone.utc):%H:%M} UTC on "
+                f"{os.cpu_count()} CPUs, load average before {load_before}, now "
+                f"{load_average()}\n")
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
 def public_argv(argv: list[str]) -> list[str]:
     """The command line to print, each machine path as a name: `CHECKOUT=main` becomes
     `SPORKBENCH_MAIN=main`, `main=PYTHON` becomes `main=UPSTREAM_PYTHON_MAIN`."""
@@ -249,7 +262,7 @@ def main(argv: list[str]) -> int:
               f"{'wall s':>7} {'cpu s':>6} {'load s':>6} {'target':>6} ok  cpu ok"
               + ("  cuda" if args.nvcc else ""))
     print(header)
-    rows, failures = [], []
+    rows: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:
         for given in args.checkouts:
             checkout, _, label = given.partition("=")
@@ -286,28 +299,19 @@ def main(argv: list[str]) -> int:
                 row["refuted_at"] = counterexamples(report)
                 if args.nvcc:
                     row["cuda"], failed = cuda_column(command, path, cache, extra, report)
-                    failures += [f"{name}: {f}" for f in failed]
                 rows.append(row)
                 print(f"{name:58} {procs:5} {row['verdicts']:20} {code:4} "
                       f"{row['sync_check']:14} {wall:7.2f} {cpu:6.2f} {row['load_s']:6.2f} "
                       f"{target:6.1f} {'yes' if row['met'] else 'NO':3} "
                       f"{'yes' if row['cpu_met'] else 'NO':6}"
                       + (f"  {row['cuda']}" if args.nvcc else ""), flush=True)
+                for refuted in filter(None, row["refuted_at"].split("; ")):
+                    print(f"#   refuted: {refuted}", flush=True)
+                for failure in failed if args.nvcc else ():
+                    print(f"#   cuda: {failure}", flush=True)
+                if args.csv:  # after each file: a run cut short keeps what it measured
+                    write_rows(args.csv, rows, public_argv(argv), started, load_before)
     print(f"# load average after: {load_average()}")
-    for row in rows:
-        for refuted in filter(None, row["refuted_at"].split("; ")):
-            print(f"# refuted: {row['file']}: {refuted}")
-    for failure in failures:
-        print(f"# cuda: {failure}")
-    if args.csv:
-        with args.csv.open("w", newline="") as f:
-            f.write(f"# {' '.join(public_argv(argv))}\n# measured {started:%Y-%m-%d %H:%M}"
-                    f"-{datetime.datetime.now(datetime.timezone.utc):%H:%M} UTC on "
-                    f"{os.cpu_count()} CPUs, load average before {load_before}, after "
-                    f"{load_average()}\n")
-            writer = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["file"])
-            writer.writeheader()
-            writer.writerows(rows)
     return 0
 
 
