@@ -11,7 +11,7 @@ FILE runs as `python FILE` would (from a copy: it writes a .json beside it), exc
 own `sync_check` calls are recorded, not run; then every proc it built (whose name contains
 PROC_SUBSTRING) is checked by upstream's `sync_check` at SIZES_JSON (a JSON object, e.g. the
 counterexample sizes spork-verify reports), and compiled by upstream's own compiler
-(`compile_procs_to_strings`, whose lowering runs static rules sync_check does not, e.g. the
+(`ext_compile_procs_to_strings`, whose lowering runs static rules sync_check does not, e.g. the
 second sync-tl of a Fence). One JSON line per proc: {"proc", "sizes", "upstream": "passes" |
 "raises" | "cannot check", "message", "cpu_s", "compile": "compiles" | its error}.
 """
@@ -28,7 +28,7 @@ import time
 def main() -> int:
     path, sizes = os.path.abspath(sys.argv[1]), json.loads(sys.argv[2])
     want = sys.argv[3] if len(sys.argv) > 3 else ""
-    from exo.API import Procedure, compile_procs_to_strings
+    from exo.API import Procedure, ext_compile_procs_to_strings
 
     real, built = Procedure.sync_check, {}
 
@@ -52,7 +52,7 @@ def main() -> int:
                 f"{type(e).__name__}: {' / '.join(str(e).split(chr(10))[:3])}"[:300]
         cpu = round(time.process_time() - t0, 2)
         try:
-            compile_procs_to_strings([proc], f"{name}.h")
+            ext_compile_procs_to_strings([proc], name)
             compiled = "compiles"
         except Exception as e:  # noqa: BLE001  upstream's compiler refuses the proc
             compiled = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
