@@ -10,8 +10,10 @@ where upstream's checker is built (its JIT keeps its build log there):
 FILE runs as `python FILE` would (from a copy: it writes a .json beside it), except that its
 own `sync_check` calls are recorded, not run; then every proc it built (whose name contains
 PROC_SUBSTRING) is checked by upstream's `sync_check` at SIZES_JSON (a JSON object, e.g. the
-counterexample sizes spork-verify reports). One JSON line per proc: {"proc", "sizes",
-"upstream": "passes" | "raises" | "cannot check", "message", "cpu_s"}.
+counterexample sizes spork-verify reports), and compiled by upstream's own compiler
+(`compile_procs_to_strings`, whose lowering runs static rules sync_check does not, e.g. the
+second sync-tl of a Fence). One JSON line per proc: {"proc", "sizes", "upstream": "passes" |
+"raises" | "cannot check", "message", "cpu_s", "compile": "compiles" | its error}.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import time
 def main() -> int:
     path, sizes = os.path.abspath(sys.argv[1]), json.loads(sys.argv[2])
     want = sys.argv[3] if len(sys.argv) > 3 else ""
-    from exo.API import Procedure
+    from exo.API import Procedure, compile_procs_to_strings
 
     real, built = Procedure.sync_check, {}
 
@@ -47,10 +49,15 @@ def main() -> int:
         except Exception as e:  # noqa: BLE001  upstream's checker: a hazard, or a limitation
             hazard = "HAZARD" in str(e) or type(e).__name__ == "CamsporkError"
             verdict, message = ("raises" if hazard else "cannot check"), \
-                f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
+                f"{type(e).__name__}: {' / '.join(str(e).split(chr(10))[:3])}"[:300]
+        cpu = round(time.process_time() - t0, 2)
+        try:
+            compile_procs_to_strings([proc], f"{name}.h")
+            compiled = "compiles"
+        except Exception as e:  # noqa: BLE001  upstream's compiler refuses the proc
+            compiled = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
         print(json.dumps({"proc": name, "sizes": sizes, "upstream": verdict,
-                          "message": message, "cpu_s": round(time.process_time() - t0, 2)}),
-              flush=True)
+                          "message": message, "cpu_s": cpu, "compile": compiled}), flush=True)
     return 0
 
 

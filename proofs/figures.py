@@ -37,6 +37,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -299,7 +300,8 @@ def plot_files(out: Path) -> list[Path]:
     ax.set_xlabel("seconds, `spork-verify FILE` from the shell, cold proof cache (log scale)")
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(True, axis="x", which="both", alpha=0.4)
-    ax.set_title("\n".join(notes[-1:]), fontsize=7, loc="left")
+    ax.set_title("\n".join(textwrap.wrap(notes[-1], 170)) if notes else "", fontsize=7,
+                 loc="left")
     return _save(fig, out / "sporkbench_files")
 
 
