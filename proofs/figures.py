@@ -297,10 +297,10 @@ def plot_files(out: Path) -> list[Path]:
                label="target: 2 s per proc + 1 s", zorder=3)
     ax.set_xscale("log")
     ax.set_yticks(ys, names, fontsize=7)
-    ax.set_xlabel("seconds, `spork-verify FILE` from the shell, cold proof cache (log scale)")
+    ax.set_xlabel("seconds, `spork-verify FILE` from the shell, cold proof cache")
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(True, axis="x", which="both", alpha=0.4)
-    ax.set_title("\n".join(textwrap.wrap(notes[-1], 170)) if notes else "", fontsize=7,
+    ax.set_title("\n".join(textwrap.wrap(notes[-1], 110)) if notes else "", fontsize=7,
                  loc="left")
     return _save(fig, out / "sporkbench_files")
 
