@@ -5,8 +5,8 @@ stretched by the load per core).
 
 The generated files (examples bent by bytes, encodings, line ends, control characters, huge and
 deep text, names, cuts and imports) run in one process through `fuzz_batch.py` — the CLI with
-the file loaded in that process instead of a child per file — split in a few chunks so that
-parallel workers share them. The hand-written files (which exit, crash, hang or rewire the
+the file loaded in that process instead of a child per file — split in a few chunks, each
+holding every family: the default run takes one, `-m slow` the others. The hand-written files (which exit, crash, hang or rewire the
 interpreter) run one isolated CLI call each, as the CLI runs every file. `-m slow` also runs
 every generated file through the real CLI, one loading child each."""
 
@@ -59,17 +59,28 @@ def _assert_no_crash(path: Path) -> None:
     assert time.monotonic() - start <= stop_limit_s(LIMIT_S), f"{path.name}: a hang"
 
 
+def _chunk(k: int) -> list[Path]:
+    """Every CHUNKS-th file of each family (`gen_FAMILY_...`), from its k-th: chunk 0 holds
+    every family."""
+    families = sorted({g.name.split("_")[1] for g in GENERATED})
+    return [p for family in families
+            for p in [g for g in GENERATED if g.name.split("_")[1] == family][k::CHUNKS]]
+
+
 def test_corpus_is_large_enough() -> None:
     assert len(FILES) >= 400 and len(HAND) >= 60
     for family in FAMILIES:
-        assert any(p.name.startswith(f"gen_{family}_") for p in GENERATED), family
+        assert any(p.name.startswith(f"gen_{family}_") for p in _chunk(0)), family
+    assert sorted(p for k in range(CHUNKS) for p in _chunk(k)) == GENERATED  # each file once
 
 
-@pytest.mark.parametrize("chunk", range(CHUNKS))
+# the default run takes one chunk (a quarter of each family); `-m slow` the rest
+@pytest.mark.parametrize("chunk", [0, *(pytest.param(k, marks=pytest.mark.slow)
+                                       for k in range(1, CHUNKS))])
 def test_generated_files_never_crash(chunk: int, tmp_path: Path) -> None:
     """A quarter of the generated corpus through the CLI in one process: no traceback, no
     exit 4, a located refusal, at most 30 s a file (fuzz_batch.py)."""
-    files = GENERATED[chunk::CHUNKS]
+    files = _chunk(chunk)
     results = tmp_path / "results.jsonl"
     subprocess.run([sys.executable, str(BATCH), str(results), *map(str, files)],
                    timeout=stop_limit_s(LIMIT_S) * len(files), check=True, capture_output=True)
