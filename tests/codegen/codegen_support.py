@@ -105,7 +105,7 @@ def uses_mbarriers(proc: ir.Proc, ring: bool | None = None) -> bool:
 
 def unlowered_construct(proc: ir.Proc) -> str | None:
     """The first construct of `proc` that codegen refuses by design (mbarriers in a cluster or
-    multicast, events, tensor maps, trailing barriers, wgmma fences, Blackwell TMEM), or None."""
+    multicast, events, tensor maps, trailing barriers, wgmma fences), or None."""
     def walk(stmts: tuple[ir.Stmt, ...], cluster: int = 1) -> str | None:
         for s in stmts:
             if isinstance(s, ir.DeviceFunction):
@@ -121,8 +121,6 @@ def unlowered_construct(proc: ir.Proc) -> str | None:
                 return "multicast Arrive"
             if isinstance(s, ir.WindowStmt) and s.special is not None:
                 return "tensor map"
-            if isinstance(s, ir.Alloc) and str(getattr(s.mem, "name", "")).startswith("Sm100_"):
-                return "Sm100 tensor memory (specs/blackwell.md)"
             if isinstance(s, ir.Call) and s.trailing:
                 return "trailing barrier"
             if isinstance(s, ir.Fence) and "wgmma" in str(s.first):

@@ -1,10 +1,10 @@
-"""The emitted `.cu` files compile with nvcc for sm_80 and sm_90a (no GPU needed).
+"""The emitted `.cu` files compile with nvcc for sm_80, sm_90a and sm_100a (no GPU needed).
 
 The default test compiles every proved kernel in one translation unit per architecture (each
 file is `#include`d, so it is also checked that files do not clash); the slow test compiles each
 file on its own, which checks that every file is self-contained. The flags are the ones the
 file's header names (`verifier.codegen.targets`); a file whose target is sm_90 or sm_90a is
-compiled for sm_90a only.
+compiled for sm_90a only, an sm_100a (tcgen05) file for sm_100a only.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from verifier.diagnostics import Unsupported
 
 _FALLBACK = Path("/usr/local/bin/nvcc")
 NVCC = shutil.which("nvcc") or (str(_FALLBACK) if _FALLBACK.exists() else None)
-ARCHS = ("sm_80", "sm_90a")
+ARCHS = ("sm_80", "sm_90a", "sm_100a")
 FORGED = HERE / "codegen_forged.py"
 FORGED_LOWERABLE = ("cluster_sync", "mbarrier_cluster")
 
@@ -79,7 +79,11 @@ def file_target(text: str) -> str:
 
 
 def _for_arch(files: dict[str, Path], arch: str) -> list[Path]:
-    return [f for f in files.values() if arch != "sm_80" or file_target(f.read_text()) == arch]
+    """sm_80 and sm_100a builds take their own files; sm_90a takes every file up to sm_90a
+    (tcgen05 is not Hopper's, wgmma not Blackwell's)."""
+    def fits(target: str) -> bool:
+        return target == arch if arch != "sm_90a" else target != "sm_100a"
+    return [f for f in files.values() if fits(file_target(f.read_text()))]
 
 
 def nvcc(source: Path, arch: str) -> subprocess.CompletedProcess[str]:
