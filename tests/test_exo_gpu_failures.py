@@ -10,6 +10,7 @@ file is run again under the stand-in (SCHED-2).
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 import subprocess
@@ -20,6 +21,8 @@ from pathlib import Path
 import pytest
 
 from verifier.load.load_scheduled import ENV_VAR, JIT_ENV, build_folder
+
+from process_support import stop_limit_s
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -71,7 +74,7 @@ def _run(tmp_path: Path, python: Path, body: str, *args: str
     done = subprocess.run([sys.executable, "-m", "verifier.cli", str(user), "--format", "json",
                            "--no-progress", "--exo-gpu-python", str(python), *args],
                           cwd=caller, env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=stop_limit_s(120.0))
     report = json.loads(done.stdout) if done.stdout.strip() else {}
     return done, report
 
@@ -115,15 +118,18 @@ def test_an_exception_of_the_users_own_code_stays_a_rejection(
 @pytest.mark.rule("SCHED-7", "LOAD-7")
 def test_a_hang_inside_upstream_is_unsupported_naming_where_it_was(
         tmp_path: Path, upstream: Path) -> None:
+    # the limit counts the child's start-up too: stretched by the load per core, so that the
+    # file reaches the hang before the limit ends it (LOAD-7)
+    limit = math.ceil(stop_limit_s(4.0))
     done, report = _run(tmp_path, upstream, """\
         import exo.fake_jit
 
         exo.fake_jit.hang()
-    """, "--load-timeout", "4")
+    """, "--load-timeout", str(limit))
     assert done.returncode == 3, done.stdout + done.stderr
     finding = _finding(report)
     assert finding["verdict"] == "unsupported" and finding["rule"] == "SCHED-7"
-    assert "did not finish within 4 s" in finding["message"]
+    assert f"did not finish within {limit} s" in finding["message"]
     assert "site/exo/fake_jit.py:" in finding["message"] and finding["location"]["line"] == 3
 
 

@@ -22,12 +22,20 @@ HERE = Path(__file__).resolve().parent
 LOCAL_KERNELS = HERE / "codegen_kernels.py"
 
 
-def proved_cases() -> list[tuple[Path, str]]:
-    """(file, proc) of every bundled kernel expected to be proved, then the local kernels."""
+def proved_cases(slow: bool = True) -> list[tuple[Path, str]]:
+    """(file, proc) of every bundled kernel expected to be proved, then the local kernels;
+    `slow=False` leaves out those whose file says `# test: slow` (a long proof: `-m slow`)."""
     cases = [(e.file, e.proc) for f in kernel_files() for e in expectations(f)
-             if e.verdict == "proved"]
+             if e.verdict == "proved" and (slow or not e.slow)]
     cases += [(LOCAL_KERNELS, p.name) for p in load_procs(LOCAL_KERNELS)]
     return cases
+
+
+def proved_params() -> list:  # type: ignore[type-arg]
+    """`proved_cases()` as pytest params, marked slow where the file says so."""
+    quick = set(proved_cases(slow=False))
+    return [pytest.param(c, id=c[1], marks=[] if c in quick else [pytest.mark.slow])
+            for c in proved_cases()]
 
 
 @cache

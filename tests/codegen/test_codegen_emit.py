@@ -9,7 +9,7 @@ from codegen_support import (
     certified,
     example,
     local,
-    proved_cases,
+    proved_params,
     unlowered_construct,
     uses_mbarriers,
 )
@@ -25,7 +25,7 @@ def _task(text: str, name: str = "exo_deviceTask") -> str:
     return text[start:end]
 
 
-@pytest.mark.parametrize("case", proved_cases(), ids=lambda c: c[1])
+@pytest.mark.parametrize("case", proved_params())
 def test_every_proved_kernel_lowers(case: tuple) -> None:
     proc, cert = certified(*case)
     try:
