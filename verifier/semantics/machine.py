@@ -199,9 +199,10 @@ class Machine(HazardChecks):
 
     def collect_garbage(self) -> None:
         self.table.collect(list(self.bufs.values()))
-        self.index.prune()
-        for key in list(self.by_task):
-            self.by_task[key] = [r for r in self.by_task[key] if r.group.alive]
+        if self.index.due():  # dead entries cost only time until then (syncs skip them)
+            self.index.prune()
+            for key in list(self.by_task):
+                self.by_task[key] = [r for r in self.by_task[key] if r.group.alive]
 
     # ------------------------------------------------------------ statements
 
