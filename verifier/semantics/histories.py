@@ -85,8 +85,11 @@ def distinct(view: np.ndarray) -> tuple[list[int], np.ndarray | None]:
     first = int(flat[0])
     if flat.size == 1 or not (flat != first).any():
         return [first], None
-    uniq, inv = np.unique(flat, return_inverse=True)
-    return uniq.tolist(), inv
+    uniq = np.sort(np.unique_values(flat))  # hashing: a box holds few distinct ids
+    if len(uniq) > 16:
+        uniq, inv = np.unique(flat, return_inverse=True)
+        return uniq.tolist(), inv
+    return uniq.tolist(), np.searchsorted(uniq, flat)
 
 
 def elements_of(shape: tuple[int, ...], box: Box, inv: np.ndarray | None, which: list[int],

@@ -41,8 +41,8 @@ class RecordIndex:
             self.initial[(rec.q, t.task, None)].append(rec)
             self.entries += 1
         self.note(rec, list(rec.wq))
-        for bar, elem, _ in rec.pending:
-            self.tagged[(bar, elem)].append(rec)
+        for key in rec.pending:
+            self.tagged[key].append(rec)
         self.entries += len(rec.pending)
 
     def note(self, rec: Record, keys: list[tuple[int, int | None]]) -> None:

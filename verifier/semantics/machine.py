@@ -86,6 +86,7 @@ class Machine(HazardChecks):
         self.current_dev_threads = 0
         self.current_block_dim = 1
         self.by_task: dict[int | None, list[Record]] = {}
+        self.task_records = self.task_kept = 0  # entries of by_task: now, after the last prune
         self.barriers: dict[ir.Sym, barriers.BarrierInstance] = {}
         self.index = RecordIndex()
         self.order = CompletionOrder()  # SEM-6.8
@@ -194,6 +195,7 @@ class Machine(HazardChecks):
 
     def add_records(self, task: int | None, records: list[Record]) -> None:
         self.by_task.setdefault(task, []).extend(records)
+        self.task_records += len(records)
         for rec in records:
             self.index.add(rec)
 
@@ -201,8 +203,10 @@ class Machine(HazardChecks):
         self.table.collect(list(self.bufs.values()))
         if self.index.due():  # dead entries cost only time until then (syncs skip them)
             self.index.prune()
+        if self.task_records > 2 * self.task_kept + 4096:
             for key in list(self.by_task):
                 self.by_task[key] = [r for r in self.by_task[key] if r.group.alive]
+            self.task_records = self.task_kept = sum(map(len, self.by_task.values()))
 
     # ------------------------------------------------------------ statements
 
