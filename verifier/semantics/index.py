@@ -11,6 +11,7 @@ from verifier.semantics.records import Record, SyncCode
 from verifier.semantics.threads import Threads
 
 _SMALL = 64  # records of up to this many threads are indexed per thread
+PRUNE_ENTRIES = 4096  # entries added past those kept before a prune (a prune reads them all)
 
 
 class RecordIndex:
@@ -87,7 +88,7 @@ class RecordIndex:
     def due(self) -> bool:
         """Enough entries were added since the last prune that pruning costs less than the
         dead entries the syncs would step over (each prune reads every entry)."""
-        return self.entries > self.kept + 4096
+        return self.entries > self.kept + PRUNE_ENTRIES
 
     def prune(self) -> None:
         """Drop records the histories no longer hold (after a collection, `Group.alive`)."""

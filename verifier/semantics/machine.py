@@ -34,6 +34,7 @@ from verifier.semantics.access import (
 from verifier.semantics.exprs import admits, compile_expr, data_reads
 from verifier.semantics.hazards import HazardChecks
 from verifier.semantics.histories import Box, BufInstance, HistoryTable
+from verifier.semantics import index as record_index
 from verifier.semantics.index import RecordIndex
 from verifier.semantics.records import Record, SyncCode, augment_key
 from verifier.semantics.rings import CompletionOrder, ring_info
@@ -203,7 +204,7 @@ class Machine(HazardChecks):
         self.table.collect(list(self.bufs.values()))
         if self.index.due():  # dead entries cost only time until then (syncs skip them)
             self.index.prune()
-        if self.task_records > 2 * self.task_kept + 4096:
+        if self.task_records > 2 * self.task_kept + record_index.PRUNE_ENTRIES:
             for key in list(self.by_task):
                 self.by_task[key] = [r for r in self.by_task[key] if r.group.alive]
             self.task_records = self.task_kept = sum(map(len, self.by_task.values()))
