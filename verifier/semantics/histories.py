@@ -85,10 +85,7 @@ def distinct(view: np.ndarray) -> tuple[list[int], np.ndarray | None]:
     first = int(flat[0])
     if flat.size == 1 or not (flat != first).any():
         return [first], None
-    uniq = np.sort(np.unique_values(flat))  # hashing: a box holds few distinct ids
-    if len(uniq) > 16:
-        uniq, inv = np.unique(flat, return_inverse=True)
-        return uniq.tolist(), inv
+    uniq = np.sort(np.unique_values(flat))  # hashing, not sorting the box: few distinct ids
     return uniq.tolist(), np.searchsorted(uniq, flat)
 
 
