@@ -543,6 +543,7 @@ def analyze(proc: ir.Proc) -> ProgramModel:
     """Run every static check; the site model on success. Raises RejectedInput/Unsupported.
     Calls of procs are inlined first (CALL-1): the model's proc is the inlined one."""
     inlined = inline_calls(proc)
+    static_sm100.cta_groups(inlined)
     model = Analyzer(inlined).run()
     static_sm100.tmem_allocations(inlined)
     return model

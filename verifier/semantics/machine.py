@@ -260,7 +260,9 @@ class Machine(HazardChecks):
                 self.fence(self.collective(ctx), rules.SYNC_SETS[first],
                            rules.SYNC_SETS[second])
             case ir.Arrive(targets=targets):
-                barriers.arrive(self, s, self.collective(ctx), self.barriers[targets[0].buf])
+                bar = self.barriers[targets[0].buf]
+                barriers.arrive(self, s, self.collective(ctx), bar,
+                                rules.commit_each_element(s, ctx.tiling, bar.shape))
             case ir.Await(target=target):
                 barriers.await_(self, s, self.collective(ctx), self.barriers[target.buf])
             case _:
