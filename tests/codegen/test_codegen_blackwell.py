@@ -185,6 +185,20 @@ def test_f16_kind() -> None:
 
 
 @pytest.mark.rule("BW-CG-3")
+@pytest.mark.rule("BW-2.5")
+def test_f8f6f4_kind() -> None:
+    """kind::f8f6f4 (bw_gemm_f8, proved): e4m3 (`__nv_fp8_e4m3`) A and B, K = 32 bytes = the
+    32-byte swizzle row; E4M3 is type 0 of kind::f8f6f4 in the instruction descriptor."""
+    text = _emitted(PROGRAMS / "bw_gemm_f8.py", "bw_gemm_f8")
+    assert "#include <cuda_fp8.h>" in text
+    assert "__nv_fp8_e4m3* const A_s = reinterpret_cast<__nv_fp8_e4m3*>(" in text
+    assert "(*exo_swizzled<32>(&A_s[" in text and "(*exo_swizzled<32>(&B_s[" in text
+    assert "exo_Sm100_mma_f8f6f4_cta1(D[0], exo_Sm100_smemDesc(A_s, 256u, 6u)," in text
+    assert "exo_Sm100_smemDesc(B_s, 256u, 6u), 0x8100010u, 1u);" in text
+    assert "tcgen05.mma.cta_group::1.kind::f8f6f4 [%0], %1, " in text
+
+
+@pytest.mark.rule("BW-CG-3")
 def test_instruction_descriptor() -> None:
     """PTX ISA "Instruction descriptor": D f32 at bits 4-5, A/B type at 7-9 / 10-12, N >> 3 at
     17-22, M >> 4 at 24-28."""
@@ -196,6 +210,9 @@ def test_instruction_descriptor() -> None:
     assert fields(_idesc("tf32", "float", 256, 64, None)) == (1, 2, 2, 8, 16)
     assert fields(_idesc("f16", "__half", 128, 256, None)) == (1, 0, 0, 32, 8)
     assert fields(_idesc("f16", "__nv_bfloat16", 128, 16, None)) == (1, 1, 1, 2, 8)
+    assert fields(_idesc("f8f6f4", "__nv_fp8_e4m3", 128, 64, None)) == (1, 0, 0, 8, 8)
+    with pytest.raises(Unsupported):
+        _idesc("f16", "__nv_fp8_e4m3", 128, 64, None)
     with pytest.raises(Unsupported):
         _idesc("tf32", "__half", 128, 64, None)
 

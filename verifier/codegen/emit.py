@@ -26,6 +26,7 @@ from verifier.results import Certificate
 PRELUDE = r"""#include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -30,13 +30,13 @@ int_fast32_t dim3 std
 
 _CTYPES = {
     "f16": "__half", "bf16": "__nv_bfloat16", "f32": "float", "f64": "double", "i8": "int8_t",
-    "ui8": "uint8_t", "ui16": "uint16_t", "i32": "int32_t", "R": "float", "exo_f16": "__half",
+    "ui8": "uint8_t", "ui16": "uint16_t", "i32": "int32_t", "e4m3": "__nv_fp8_e4m3", "R": "float", "exo_f16": "__half",
     "exo_bf16": "__nv_bfloat16", "float": "float", "double": "double", "int8_t": "int8_t",
     "uint8_t": "uint8_t", "uint16_t": "uint16_t", "int32_t": "int32_t",
 }
 
 _SIZES = {"__half": 2, "__nv_bfloat16": 2, "float": 4, "double": 8, "int8_t": 1, "uint8_t": 1,
-          "uint16_t": 2, "int32_t": 4}
+          "uint16_t": 2, "int32_t": 4, "__nv_fp8_e4m3": 1}
 
 
 def ctype_of(base: str) -> str:

@@ -46,7 +46,8 @@ CTA_GROUP: Mapping[str, int] = MappingProxyType({
     **{name: group for name, (_, group) in ALLOCATORS.items()},
     "Sm100_tmem_relinquish_alloc_permit": 1, "Sm100_tmem_relinquish_alloc_permit_cta2": 2,
     "Sm100_tmem_cp_128x256b_f32": 1, "Sm100_mma_tf32_ts_cta1": 1,
-    **{f"Sm100_mma_{kind}_cta{group}": group for kind in ("tf32", "f16") for group in (1, 2)}})
+    **{f"Sm100_mma_{kind}_cta{group}": group for kind in ("tf32", "f16") for group in (1, 2)},
+    "Sm100_mma_f8f6f4_cta1": 1})
 
 
 def keywords(s: ir.Call) -> dict[str, int]:

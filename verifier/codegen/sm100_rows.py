@@ -15,6 +15,7 @@ from types import MappingProxyType
 
 from verifier.codegen import sm100_text
 from verifier.codegen.exprs import View
+from verifier.codegen.names import ctype_size
 from verifier.codegen.sm100 import CTA_GROUP, keywords
 from verifier.diagnostics import InternalError, SrcLoc, Unsupported
 from verifier.lang.ir import ir
@@ -68,7 +69,7 @@ def _operand(s: ir.Call, view: View, param: str, rule: str = "BW-CG-3") -> str:
     """`exo_Sm100_smemDesc(...)` of a K-major tile: Sm90_SmemSwizzled(S) rows of exactly S
     bytes, 32 bytes of K per instruction, the K slice starting at a multiple of 32 bytes and
     the rows at a multiple of 8 (one swizzle atom). Rules: BW-CG-3, BW-CG-10"""
-    esize = 4 if view.ctype == "float" else 2
+    esize = ctype_size(view.ctype)
     swizzle = view.swizzle
     row_elems = str(swizzle // esize) if swizzle else ""
     if swizzle not in SWIZZLE_MODE or view.scalar or view.strides != (row_elems, "1"):
@@ -84,10 +85,12 @@ def _operand(s: ir.Call, view: View, param: str, rule: str = "BW-CG-3") -> str:
 
 
 def idesc(kind: str, a_type: str, m: int, n: int, loc: SrcLoc | None) -> int:
-    """The instruction descriptor (PTX ISA "Instruction descriptor", kind::tf32 / kind::f16):
-    D f32 (bits 4-5 = 1), A and B types (bits 7-9, 10-12), K-major A and B (bits 15, 16 = 0),
+    """The instruction descriptor (PTX ISA "Instruction descriptor", kind::tf32 / kind::f16 /
+    kind::f8f6f4): D f32 (bits 4-5 = 1), A and B types (bits 7-9, 10-12; E4M3 is 0 under
+    kind::f8f6f4), K-major A and B (bits 15, 16 = 0),
     N >> 3 (bits 17-22), M >> 4 (bits 24-28). Rules: BW-CG-3"""
-    types = {("tf32", "float"): 2, ("f16", "__half"): 0, ("f16", "__nv_bfloat16"): 1}
+    types = {("tf32", "float"): 2, ("f16", "__half"): 0, ("f16", "__nv_bfloat16"): 1,
+             ("f8f6f4", "__nv_fp8_e4m3"): 0}
     if (kind, a_type) not in types:
         raise _refuse(f"kind::{kind} with {a_type} operands", loc)
     ab = types[(kind, a_type)]

@@ -23,7 +23,9 @@ from verifier.lang.stdlib.instrs_sm90_tma import ENDGAME_TMA_INSTRS as _ENDGAME_
 from verifier.lang.stdlib.sm90_tk_mma import Sm90_TkRmemTileA, Sm90_TkRmemTileD
 from verifier.lang.stdlib.memories_sm100 import Sm100_RmemMatrixD, Sm100_Tmem
 from verifier.lang.parse.procs import proc, simplify
-from verifier.lang.stdlib.scalars import ScalarInfo, bf16, f16, f32, f64, i8, i32, ui8, ui16
+from verifier.lang.stdlib.scalars import (
+    ScalarInfo, bf16, e4m3, f16, f32, f64, i8, i32, ui8, ui16,
+)
 from verifier.lang.parse.user_instrs import (
     AccessInfo, AtomicityInfo, InstrArgs, InstrInfo, InstrTemplate, instr,
 )

@@ -25,7 +25,7 @@ from verifier.semantics.state import Finding, Origin
 Key = tuple[int, tuple[int, ...], int]  # (barrier instance serial, element, phase)
 
 # bytes per element of each scalar type (the tensor's: what TMA hardware copies)
-ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i8": 1, "ui8": 1, "ui16": 2,
+ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i8": 1, "ui8": 1, "ui16": 2, "e4m3": 1,
                  "i32": 4, "R": 4, "exo_f16": 2, "exo_bf16": 2, "float": 4, "double": 8,
                  "int8_t": 1, "uint8_t": 1, "uint16_t": 2, "int32_t": 4}
 

@@ -62,7 +62,7 @@ class Sym:
 # ---------------------------------------------------------------- types
 
 CONTROL_KINDS = ("size", "index", "bool", "stride")
-SCALAR_TYPES = ("f16", "bf16", "f32", "f64", "i8", "ui8", "ui16", "i32", "R",
+SCALAR_TYPES = ("f16", "bf16", "f32", "f64", "i8", "ui8", "ui16", "i32", "e4m3", "R",
                 "exo_f16", "exo_bf16", "float", "double", "int8_t", "uint8_t", "uint16_t",
                 "int32_t")
 

@@ -16,8 +16,9 @@ from verifier.lang.stdlib.instrs import Instr, InstrParam
 from verifier.lang.stdlib.memories_sm100 import TMEM_COLUMNS, TMEM_LANES
 from verifier.lang.stdlib.timelines import InstrTL
 
-# K per instruction by kind (PTX ISA "tcgen05.mma": 32 bytes of A per row)
-MMA_K = {"tf32": 8, "f16": 16}
+# K per instruction by kind (PTX ISA "tcgen05.mma", "Matrix shape": 32 bytes of A per row; kind::
+# f8f6f4 is modelled for 8-bit e4m3 operands, K = 32). BW-2.1, BW-2.5
+MMA_K = {"tf32": 8, "f16": 16, "f8f6f4": 32}
 
 
 def tmem_columns_problem(kw: dict[str, Any]) -> str | None:
@@ -141,6 +142,7 @@ def sm100_instrs() -> dict[str, Instr]:
         "Sm100_mma_f16_cta2": _mma_pair("f16"),
         "Sm100_mma_tf32_cta1": _mma("tf32"),
         "Sm100_mma_f16_cta1": _mma("f16"),
+        "Sm100_mma_f8f6f4_cta1": _mma("f8f6f4"),  # BW-2.5
         "Sm100_tmem_ld_32x32b_f32": Instr(
             "Sm100_tmem_ld_32x32b_f32",
             (InstrParam("dst", "tensor", "w", "Sm100_RmemMatrixD", shape),

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-_BITS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64, "i8": 8, "ui8": 8, "ui16": 16, "i32": 32}
+_BITS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64, "i8": 8, "ui8": 8, "ui16": 16, "i32": 32,
+         "e4m3": 8}  # e4m3: OCP FP8 (4 exponent, 3 mantissa bits), tcgen05.mma kind::f8f6f4
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,3 +54,4 @@ i8 = ScalarInfo("i8")
 ui8 = ScalarInfo("ui8")
 ui16 = ScalarInfo("ui16")
 i32 = ScalarInfo("i32")
+e4m3 = ScalarInfo("e4m3")
