@@ -24,7 +24,7 @@ HEADER = "from __future__ import annotations\nfrom exo import proc, DRAM\n\n"
 _EXO_SCALARS = {"f16": "f16", "f32": "f32", "f64": "f64", "i8": "i8", "ui8": "ui8",
                 "ui16": "ui16", "i32": "i32", "R": "R", "float": "f32", "double": "f64",
                 "int8_t": "i8", "uint8_t": "ui8", "uint16_t": "ui16", "int32_t": "i32",
-                "exo_f16": "f16", "exo_bf16": "f16", "bf16": "f16"}
+                "exo_f16": "f16", "exo_bf16": "f16", "bf16": "f16", "e4m3": "f16"}
 
 
 def _binders(p: ir.Proc) -> list[ir.Sym]:
