@@ -87,6 +87,20 @@ def test_edits_of_the_gemm(tmp_path: Path, edit: tuple[str, str], code: str | No
     assert err.loc.line == _line(path, last.strip()), err
 
 
+@pytest.mark.rule("BW-2.5")
+def test_f8f6f4_takes_k_32(tmp_path: Path) -> None:
+    """kind::f8f6f4 reads K = 32 e4m3 elements (32 bytes) of A and B per instruction: the
+    kind::f16 K of 16 is a located shape error."""
+    old = "A_s[:, :], B_s[:, :], M=128"
+    text = (PROGRAMS / "bw_gemm_f8.py").read_text()
+    assert text.count(old) == 1
+    path = tmp_path / "bw_f8_k16.py"
+    path.write_text(text.replace(old, "A_s[:, 0:16], B_s[:, 0:16], M=128"))
+    err = _rejection(path)
+    assert err.code == "ERR-P21" and "the parameter needs 32" in str(err), err
+    assert err.loc.line == _line(path, "Sm100_mma_f8f6f4_cta1(")
+
+
 def test_tables_cover_every_tcgen05_timeline() -> None:
     """BW-4.1..4.3 rows exist in the shared tables (the machine and the encoder read them)."""
     tc = [q for q in QualTL if q.value.startswith("tcgen05_")]
