@@ -1,12 +1,12 @@
-# expect: bw_gemm_f8_bug_no_release refuted WAR A_s 24
-# specs/blackwell.md BW-2.5: the K loop has no CTA sync after the MMA thread's wait, so the
-# threads store the next K step's e4m3 tile into A_s while tcgen05.mma may still read it.
+# expect: bw_gemm_f8_bug_no_proxy_fence refuted RAW A_s 30
+# specs/blackwell.md BW-2.5: the CTA sync after the threads' e4m3 SMEM stores does not reach the
+# async proxy (no fence.proxy.async), so tcgen05.mma kind::f8f6f4 may read stale SMEM.
 from verifier.lang import *
 
 
 @proc
-def bw_gemm_f8_bug_no_release(T: size, KT: size, A: e4m3[128 * T, 32 * KT] @ CudaGmemLinear,
-                              B: e4m3[64, 32 * KT] @ CudaGmemLinear, C: f32[128 * T, 64] @ CudaGmemLinear):
+def bw_gemm_f8_bug_no_proxy_fence(T: size, KT: size, A: e4m3[128 * T, 32 * KT] @ CudaGmemLinear,
+                                   B: e4m3[64, 32 * KT] @ CudaGmemLinear, C: f32[128 * T, 64] @ CudaGmemLinear):
     assert KT > 0
     with CudaDeviceFunction(blockDim=128):
         for task in cuda_tasks(0, T):
@@ -25,11 +25,12 @@ def bw_gemm_f8_bug_no_release(T: size, KT: size, A: e4m3[128 * T, 32 * KT] @ Cud
                 for r in cuda_threads(0, 64):
                     for j in seq(0, 32):
                         B_s[r, j] = B[r, 32 * k + j]
-                Fence(cuda_in_order, cuda_generic_and_async_proxy)
+                Fence(cuda_in_order, cuda_in_order)
                 for t in cuda_threads(0, 1, unit=cuda_thread):
                     Sm100_mma_f8f6f4_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)
                     Arrive(tcgen05_commit) >> mma
                     Await(mma, tcgen05_after_thread_sync, ~0)
+                Fence(cuda_in_order, tcgen05_after_thread_sync)
             Dr: f32[128, 64] @ Sm100_RmemMatrixD
             Sm100_tmem_ld_32x32b_f32(Dr[:, :], D[:, :], N=64)
             Fence(tcgen05_ld, cuda_in_order)
