@@ -38,6 +38,8 @@ from verifier.encode.ring_invariant import ring_lemma, ring_sites
 from verifier.encode.transactions import byte_mismatch, checks, phase_disagreement
 from verifier.encode.visibility import ANCHORED_FALLBACK, LEVELS, VisibilityBuilder
 
+LAST_USE_PREFIX = "last-use:"  # DIAL-16 free checks of endgame SMEM (they decide)
+
 
 @dataclass(frozen=True)
 class Built:
@@ -409,6 +411,19 @@ class ObligationBuilder:
                 out.append(self.unique(ob))
         return out
 
+    def last_use_frees(self, prune: bool = True) -> list[Obligation]:
+        """DIAL-16: in an endgame proc the SEM-4.7 free check of a shared-memory variable also
+        sits where upstream's suballocator frees it (the early-release candidate after its
+        last use), and there it decides the verdict: the release obligations, renamed."""
+        if self.model.proc.dialect != ENDGAME:
+            return []
+        out = self.releases(prune)
+        for ob in out:
+            ob.id = LAST_USE_PREFIX + ob.id.removeprefix(RELEASE_PREFIX)
+            ob.rule, ob.release = "DIAL-16", ""
+            ob.description = ob.description.replace("early release", "free at last use", 1)
+        return out
+
     def all(self, prune: bool = True) -> list[Obligation]:
         return [self.unique(ob) for ob in self.bounds(prune) + self.barriers() + self.rings() +
-                self.transactions() + self.hazards(prune)]
+                self.transactions() + self.hazards(prune) + self.last_use_frees(prune)]
