@@ -140,3 +140,35 @@ def zero_depth(K: size):
         load_procs(path)
     assert "Expected ring_buffer_by.depth > 0" in err.value.message
     assert err.value.loc.line == 7
+
+
+@pytest.mark.rule("DIAL-16")
+def test_last_use_free_is_endgame_only(tmp_path: Path) -> None:
+    """The seeded bug of smem_last_use_bug.py (no Fence between `a`'s last use and `b`'s
+    allocation) is refuted at `b`'s line in endgame's dialect and, unchanged but for the
+    endgame import, proved in February's (its free stays at the end of the scope)."""
+    text = (ENDGAME / "smem_last_use_bug.py").read_text()
+    (p,) = load_procs(ENDGAME / "smem_last_use_bug.py")
+    result = verify_proc(p)
+    assert result.verdict is Verdict.refuted
+    (finding,) = result.findings
+    assert (finding.variable, finding.loc.line) == ("a", 19)
+    assert "WAR HAZARD @ free(a[" in finding.message
+    february = tmp_path / "february.py"
+    february.write_text("\n".join(line for line in text.splitlines() if "cuda_tk" not in line))
+    (q,) = load_procs(february)
+    assert q.dialect == dialects.SPORK26
+    assert verify_proc(q).verdict is Verdict.proved
+
+
+@pytest.mark.rule("DIAL-15")
+def test_unrecycled_slot_names_upstreams_element() -> None:
+    """The message names the element freed unrecycled as upstream's free_missing_arrive does,
+    and the element that was never arrived on; the counterexample is replayed."""
+    (p,) = load_procs(ENDGAME / "ring_bug_final_arrive.py")
+    result = verify_proc(p)
+    assert result.verdict is Verdict.refuted
+    (finding,) = result.findings
+    assert finding.message.startswith("free_missing_arrive HAZARD @ free(empty[")
+    assert "is never arrived on" in finding.message
+    assert finding.counterexample is not None and finding.counterexample.replayed
