@@ -210,7 +210,7 @@ class Machine(HazardChecks):
     def block(self, stmts: tuple[ir.Stmt, ...], ctx: Ctx) -> None:
         allocated: list[ir.Alloc] = []
         for s in stmts:
-            for a in self.release_at.get(id(s), ()):
+            for a in reversed(self.release_at.get(id(s), ())):  # as the frees of a scope
                 self.check_freed(a, ctx, s.loc)
             if isinstance(s, ir.Alloc):
                 allocated.append(s)
