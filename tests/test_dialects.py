@@ -142,7 +142,7 @@ def zero_depth(K: size):
     assert err.value.loc.line == 7
 
 
-@pytest.mark.rule("DIAL-16")
+@pytest.mark.rule("DIAL-17")
 def test_last_use_free_is_endgame_only(tmp_path: Path) -> None:
     """The seeded bug of smem_last_use_bug.py (no Fence between `a`'s last use and `b`'s
     allocation) is refuted at `b`'s line in endgame's dialect and, unchanged but for the
@@ -162,7 +162,7 @@ def test_last_use_free_is_endgame_only(tmp_path: Path) -> None:
     assert verify_proc(q).verdict is Verdict.proved
 
 
-@pytest.mark.rule("DIAL-15")
+@pytest.mark.rule("DIAL-16")
 def test_unrecycled_slot_names_upstreams_element() -> None:
     """The message names the element freed unrecycled as upstream's free_missing_arrive does,
     and the element that was never arrived on; the counterexample is replayed."""

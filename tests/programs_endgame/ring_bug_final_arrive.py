@@ -1,5 +1,5 @@
 # expect: ring_bug_final_arrive refuted barrier-count empty 17
-# DIAL-15 (upstream's free_missing_arrive, its test_coop_missing_final_arrive_war): the
+# DIAL-16 (upstream's free_missing_arrive, its test_coop_missing_final_arrive_war): the
 # consumers skip their last release of `empty`, so element K + RING - 1 is never arrived on
 # and the slot of element K - 1 is freed without being recycled.
 from verifier.lang import *

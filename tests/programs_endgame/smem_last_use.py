@@ -1,5 +1,5 @@
 # expect: smem_last_use proved
-# DIAL-16 (upstream's suballocator): `a` is freed after its last use, just before the block
+# DIAL-17 (upstream's suballocator): `a` is freed after its last use, just before the block
 # statement that allocates `b`, so every access of `a` must be ordered before that point
 # (here the Fence), not only before the end of the task.
 from verifier.lang import *

@@ -1,5 +1,5 @@
 # expect: smem_last_use_bug refuted WAR a 19
-# DIAL-16 seeded bug (upstream's test_coop_missing_cluster_sync_before_epilogue): no Fence
+# DIAL-17 seeded bug (upstream's test_coop_missing_cluster_sync_before_epilogue): no Fence
 # between the last reads of `a` and the allocation of `b`, where upstream's suballocator frees
 # `a` and reuses its space; the Fences before the end of the task come too late.
 from verifier.lang import *

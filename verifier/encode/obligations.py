@@ -38,7 +38,7 @@ from verifier.encode.ring_invariant import ring_lemma, ring_sites
 from verifier.encode.transactions import byte_mismatch, checks, phase_disagreement
 from verifier.encode.visibility import ANCHORED_FALLBACK, LEVELS, VisibilityBuilder
 
-LAST_USE_PREFIX = "last-use:"  # DIAL-16 free checks of endgame SMEM (they decide)
+LAST_USE_PREFIX = "last-use:"  # DIAL-17 free checks of endgame SMEM (they decide)
 
 
 @dataclass(frozen=True)
@@ -269,7 +269,7 @@ class ObligationBuilder:
                 "no other Arrive completes"))
         for decl in ring_decls(self.model):
             out.append(Obligation(
-                f"recycled:{decl.sym.name}@{decl.loc.line}:{decl.loc.col}", "DIAL-15",
+                f"recycled:{decl.sym.name}@{decl.loc.line}:{decl.loc.col}", "DIAL-16",
                 "barrier-count", decl.sym.name, decl.loc, [(decl.loc, "later access")],
                 lambda level, fallback, decl=decl: self._measured(lambda: self._recycled(decl)),
                 description=f"every slot of {decl.sym.name} is recycled by an Arrive before "
@@ -412,7 +412,7 @@ class ObligationBuilder:
         return out
 
     def last_use_frees(self, prune: bool = True) -> list[Obligation]:
-        """DIAL-16: in an endgame proc the SEM-4.7 free check of a shared-memory variable also
+        """DIAL-17: in an endgame proc the SEM-4.7 free check of a shared-memory variable also
         sits where upstream's suballocator frees it (the early-release candidate after its
         last use), and there it decides the verdict: the release obligations, renamed."""
         if self.model.proc.dialect != ENDGAME:
@@ -420,7 +420,7 @@ class ObligationBuilder:
         out = self.releases(prune)
         for ob in out:
             ob.id = LAST_USE_PREFIX + ob.id.removeprefix(RELEASE_PREFIX)
-            ob.rule, ob.release = "DIAL-16", ""
+            ob.rule, ob.release = "DIAL-17", ""
             ob.description = ob.description.replace("early release", "free at last use", 1)
         return out
 

@@ -1,10 +1,10 @@
-"""Obligations of the endgame dialect's ring barriers (specs/dialects.md DIAL-10, DIAL-15).
+"""Obligations of the endgame dialect's ring barriers (specs/dialects.md DIAL-10, DIAL-16).
 
 A ring element completes with one Arrive (upstream's one-shot mbarrier): no Arrive instance
 may find an earlier arrive on its home element, and none may arrive on an element its
 `CudaMbarrierPreArrive(p)` pre-arrives (the pre-arrive counts as arrive #0, barrier_counts).
 The negation asks Z3 for an Arrive instance whose home already has an arrive before it.
-At the ring's free every slot has been recycled (DIAL-15): the negation asks for an element
+At the ring's free every slot has been recycled (DIAL-16): the negation asks for an element
 with ring index ≥ depth that no Arrive reached before the end of the allocation's scope.
 Non-goals: pairing, deadlocks and slot reuse, which the shared obligations cover (SEM-6.7
 with a_max = 0; the handoff and recycling storage sites of check/static_rings.py).
@@ -38,7 +38,7 @@ def ring_decls(model: ProgramModel) -> list[BarrierDecl]:
 
 def unrecycled_slot(enc: Encoder, counts: BarrierCounts, decl: BarrierDecl
                     ) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
-    """DIAL-15 negated: an element y ≥ depth (logical extent on the ring dimension) that no
+    """DIAL-16 negated: an element y ≥ depth (logical extent on the ring dimension) that no
     Arrive reached before the free, so the slot of y - depth is freed unrecycled."""
     assert decl.ring is not None
     point = free_point(enc, decl, "f")

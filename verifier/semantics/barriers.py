@@ -181,7 +181,7 @@ def free_barrier(m: MachineView, bar: BarrierInstance, loc: SrcLoc) -> None:
         if found is not None:
             m.report(found)
     if bar.ring is not None:
-        ring_slots.free(m, bar, loc)  # DIAL-15: every slot recycled
+        ring_slots.free(m, bar, loc)  # DIAL-16: every slot recycled
     if not bar.balanced:
         return  # endgame: no count balance at the free (DIAL-12)
     for elem in bar.elements():

@@ -162,7 +162,7 @@ class HazardChecks:
 
         def finding(index: tuple[int, ...], check: Check, missing: Threads) -> Finding:
             hk = "WAR" if check[2] else "WAW"
-            # an endgame file reads upstream's word for it (DIAL-16); the kind stays WAR/WAW
+            # an endgame file reads upstream's word for it (DIAL-17); the kind stays WAR/WAW
             at = f"@ free({buf.sym.name}{list(index)})"
             said = f"free_missing_sync HAZARD {at} ({hk})" if self.proc.dialect == ENDGAME \
                 else f"{hk} HAZARD {at}"

@@ -68,7 +68,7 @@ class Machine(HazardChecks):
         self.proc = proc
         # CG-R1: with `releases`, the SEM-4.7 free check also runs at every early-release
         # candidate (lang/ir/lifetimes.py), without freeing: it replays a release's candidate
-        # DIAL-16: in an endgame proc the check at the candidate (upstream's free after the
+        # DIAL-17: in an endgame proc the check at the candidate (upstream's free after the
         # last use) is always on: it decides the verdict there
         self.release_at: dict[int, list[ir.Alloc]] = {}
         for r in early_releases(proc.body) if releases or proc.dialect == ENDGAME else ():

@@ -8,7 +8,7 @@ allocation, y's storage gets a *handoff* record (qual-tl `slot`, seen by nobody)
 arrive #0 of y - d, so only an Await on y - d orders it before the accesses of y; an Arrive on
 y writes the storage of y - d (the slot's *recycling*), so every access of y - d must be
 temporally ordered before it. At the free every slot must have been recycled: each element
-y ≥ d arrived on (DIAL-15, upstream's `free_missing_arrive`). Non-goals: physical slots and parities (codegen).
+y ≥ d arrived on (DIAL-16, upstream's `free_missing_arrive`). Non-goals: physical slots and parities (codegen).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def a_max(bar: RingBarrier) -> int:
 
 
 def free(m: MachineView, bar: RingBarrier, loc: SrcLoc) -> None:
-    """DIAL-15: at the ring's free every element y ≥ depth has had its Arrive, the one that
+    """DIAL-16: at the ring's free every element y ≥ depth has had its Arrive, the one that
     recycles (frees) the slot of y - depth; the first element whose slot was never recycled is
     reported, named as upstream names it (the element freed without its arrive)."""
     assert bar.ring is not None
@@ -90,7 +90,7 @@ def free(m: MachineView, bar: RingBarrier, loc: SrcLoc) -> None:
         m.report(Finding(
             "barrier-count", f"free_missing_arrive HAZARD @ free({bar.sym.name}{list(freed)}): "
             f"its slot is never recycled, {bar.sym.name}{list(elem)} is never arrived on",
-            bar.sym.name, freed, loc, None, None, rule="DIAL-15", code="ERR-V16",
+            bar.sym.name, freed, loc, None, None, rule="DIAL-16", code="ERR-V16",
             sync_hint=f"arrive on every element of {bar.sym.name} with ring index >= {depth} "
                       "before the end of its scope (e.g. the consumer's final Arrive after the "
                       "main loop)"))
