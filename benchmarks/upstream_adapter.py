@@ -182,6 +182,7 @@ def _verify(p: Any) -> None:
                    "codes": [f.code for f in result.findings],
                    "hazard": {"kind": first.kind.value, "variable": first.variable,
                               "free": f"@ free({first.variable}" in first.message,
+                              "second": "SECOND ARRIVE @" in first.message,
                               "line": first.loc.line}
                    if first is not None else {},
                    **({"scheduled_by": dataclasses.asdict(_scheduled[id(p)])}

@@ -19,7 +19,8 @@ sys.path.insert(0, str(ROOT))
 
 from verifier.report.catalog import to_markdown  # noqa: E402
 
-RULE_ID = re.compile(r"\b(?:LANG|SEM|COLL|LOAD|SYNC|CHAIN|SEC|DIAL|BW)-\d+(?:\.\d+)?\b")
+RULE_ID = re.compile(r"\b(?:(?:LANG|SEM|COLL|LOAD|SYNC|CHAIN|SEC|DIAL|BW)-\d+(?:\.\d+)?"
+                     r"|BW-CG-\d+)\b")
 _FAMILY = {"LANG": "docs/reference/language.md", "SEM": "docs/reference/semantics.md",
            "COLL": "docs/reference/collectives.md", "LOAD": "specs/loading.md",
            "SYNC": "specs/loading.md", "CHAIN": "specs/chain.md", "SEC": "specs/threat_model.md",
@@ -36,7 +37,7 @@ def cited_rules() -> dict[str, list[str]]:
 
 
 def _sort_key(rule: str) -> tuple[str, tuple[int, ...]]:
-    family, _, number = rule.partition("-")
+    family, _, number = rule.rpartition("-")  # BW-CG-3: family BW-CG
     return family, tuple(int(n) for n in number.split("."))
 
 

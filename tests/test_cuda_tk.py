@@ -110,10 +110,22 @@ def k():
     ("[2, 8]", "CudaTkWarpVec(16, 'ortho')", "cuda_warp",
      "[8] packed tensor shape not supported; expect (16,)"),
     ("", "CudaRmemPacked32", "cuda_thread", "must be at least 1-dimensional"),
+    ("[2, 8, 4]", "Sm80_RmemMatrixB(8, 4)", "cuda_warp",  # (N, K) packs (K, N)
+     "[8, 4] packed tensor shape not supported; expect (4, 8)"),
 ])
 def test_packed_shape(tmp_path: Path, shape: str, mem: str, unit: str, problem: str) -> None:
     code, message = _rejection(tmp_path, IN_A_LOOP.format(shape=shape, mem=mem, unit=unit))
     assert code == "ERR-A10" and problem in message and message.startswith("r: f32")
+
+
+@pytest.mark.rule("LANG-6.4")
+def test_the_sm80_b_fragment_packs_k_then_n(tmp_path: Path) -> None:
+    """sporkbench's Sm80 GEMMs allocate `f32[..., 4, 8] @ Sm80_RmemMatrixB(8, 4)`."""
+    path = tmp_path / "k.py"
+    path.write_text("from verifier.lang import *\n" + IN_A_LOOP.format(
+        shape="[2, 4, 8]", mem="Sm80_RmemMatrixB(8, 4)", unit="cuda_warp"))
+    (p,) = load_procs(path)
+    assert verify_proc(p).verdict is Verdict.vacuous  # accepted; no access to prove
 
 
 @pytest.mark.rule("TK-1")

@@ -1,10 +1,10 @@
-"""The emitted `.cu` files compile with nvcc for sm_80 and sm_90a (no GPU needed).
+"""The emitted `.cu` files compile with nvcc for sm_80, sm_90a and sm_100a (no GPU needed).
 
 The default test compiles every proved kernel in one translation unit per architecture (each
 file is `#include`d, so it is also checked that files do not clash); the slow test compiles each
 file on its own, which checks that every file is self-contained. The flags are the ones the
 file's header names (`verifier.codegen.targets`); a file whose target is sm_90 or sm_90a is
-compiled for sm_90a only.
+compiled for sm_90a only, an sm_100a (tcgen05) file for sm_100a only.
 """
 
 from __future__ import annotations
@@ -24,18 +24,17 @@ from verifier.diagnostics import Unsupported
 
 _FALLBACK = Path("/usr/local/bin/nvcc")
 NVCC = shutil.which("nvcc") or (str(_FALLBACK) if _FALLBACK.exists() else None)
-ARCHS = ("sm_80", "sm_90a")
+ARCHS = ("sm_80", "sm_90a", "sm_100a")
 FORGED = HERE / "codegen_forged.py"
 FORGED_LOWERABLE = ("cluster_sync", "mbarrier_cluster")
 
 pytestmark = [pytest.mark.nvcc, pytest.mark.skipif(NVCC is None, reason="nvcc not found")]
 
 
-@pytest.fixture(scope="module")
-def emitted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    out = tmp_path_factory.mktemp("cu")
+def _emit(cases: list[tuple[Path, str]], out: Path) -> dict[str, Path]:
+    """`<name>.cu` under `out` for every case the verifier proves and codegen lowers."""
     files = {}
-    for path, name in proved_cases():
+    for path, name in cases:
         found = certified_or_none(path, name)
         if found is None:  # not proved by the current verifier: no code to compile
             continue
@@ -49,10 +48,28 @@ def emitted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             continue
         target.write_text(text)
         files[name] = target
+    return files
+
+
+@pytest.fixture(scope="module")
+def emitted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The kernels of the default run (a kernel whose file says `# test: slow` is proved only
+    under `-m slow`: `emitted_all`)."""
+    out = tmp_path_factory.mktemp("cu")
+    files = _emit(proved_cases(slow=False), out)
     for name in FORGED_LOWERABLE:  # lowered ahead of the verifier: compile them too
         files[name] = out / f"{name}.cu"
         files[name].write_text(emit_cuda(*hand_certified(FORGED, name)))
     return files
+
+
+@pytest.fixture(scope="module")
+def emitted_all(emitted: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
+                ) -> dict[str, Path]:
+    """`emitted` and the kernels with long proofs."""
+    quick = set(proved_cases(slow=False))
+    more = [c for c in proved_cases() if c not in quick]
+    return {**emitted, **_emit(more, tmp_path_factory.mktemp("cu_slow"))}
 
 
 def file_target(text: str) -> str:
@@ -62,7 +79,11 @@ def file_target(text: str) -> str:
 
 
 def _for_arch(files: dict[str, Path], arch: str) -> list[Path]:
-    return [f for f in files.values() if arch != "sm_80" or file_target(f.read_text()) == arch]
+    """sm_80 and sm_100a builds take their own files; sm_90a takes every file up to sm_90a
+    (tcgen05 is not Hopper's, wgmma not Blackwell's)."""
+    def fits(target: str) -> bool:
+        return target == arch if arch != "sm_90a" else target != "sm_100a"
+    return [f for f in files.values() if fits(file_target(f.read_text()))]
 
 
 def nvcc(source: Path, arch: str) -> subprocess.CompletedProcess[str]:
@@ -112,8 +133,8 @@ def compile_each(files: list[Path], arch: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHS)
-def test_each_file_compiles_alone(arch: str, emitted: dict[str, Path]) -> None:
-    compile_each(_for_arch(emitted, arch), arch)
+def test_each_file_compiles_alone(arch: str, emitted_all: dict[str, Path]) -> None:
+    compile_each(_for_arch(emitted_all, arch), arch)
 
 
 @pytest.mark.rule("SEM-8.5")

@@ -25,6 +25,7 @@ from verifier.lang.stdlib.timelines import SyncTL, implements
 from verifier.check.sites import BarrierDecl, Context
 from verifier.check.static_rings import worded
 from verifier.check.walk_view import AnalyzerView
+from verifier.semantics import rules
 
 
 
@@ -133,7 +134,9 @@ def _multicast(an: AnalyzerView, s: ir.Arrive, decl: BarrierDecl, ctx: Context,
                                    f"Unsupported multicast in {_text(s)}; {decl.mech_name} "
                                    "does not support multicast"), s.loc,
                             code="ERR-A30", rule="LANG-5.7")
-    if decl.mech is CudaMbarrier and not implements(s.first, SyncTL.cuda_in_order):
+    # BW-5.5: tcgen05.commit takes a multicast mask (.multicast::cluster)
+    if decl.mech is CudaMbarrier and not implements(s.first, SyncTL.cuda_in_order) and \
+            s.first is not SyncTL.tcgen05_commit:
         raise RejectedInput(f"{_text(s)}: Sm80_cp_async mbarrier must be within 1 CTA (no "
                             "multicast)", s.loc, code="ERR-L04", rule="LANG-5.20")
     block = ctx.device.cfg.blockDim
@@ -211,7 +214,12 @@ def check_collectives(an: AnalyzerView) -> None:
         prev = first.setdefault((use.sym, use.kind), use)
         if prev is not use:
             checks.append((prev, _text(prev.stmt), False))
-        if mech is CudaMbarrier and use.kind == "Arrive":
+        partners = [z for z, g in guard_of.items() if g == use.sym] if use.kind == "Await" \
+            else []
+        if _on_behalf(use, decls) or any(_on_behalf(first.get((z, "Arrive")), decls)
+                                         for z in partners):
+            pass  # BW-5.5: one thread's multicast commit arrives on behalf of every CTA it names
+        elif mech is CudaMbarrier and use.kind == "Arrive":
             g = guard_of[use.sym]
             checks.append((first.get((g, "Await")), f"Await({g.name}, ...) [guarded_by]", True))
         elif mech is CudaMbarrier:
@@ -245,6 +253,15 @@ def check_collectives(an: AnalyzerView) -> None:
             except RejectedInput as err:
                 err.loc = use.stmt.loc
                 raise
+
+
+def _on_behalf(use: SyncUse | None, decls: dict[ir.Sym, BarrierDecl]) -> bool:
+    """A tcgen05.commit on behalf of other CTAs (BW-5.5): one thread arrives for the CTAs whose
+    barriers it names (its operand is a shared::cluster address); the Awaits of those
+    barriers are other collectives, so LANG-5.12's pairing of Arrive and Await collectives
+    does not apply (the ring lemma gives such sites nothing: every candidate is replayed)."""
+    return use is not None and use.kind == "Arrive" and \
+        rules.commit_on_behalf(use.stmt, use.ctx.tiling, decls[use.sym].shape)
 
 
 def _pitches(use: SyncUse) -> list[tuple[str, int]]:

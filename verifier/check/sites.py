@@ -199,6 +199,10 @@ class ArriveSite:
     ctx: Context
     loc: SrcLoc
     named: tuple[tuple[ir.Expr | None, ...], ...] = ()
+    # BW-5.5: a tcgen05.commit on behalf of CTAs that do not execute it (rules.commit_on_behalf);
+    # each_element: it multicasts, one arrival counted at every element it names
+    on_behalf: bool = False
+    each_element: bool = False
 
     @property
     def multicast(self) -> bool:

@@ -147,14 +147,17 @@ def arrive(an: AnalyzerView, s: ir.Arrive, ctx: Context) -> None:
     home = barrier_exprs.arrive_home(an, s, decl, ctx)
     same_sync_tl(an, sym, s)
     _mechanism_rules(an, decl, s.first, None, ctx, s.loc, arrive=True)
-    an.note_use(sym, ctx, static_rings.without_ring(decl, tuple(ir.Point(h, s.loc)
-                                                                for h in home)))
+    on_behalf = rules.commit_on_behalf(s, ctx.tiling, decl.shape)
+    if not on_behalf:  # BW-5.5: an on-behalf commit's barrier is deduced from the Await side
+        an.note_use(sym, ctx, static_rings.without_ring(decl, tuple(ir.Point(h, s.loc)
+                                                                    for h in home)))
     an.barrier_uses[sym].arrives.append(s)
     # the Arrive reads the mbarrier storage (sub-position 99) before it witnesses (100), so its
     # own storage read is among the records it witnesses, as in the machine (SEM-6.2, 6.3)
     named = barrier_exprs.named_elements(s, decl, home)
     site = ArriveSite(an.fresh_id(), sym, s.first, home, replace(ctx, path=ctx.path + (100,)),
-                      s.loc, named)
+                      s.loc, named, on_behalf,
+                      rules.commit_each_element(s, ctx.tiling, decl.shape))
     an.model.arrives.append(site)
     if decl.mech is CudaMbarrier:
         sm80 = QualTL.Sm80 in rules.SYNC_SETS[s.first].full

@@ -92,6 +92,7 @@ def call(an: AnalyzerView, s: ir.Call, ctx: Context) -> None:
         raise Unsupported("not supported by spork-verify: call of a non-instr proc",
                           s.loc, code="ERR-V11", rule="LANG-3.10")
     no_aliased_arguments(s, callee)
+    static_sm100.pair_launch(callee, ctx, s.loc)
     in_cpu_tls = callee.instr_tl in CPU_INSTR_TLS
     if in_cpu_tls == ctx.cuda:
         scope = "cuda_basic_device" if ctx.cuda else "cpu_basic_device"
@@ -140,7 +141,10 @@ def call(an: AnalyzerView, s: ir.Call, ctx: Context) -> None:
         args.call_shape(an, s, callee, param, arg, kw)
         args.row_stride(an, s, callee, param, arg, kw)
         sliced_ctx, idx = slices.get(k, (ctx, arg.idx))
-        an.note_use(arg.buf, sliced_ctx, idx)
+        if param.cta_pair:  # BW-5.2: the leader's thread reaches both CTAs' slices itself
+            static_sm100.pair_window(s, param, arg, ctx)
+        else:
+            an.note_use(arg.buf, sliced_ctx, idx)
         if param.owner_only:
             points = tuple(a.pt if isinstance(a, ir.Point) else None for a in idx)
             intervals = tuple((a.lo, a.hi) if isinstance(a, ir.Interval) else None for a in idx)

@@ -7,8 +7,10 @@ reject a tcgen05 sync-tl, so those modules keep their own tables unchanged.
 from __future__ import annotations
 
 from verifier import collectives
-from verifier.diagnostics import RejectedInput, SrcLoc
+from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
 from verifier.lang.ir import ir
+from verifier.lang.ir.printer import expr_text
+from verifier.lang.stdlib.instrs import Instr, InstrParam
 from verifier.lang.stdlib.timelines import SyncTL, implements
 from verifier.lang.stdlib.units import cuda_thread
 from verifier.check.sites import Context
@@ -58,6 +60,47 @@ def fence(first: SyncTL, second: SyncTL, loc: SrcLoc) -> str | None:
     return None
 
 
+def is_pair_instr(name: str) -> bool:
+    """The cta_group::2 instrs (BW-5): their names end in `_cta2`."""
+    return name.startswith("Sm100_") and name.endswith("_cta2")
+
+
+def pair_launch(callee: Instr, ctx: Context, loc: SrcLoc) -> None:
+    """BW-5.1: a cta_group::2 instr needs CTA pairs: clusterDim a multiple of 2 (a pair is
+    CTAs 2k and 2k + 1 of the cluster). Only clusterDim = 2 is modelled (one pair)."""
+    if not is_pair_instr(callee.name) or ctx.device is None:
+        return
+    c = ctx.device.cfg.clusterDim
+    if c % 2:
+        raise RejectedInput(f"{callee.name} is a cta_group::2 instruction but the kernel has "
+                            f"no CTA pairs (clusterDim={c}): launch with clusterDim=2",
+                            loc, code="ERR-A35", rule="BW-5.1")
+    if c != 2:
+        raise Unsupported(f"not supported by spork-verify: {callee.name} with clusterDim={c} "
+                          "(cta_group::2 is modelled for one CTA pair, clusterDim=2)", loc,
+                          code="ERR-V11", rule="BW-5.1")
+
+
+def pair_window(s: ir.Call, param: InstrParam, arg: ir.Window, ctx: Context) -> None:
+    """BW-5.2, BW-5.3: a cta_group::2 operand's first index is the whole pair `0:2`, and the
+    issuing thread is in the pair's leader CTA (even rank in the cluster)."""
+    first = arg.idx[0] if arg.idx else None
+    if not (isinstance(first, ir.Interval) and isinstance(first.lo, ir.Const) and
+            isinstance(first.hi, ir.Const) and (first.lo.value, first.hi.value) == (0, 2)):
+        raise RejectedInput(f"argument {param.name} of {s.callee.name} names both CTAs of the "
+                            f"pair: its first index must be 0:2, not "
+                            f"{expr_text(first) if first is not None else 'missing'}", s.loc,
+                            code="ERR-A35", rule="BW-5.2", variable=arg.buf.name)
+    assert ctx.device is not None
+    groups = collectives.thread_groups(ctx.tiling, ctx.device.cfg)
+    block = ctx.device.cfg.blockDim
+    odd = sorted({n // block for g in groups.groups.values() for n in g if (n // block) % 2})
+    if odd:
+        raise RejectedInput(f"{s.callee.name} must be issued by a thread of the pair's leader "
+                            f"CTA (even rank), not by CTA {odd[0]} of the cluster", s.loc,
+                            code="ERR-A35", rule="BW-5.3")
+
+
 ALLOC, DEALLOC = "Sm100_tmem_alloc", "Sm100_tmem_dealloc"
 
 
@@ -65,6 +108,32 @@ def tmem_allocations(proc: ir.Proc) -> None:
     """BW-1.1, BW-1.3: each `Sm100_Tmem` variable is allocated once by tcgen05.alloc of its own
     column count, freed once by tcgen05.dealloc, and used only between the two, in its scope."""
     _blocks(proc.body)
+
+
+def cta_groups(proc: ir.Proc) -> None:
+    """BW-5.4: a kernel's tcgen05 instrs all take one .cta_group (PTX: the same in a kernel);
+    checked before the statement walk, whose unit checks would name only a symptom."""
+    first: dict[bool, ir.Call] = {}
+    for s in ir.statements(proc.body):
+        if isinstance(s, ir.Call) and isinstance(s.callee, Instr) and \
+                s.callee.root().name in _CTA_GROUPED:
+            pair = is_pair_instr(s.callee.root().name)
+            first.setdefault(pair, s)
+            if not pair and True in first or pair and False in first:
+                other = first[not pair]
+                raise RejectedInput(f"{s.callee.root().name} mixes .cta_group::"
+                                    f"{2 if pair else 1} with .cta_group::{1 if pair else 2} of "
+                                    f"{other.callee.root().name} at line {other.loc.line}: all "
+                                    "tcgen05 instructions of a kernel take the same .cta_group",
+                                    s.loc, code="ERR-A35", rule="BW-5.4")
+
+
+# the instrs that carry a .cta_group qualifier in PTX (tcgen05.ld/st do not)
+_CTA_GROUPED = frozenset(f"Sm100_{n}{g}" for g in ("_cta1", "_cta2") for n in (
+    "mma_tf32", "mma_f16", "mma_tf32_ts", "tmem_alloc", "tmem_dealloc",
+    "tmem_relinquish_alloc_permit")) | frozenset({
+        "Sm100_tmem_alloc", "Sm100_tmem_dealloc", "Sm100_tmem_relinquish_alloc_permit",
+        "Sm100_tmem_cp_128x256b_f32"})
 
 
 def _blocks(body: tuple[ir.Stmt, ...]) -> None:
@@ -76,15 +145,15 @@ def _blocks(body: tuple[ir.Stmt, ...]) -> None:
 
 
 def _uses(s: ir.Stmt, sym: ir.Sym) -> bool:
-    return isinstance(s, ir.Call) and any(
+    return isinstance(s, ir.Call) and isinstance(s.callee, Instr) and any(
         isinstance(a, (ir.Window, ir.Read)) and a.buf == sym for a in s.args)
 
 
 def _one_variable(decl: ir.Alloc, scope: list[ir.Stmt]) -> None:
     name = decl.name.name
     uses = [s for s in scope if _uses(s, decl.name)]
-    allocs = [s for s in uses if s.callee.root().name == ALLOC]
-    deallocs = [s for s in uses if s.callee.root().name == DEALLOC]
+    allocs = [s for s in uses if s.callee.root().name in (ALLOC, ALLOC + "_cta2")]
+    deallocs = [s for s in uses if s.callee.root().name in (DEALLOC, DEALLOC + "_cta2")]
     if len(allocs) != 1:
         raise RejectedInput(f"TMEM variable {name} must be allocated by exactly one "
                             f"{ALLOC} in its scope ({len(allocs)} found)", decl.loc,

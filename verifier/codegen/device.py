@@ -15,6 +15,7 @@ from math import prod
 
 from verifier import collectives
 from verifier.codegen import mbarrier_text as mbarrier
+from verifier.codegen import sm100
 from verifier.codegen import tk
 from verifier.codegen.barriers import COMMIT_GROUP_ROWS, arrive_lines, await_lines
 from verifier.codegen.exprs import Env, View, cexpr, dense_strides, window_view
@@ -59,19 +60,24 @@ CLUSTER_BARRIER = ('asm volatile("barrier.cluster.arrive.aligned;\\n\\t"'
 
 def fence_lines(first: SyncTL, second: SyncTL, scope: str,
                 loc: SrcLoc | None) -> list[str]:
-    """SEM-8.1: [cp.async.wait_all] barrier-for-scope [fence.proxy.async]; SEM-8.2:
-    `Fence(wgmma_fence_1, wgmma_fence_2)` (a warpgroup) is `wgmma.fence`. Rules: SEM-8.1,
-    SEM-8.2"""
+    """SEM-8.1: [tcgen05.fence::before_thread_sync] [cp.async.wait_all] barrier-for-scope
+    [fence.proxy.async] [tcgen05.fence::after_thread_sync] (the tcgen05 fences for the sync-tls
+    of BW-3.3, BW-3.4); SEM-8.2: `Fence(wgmma_fence_1, wgmma_fence_2)` (a warpgroup) is
+    `wgmma.fence`. Rules: SEM-8.1, SEM-8.2, BW-CG-7"""
     if first == SyncTL.wgmma_fence_1 or second == SyncTL.wgmma_fence_2:
         if (first, second) != (SyncTL.wgmma_fence_1, SyncTL.wgmma_fence_2):
             raise InternalError(f"Fence({first}, {second}) is not a wgmma fence", loc)
         return [f"// Fence({first}, {second}): warpgroup",
                 'asm volatile("wgmma.fence.sync.aligned;" ::: "memory");']
-    if not implements(first, SyncTL.Sm80_generic) or \
-            not implements(second, SyncTL.cuda_generic_and_async_proxy):
+    before = first is SyncTL.tcgen05_before_thread_sync
+    after = second is SyncTL.tcgen05_after_thread_sync
+    if not (before or implements(first, SyncTL.Sm80_generic)) or \
+            not (after or implements(second, SyncTL.cuda_generic_and_async_proxy)):
         raise InternalError(f"Fence({first}, {second}) is not a legal garden-variety fence",
                             loc)
     lines = [f"// Fence({first}, {second}): {scope} scope"]
+    if before:  # BW-CG-7
+        lines.append(sm100.FENCE_BEFORE)
     if needs_wait_all(first):
         lines.append('asm volatile("cp.async.wait_all;" ::: "memory");')
     match scope:
@@ -87,7 +93,7 @@ def fence_lines(first: SyncTL, second: SyncTL, scope: str,
             raise InternalError(f"unknown fence scope {scope!r}")
     if needs_proxy_fence(first, second):
         lines.append('asm volatile("fence.proxy.async;" ::: "memory");')
-    return lines
+    return lines + ([sm100.FENCE_AFTER] if after else [])
 
 
 def alloc_view(s: ir.Alloc, plan: DevicePlan, cname: str) -> tuple[list[str], View]:
@@ -99,10 +105,15 @@ def alloc_view(s: ir.Alloc, plan: DevicePlan, cname: str) -> tuple[list[str], Vi
     shard = plan.shards[s.name]
     drop = plan.drops[s.name]
     dims = [str(d) for d in shard]
+    if sm100.is_tmem(mem):
+        return sm100.tmem_view(s, shard, drop, plan.smem_offsets[s.name], cname,
+                               ctype)
+    if sm100.is_tile(mem):
+        return sm100.tile_view(s, shard, drop, cname, ctype)
     match mem.family:
         case "smem":
             offset = plan.smem_offsets[s.name]
-            swizzle = smem_swizzle(mem)
+            swizzle = plan.relaid.get(s.name, 0) or smem_swizzle(mem)  # BW-CG-11
             decl = (f"[[maybe_unused]] {ctype}* const {cname} = "
                     f"reinterpret_cast<{ctype}*>(exo_smem + {offset});")
             if not shard:
@@ -152,6 +163,8 @@ class TaskEmitter:
         self.namer = namer
         self.warp = warp
         self.aliases = 0
+        self.cta_group = sm100.cta_group(plan.stmt)  # of its tcgen05 instrs (BW-CG-9)
+        self.tmem_columns = sm100.kernel_columns(plan.stmt)  # every allocation's (BW-CG-2)
 
     def block(self, stmts: tuple[ir.Stmt, ...], env: Env, tiling: Tiling,
               depth: int) -> list[str]:
@@ -187,7 +200,7 @@ class TaskEmitter:
             case ir.Alloc(name=name):
                 lines, view = alloc_view(s, self.plan, self.namer(name))
                 env.views[name] = view
-                if self.warp is not None and view.family != "smem":
+                if self.warp is not None and view.family not in ("smem", sm100.TMEM_FAMILY):
                     # Each named warp's task function declares every task-level allocation; a
                     # register allocation used only by another warp's code would draw nvcc's
                     # "declared but never referenced" warning.
@@ -218,6 +231,10 @@ class TaskEmitter:
                 return self.warps(s, env, tiling, depth)
             case ir.Call():
                 return [pad + line for line in self.call(s, env)]
+            case ir.Fence(first=first, second=second) if sm100.is_wait(first):
+                lines = sm100.wait_lines(first, self.plan.tiling(s), self.plan.dev, env, s.loc)
+                return [pad + f"// Fence({first}, {second}): tcgen05.wait"] + \
+                    [pad + line for line in lines]
             case ir.Fence(first=first, second=second):
                 scope = "warpgroup" if first == SyncTL.wgmma_fence_1 else \
                     collectives.fence_scope(self.plan.tiling(s), self.plan.dev)
@@ -225,6 +242,10 @@ class TaskEmitter:
             case ir.Arrive(first=first, targets=targets):
                 ref = targets[0]
                 mech = self.plan.barriers[ref.buf]
+                if first is SyncTL.tcgen05_commit and ref.buf not in self.plan.rings:
+                    raise Unsupported("tcgen05.commit is lowered onto a February-dialect "
+                                      "CudaMbarrier ring only", s.loc, code="ERR-L06",
+                                      rule="BW-CG-4")
                 if ref.buf in self.plan.indexed:
                     indexed = self.plan.indexed[ref.buf]
                     idx, y = self.indexed_index(indexed, targets, env)
@@ -233,7 +254,8 @@ class TaskEmitter:
                     ring = self.plan.rings[ref.buf]
                     lines = mbarrier.arrive_lines(ring, self.namer(ref.buf),
                                                   self.ring_index(ring, targets, env),
-                                                  self.plan.dev.clusterDim)
+                                                  self.plan.dev.clusterDim, first,
+                                                  self.cta_group)
                 else:
                     lines = arrive_lines(mech, first, needs_wait_all(first), s.loc)
                 shown = " >> ".join(_ref_text(t) for t in targets)
@@ -256,6 +278,8 @@ class TaskEmitter:
                     if first is not None and COMMIT_GROUP_ROWS.get(first) == \
                             COMMIT_GROUP_ROWS[SyncTL.wgmma_async]:
                         lines += fence_accumulators(_accumulators(env))
+                if second is SyncTL.tcgen05_after_thread_sync:  # BW-CG-7
+                    lines.append(sm100.FENCE_AFTER)
                 shown = f"~{~n}" if n < 0 else str(n)
                 return [pad + f"// Await({_ref_text(target)}, {second}, {shown})"] + \
                     [pad + line for line in lines]
@@ -292,7 +316,11 @@ class TaskEmitter:
     def call(self, s: ir.Call, env: Env) -> list[str]:
         """An instruction; a TMA gets its kernel-side tensor map and the slot of its trailing
         mbarrier. Rules: LANG-8.7, SEM-8.6"""
-        row = TMA_ROWS.get(getattr(s.callee, "name", ""))
+        name = getattr(s.callee, "name", "")
+        if name in sm100.ALLOCATORS and isinstance(s.args[0], ir.Window):
+            return sm100.allocator_lines(s, window_view(s.args[0], env), self.tmem_columns,
+                                         self.cta_group)
+        row = TMA_ROWS.get(name)
         if row is None:
             return lower_device_call(s, env)
         host = self.plan.tma_maps[id(s)]

@@ -10,8 +10,7 @@ Non-goals: building, running or re-verifying the code.
 
 from __future__ import annotations
 
-from verifier.codegen import tma
-from verifier.codegen.sm100 import refuse_sm100
+from verifier.codegen import sm100, tma
 from verifier.codegen.certificate import check_certificate, emitted_file
 from verifier.codegen.host import HostEmitter
 from verifier.codegen.instrs import helpers_for
@@ -94,6 +93,8 @@ def _uses_swizzled_smem(stmts: tuple[ir.Stmt, ...]) -> bool:
     for s in stmts:
         if isinstance(s, ir.Alloc) and getattr(s.mem, "name", "") == "Sm90_SmemSwizzled":
             return True
+        if isinstance(s, ir.DeviceFunction) and sm100.relaid_operands(s):  # BW-CG-11
+            return True
         if _uses_swizzled_smem(getattr(s, "body", ())) or \
                 _uses_swizzled_smem(getattr(s, "orelse", ())):
             return True
@@ -111,10 +112,10 @@ def _window_struct(struct: str, rank: int, ctype: str) -> str:
 def emit_cuda(proc: ir.Proc, cert: Certificate) -> str:
     """The `.cu` text of a proc whose certificate matches its name and IR hash.
 
-    Rules: LANG-8.1, LANG-8.2, LANG-8.3, LANG-8.4, LANG-8.5, LANG-8.6, LANG-8.7, SEM-8.1,
+    Rules: LANG-8.1 (BW-CG-8), LANG-8.2, LANG-8.3, LANG-8.4, LANG-8.5, LANG-8.6, LANG-8.7, SEM-8.1,
     SEM-8.5, COLL-4.3, COLL-4.6, COLL-5.8"""
     check_certificate(proc, cert)
-    refuse_sm100(proc)
+    sm100.check_kernels(proc)
     try:
         host = HostEmitter(proc, Namer(proc), dict(cert.releases), cert.assumptions)
         function = host.function()

@@ -20,6 +20,8 @@ from verifier.lang.ir.printer import expr_text
 
 _ATOM = re.compile(r"[A-Za-z0-9_.]+(\[[A-Za-z0-9_.]+\])?")
 _INT = re.compile(r"-?[0-9]+")
+# views whose elements only instructions reach (BW-CG-2, BW-CG-5)
+OPAQUE_FAMILIES = ("tmem", "rmem_tcgen05")
 _FLOAT_TYPES = ("float", "double", "__half", "__nv_bfloat16")
 _OPS = {"+": "+", "-": "-", "*": "*", "/": "/", "%": "%", "<": "<", ">": ">", "<=": "<=",
         ">=": ">=", "==": "==", "and": "&&", "or": "||"}
@@ -99,10 +101,10 @@ class View:
     def element(self, idx: list[str], loc: SrcLoc | None = None) -> str:
         """The lvalue of one element, given the C text of every logical index."""
         kept = idx[self.drop:]
-        if self.frag:
-            raise Unsupported("element access of an Sm80 register fragment (only instructions "
-                              "may use fragments)", loc, code="ERR-L06",
-                              rule="LANG-8.7")
+        if self.frag or self.family in OPAQUE_FAMILIES:
+            raise Unsupported(f"element access of {self.base} (an Sm80 register fragment, a "
+                              "TMEM address or a tcgen05.ld tile: only instructions may use "
+                              "it)", loc, code="ERR-L06", rule="LANG-8.7")
         if self.scalar:
             if kept:
                 raise InternalError(f"scalar {self.base} indexed with {kept}")

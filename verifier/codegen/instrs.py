@@ -3,7 +3,8 @@
 Reads an instruction `Call` and the `Env` of its scope; produces C/PTX lines. The rows are data:
 `HOST_LOWERINGS` and `DEVICE_LOWERINGS` map instr names to lowering functions, and
 `helpers_for` returns the `__device__` helper functions that the used rows call (Sm80 tf32
-fragments, PTX ISA layouts of mma.m16n8k8 / m16n8k4; wgmma rows from `wgmma.py`). TMA calls
+fragments, PTX ISA layouts of mma.m16n8k8 / m16n8k4; wgmma rows from `wgmma.py`, tcgen05
+rows from `sm100_rows.py`). TMA calls
 are lowered by the device emitter (`tma.py`: they need the tensor map and the trailing
 mbarrier slot). An instr without a row is refused as `Unsupported` (ERR-L06).
 Non-goals: packed loads (no rows).
@@ -16,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from verifier.codegen import tk, wgmma
+from verifier.codegen import sm100_rows, tk, wgmma
 from verifier.codegen.exprs import Env, View, atom, c_add, c_mul, cexpr, window_view
 from verifier.codegen.wgmma import WGMMA_ROWS, WgmmaLowering
 from verifier.diagnostics import InternalError, RejectedInput, Unsupported
@@ -219,7 +220,8 @@ def _shuffle(add: bool) -> Lowering:
     return lower
 
 
-def _wgmma_row(row: WgmmaLowering) -> Lowering:
+def _view_row(row: WgmmaLowering) -> Lowering:
+    """A wgmma or Sm100 row reads the call, the operand views and the C sizes."""
     return lambda args: row(args.call, args.tensors, args.sizes)
 
 
@@ -239,7 +241,8 @@ def _device_rows() -> dict[str, Lowering]:
                                  "cuda_shfl_xor_sync_1f32": _shuffle(False),
                                  "cuda_shfl_xor_sync_1f32_sum": _shuffle(True),
                                  "Sm80_mma_m16n8_zero": _mma_m16n8_zero}
-    rows.update({name: _wgmma_row(row) for name, row in WGMMA_ROWS.items()})
+    rows.update({name: _view_row(row) for name, row in WGMMA_ROWS.items()})
+    rows.update({name: _view_row(row) for name, row in sm100_rows.SM100_ROWS.items()})
     rows.update({name: _tk_row(row) for name, row in tk.TK_ROWS.items()})
     for major in ("row", "col"):
         col = major == "col"
@@ -362,4 +365,4 @@ def helpers_for(calls: list[tuple[str, dict[str, int]]]) -> str:
         out += _SM80_FRAGMENTS
     if any(name.startswith("cuda_tk_") for name, _ in calls):
         out += tk.HELPERS
-    return out + wgmma.helpers(calls)
+    return out + wgmma.helpers(calls) + sm100_rows.helpers(calls)

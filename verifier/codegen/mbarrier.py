@@ -48,14 +48,15 @@ MAX_DEPTH = 32  # one parity bit per slot in a uint32_t
 @dataclass(slots=True)
 class RingFacts:
     """What the plan walk saw of one mbarrier variable. `masks` holds, per Arrive, which
-    dimensions of each target expression are intervals (multicast)."""
+    dimensions of each target expression are intervals (multicast); tcgen05.commits are the
+    role "Commit" (they arrive on behalf of the CTAs they name, BW-CG-4)."""
 
     alloc: ir.Alloc
     tiling: Tiling
     firsts: list[SyncTL] = field(default_factory=list)
     lags: list[int] = field(default_factory=list)
     roles: dict[str, list[tuple[Tiling, tuple[object, ...], SrcLoc]]] = field(
-        default_factory=lambda: {"Arrive": [], "Await": []})
+        default_factory=lambda: {"Arrive": [], "Await": [], "Commit": []})
     masks: list[tuple[tuple[tuple[bool, ...], ...], SrcLoc]] = field(default_factory=list)
     trailing: list[tuple[Tiling, tuple[object, ...], SrcLoc]] = field(default_factory=list)
 
@@ -104,6 +105,7 @@ class MbarrierRing:
     rank_deltas: tuple[int, ...] = (0,)
     cluster: bool = False
     tma: bool = False  # some TMA completes on it (the async proxy updates it)
+    commit: bool = False  # arrived on by tcgen05.commit only (BW-CG-4)
 
     @property
     def slices(self) -> int:
@@ -127,13 +129,14 @@ def note_arrive(facts: RingFacts, s: ir.Arrive, tiling: Tiling,
                 home: tuple[object, ...]) -> None:
     """Sync-tl, home element and multicast targets of one Arrive. Rules: SEM-8.5, LANG-5.6,
     LANG-5.20"""
-    if not (implements(s.first, SyncTL.cuda_in_order) or
+    if not (implements(s.first, SyncTL.cuda_in_order) or s.first is SyncTL.tcgen05_commit or
             implements(s.first, SyncTL.Sm80_cp_async)):
         raise Unsupported(f"mbarrier Arrive({s.first}) is not lowered (LANG-5.20 allows "
-                          "⊑ cuda_in_order or ⊑ Sm80_cp_async)", s.loc, code="ERR-L04",
-                          rule="LANG-5.20")
+                          "⊑ cuda_in_order or ⊑ Sm80_cp_async, BW-3.1 tcgen05_commit)", s.loc,
+                          code="ERR-L04", rule="LANG-5.20")
     facts.firsts.append(s.first)
-    facts.roles["Arrive"].append((tiling, home, s.loc))
+    role = "Commit" if s.first is SyncTL.tcgen05_commit else "Arrive"
+    facts.roles[role].append((tiling, home, s.loc))
     facts.masks.append((tuple(tuple(isinstance(a, ir.Interval) for a in t.idx)
                               for t in s.targets), s.loc))
 
@@ -341,14 +344,33 @@ class _Layout:
         return cta, _slice_index(self.local, values), label
 
 
+def _commit_targets(layout: _Layout, home: tuple[int, ...], threads: frozenset[int],
+                    dev: CudaDeviceFunction, deltas: tuple[int, ...], loc: SrcLoc
+                    ) -> list[tuple[int, ...]]:
+    """The CTA digits of the elements a tcgen05.commit reaches: its home element must be in the
+    committing CTA (the slot address is local), and each rank delta names one more CTA.
+    Rules: BW-CG-4"""
+    rank = sum(v * d.stride for v, d in zip(home, layout.ctas))
+    if any(n // dev.blockDim != rank for n in threads):
+        raise Unsupported(f"a tcgen05.commit on {layout.sym.name} names an element of another "
+                          "CTA as its home: the commit's slot address is the committing CTA's",
+                          loc, code="ERR-L06", rule="BW-CG-4")
+    return [tuple((rank ^ delta) // d.stride % d.extent for d in layout.ctas) for delta in deltas]
+
+
 def _fixed_collectives(f: RingFacts, dev: CudaDeviceFunction, layout: _Layout,
-                       fanin: int) -> tuple[int, ...]:
+                       deltas: tuple[int, ...]) -> tuple[int, ...]:
     """Per role (Arrive, Await), every statement instance on an element is executed by the
     same threads, and a thread names one element: then each thread's own counts are the
     slice's, and per-variable ring state is exact (checked on ground-truth thread sets,
     COLL-6.1). A TMA trailing barrier's threads arrive on the slice it names. Returns the
-    arrival count of every slice: |Arrive collective| × `fanin` (the CTAs multicasting to
-    it), the same in every CTA. Rules: SEM-8.5, SEM-8.6, COLL-5.11"""
+    arrival count of every slice: |Arrive collective| × the number of `deltas` (the CTAs
+    multicasting to it), or the number of tcgen05.commits reaching it, the same in every CTA.
+    Rules: SEM-8.5, SEM-8.6, COLL-5.11, BW-CG-4"""
+    if f.roles["Arrive"] and f.roles["Commit"]:
+        raise Unsupported(f"{f.sym.name} is arrived on by tcgen05.commit and by other Arrives",
+                          f.alloc.loc, code="ERR-L06", rule="BW-CG-4")
+    fanin = len(deltas)
     counts: dict[tuple[tuple[int, ...], int], int] = {}
     labels: dict[tuple[tuple[int, ...], int], str] = {}
     arrive_owner: dict[int, int] = {}
@@ -366,13 +388,16 @@ def _fixed_collectives(f: RingFacts, dev: CudaDeviceFunction, layout: _Layout,
                                       loc, code="ERR-V11", rule="SEM-8.5")
                 if role == "Arrive":
                     counts[key] = len(threads) * fanin
+                elif role == "Commit":
+                    for target in _commit_targets(layout, cta, threads, dev, deltas, loc):
+                        counts[(target, index)] = counts.get((target, index), 0) + len(threads)
                 for n in threads:
                     if owner.setdefault(n, key) != key:
                         raise Unsupported(f"thread {n} names {labels[owner[n]]} and "
                                           f"{label} in its {role}s: the ring state is per "
                                           "variable", loc, code="ERR-V11", rule="SEM-8.5")
-        if role == "Arrive":
-            arrive_owner = {n: key[1] for n, key in owner.items()}
+        if role in ("Arrive", "Commit"):
+            arrive_owner.update({n: key[1] for n, key in owner.items()})
     _check_trailing(f, dev, layout, arrive_owner)
     per_slice: dict[int, set[int]] = {}
     for (_, index), count in counts.items():
@@ -431,7 +456,8 @@ def plan_rings(facts: dict[ir.Sym, RingFacts], dev: CudaDeviceFunction,
                               code="ERR-V11", rule="SEM-8.5")
         if not f.firsts:
             raise InternalError(f"{sym.name} has no Arrive", f.alloc.loc)
-        cp_async = [not implements(t, SyncTL.cuda_in_order) for t in f.firsts]
+        cp_async = [not implements(t, SyncTL.cuda_in_order) and t is not SyncTL.tcgen05_commit
+                    for t in f.firsts]  # a tcgen05.commit arrives once, like an in-order one
         if len(set(cp_async)) != 1:
             raise Unsupported(f"the Arrives on {sym.name} mix cp.async (noinc) and in-order "
                               "sync-tls", f.alloc.loc, code="ERR-V11", rule="SEM-8.5")
@@ -441,9 +467,9 @@ def plan_rings(facts: dict[ir.Sym, RingFacts], dev: CudaDeviceFunction,
             raise Unsupported(f"{sym.name}: a cp.async (noinc) arrive is local to one CTA; it "
                               "cannot be multicast", f.alloc.loc, code="ERR-V11",
                               rule="SEM-8.5")
-        counts = _fixed_collectives(f, dev, _Layout(sym, local, ctas), len(deltas))
+        counts = _fixed_collectives(f, dev, _Layout(sym, local, ctas), deltas)
         ring = MbarrierRing(sym, local, depth, lags[sym], counts, top, cp_async[0], ctas,
-                            deltas, dev.clusterDim > 1, bool(f.trailing))
+                            deltas, dev.clusterDim > 1, bool(f.trailing), bool(f.roles["Commit"]))
         rings[sym] = ring
         top += ring.nbytes
     return rings, top

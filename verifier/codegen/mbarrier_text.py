@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from verifier.codegen.exprs import c_add, c_mul, dense_strides
 from verifier.codegen.mbarrier import MbarrierRing
+from verifier.codegen.sm100 import commit_lines
 from verifier.diagnostics import InternalError, SrcLoc
 from verifier.lang.ir import ir
 from verifier.lang.stdlib.timelines import SYNC_SETS, QualTL, SyncTL
@@ -75,7 +76,7 @@ def helpers(rings: list[MbarrierRing]) -> str:
         out += HELPERS
     if any(r.cluster for r in rings):
         out += CLUSTER_HELPERS
-    if any(r.rank_deltas != (0,) for r in rings):
+    if any(r.rank_deltas != (0,) and not r.commit for r in rings):
         out += REMOTE_HELPERS
     return out
 
@@ -170,10 +171,15 @@ def setup_lines(rings: dict[ir.Sym, MbarrierRing], proxy: bool) -> list[str]:
         out.append('asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");')
     if proxy or tma:
         out += PROXY_FENCE
+    return out + block_barrier(cluster)
+
+
+def block_barrier(cluster: bool) -> list[str]:
+    """Every thread of the CTA, or with clusterDim > 1 of the cluster (release/acquire)."""
     if cluster:
-        return out + ['asm volatile("barrier.cluster.arrive.release.aligned;\\n\\t"',
-                      '             "barrier.cluster.wait.acquire.aligned;" ::: "memory");']
-    return out + ['asm volatile("barrier.cta.sync 0;" ::: "memory");']
+        return ['asm volatile("barrier.cluster.arrive.release.aligned;\\n\\t"',
+                '             "barrier.cluster.wait.acquire.aligned;" ::: "memory");']
+    return ['asm volatile("barrier.cta.sync 0;" ::: "memory");']
 
 
 def index_digits(ring: MbarrierRing, explicit: list[str], ctrl: dict[ir.Sym, str],
@@ -211,13 +217,17 @@ def trailing_slot(ring: MbarrierRing, cname: str, idx: list[str]) -> str:
 
 
 def arrive_lines(ring: MbarrierRing, cname: str, idx: list[str],
-                 cluster_dim: int = 1) -> list[str]:
-    """Arrive on slot ArriveIdx (noinc cp.async arrive for τ1 ⊑ Sm80_cp_async), in this CTA and
-    through `mapa` in the CTAs of rank own ^ delta of a multicast; then advance ArriveIdx mod
-    depth. Rules: SEM-8.5"""
+                 cluster_dim: int = 1, first: SyncTL | None = None,
+                 cta_group: int = 1) -> list[str]:
+    """Arrive on slot ArriveIdx (noinc cp.async arrive for τ1 ⊑ Sm80_cp_async, tcgen05.commit
+    for τ1 = tcgen05_commit), in this CTA and through `mapa` (or the commit's CTA mask) in the
+    CTAs of rank own ^ delta of a multicast; then advance ArriveIdx mod depth.
+    Rules: SEM-8.5, BW-CG-4"""
     pos = f"{STATE}.{cname}_arriveIdx"
     slot = slot_address(ring, idx, pos)
     advance = f"{pos} = ({pos} + 1u) % {u32(ring.depth)};"
+    if first is SyncTL.tcgen05_commit:
+        return commit_lines(slot, ring.rank_deltas, cluster_dim, cta_group) + [advance]
     if ring.cp_async:
         return [asm_line("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];", f'"r"({slot})'),
                 advance]

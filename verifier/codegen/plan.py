@@ -30,16 +30,12 @@ from verifier.codegen.mbarrier import (
     plan_rings,
 )
 from verifier.codegen.names import ctype_of, ctype_size
+from verifier.codegen.sm100 import TMEM_SLOT_BYTES, is_tmem, relaid_operands
 from verifier.codegen.tensormap import resolve
 from verifier.codegen.tma import TMA_ROWS, map_swizzle, map_window
 from verifier.collectives import NotAVariable, Tiling
-from verifier.diagnostics import (
-    InternalError,
-    RejectedInput,
-    SporkError,
-    UnhandledNode,
-    Unsupported,
-)
+from verifier.diagnostics import (InternalError, RejectedInput, SporkError, UnhandledNode,
+                                  Unsupported)
 from verifier.lang.ir import ir
 from verifier.lang.ir.lifetimes import EarlyRelease
 from verifier.lang.stdlib.config import MAX_BLOCK_DIM, MAX_CLUSTER_DIM, CudaDeviceFunction
@@ -62,7 +58,6 @@ class _AllocUse:
 @dataclass(slots=True)
 class DevicePlan:
     """What the lowering of one device function needs. Rules: LANG-8.2, LANG-8.3, COLL-5.8"""
-
     index: int
     stmt: ir.DeviceFunction
     dev: CudaDeviceFunction
@@ -80,6 +75,7 @@ class DevicePlan:
     indexed: dict[ir.Sym, IndexedRing] = field(default_factory=dict)  # endgame (DIAL-13)
     tma_maps: dict[int, TensorMap] = field(default_factory=dict)
     smem_align: int = SMEM_ALIGN
+    relaid: dict[ir.Sym, int] = field(default_factory=dict)  # linear SMEM stored swizzled
 
     @property
     def body(self) -> tuple[ir.Stmt, ...]:
@@ -113,7 +109,6 @@ def _entry(e: ir.Expr) -> object:
 
 class _Planner:
     """Phase 1: tilings, uses and captures, in one walk of the device task."""
-
     def __init__(self, plan: DevicePlan, maps: tuple[TensorMap, ...]) -> None:
         self.plan = plan
         self.maps = maps
@@ -185,6 +180,11 @@ class _Planner:
             entries[d.pos] = sym
         self.use(w.buf, tiling, tuple(entries))
 
+    def index_exprs(self, w: ir.Window, tiling: Tiling) -> None:  # not a use of w.buf itself
+        for acc in w.idx:
+            for e in ((acc.pt,) if isinstance(acc, ir.Point) else (acc.lo, acc.hi)):
+                self.expr(e, tiling)
+
     def barrier(self, refs: tuple[ir.BarrierRef, ...]) -> tuple[object, ...]:
         """Check the barrier is in scope; the index entries of the home element (per dimension
         the point some expression gives, LANG-5.6), for distribution deduction."""
@@ -215,6 +215,8 @@ class _Planner:
                     isinstance(a, ir.Window) else ()
                 if dims:
                     self.callee_window(a, dims, tiling, s.loc)
+                elif k < len(params) and params[k].cta_pair and isinstance(a, ir.Window):
+                    self.index_exprs(a, tiling)  # BW-CG-9: the leader's slice names the pair
                 else:
                     self.expr(a, tiling)
             return
@@ -227,15 +229,11 @@ class _Planner:
             self.expr(host, tiling)
         for a in s.args:
             if a is window:
-                for acc in window.idx:
-                    for e in ((acc.pt,) if isinstance(acc, ir.Point) else (acc.lo, acc.hi)):
-                        self.expr(e, tiling)
+                self.index_exprs(window, tiling)
             elif row.kind == "multicast" and isinstance(a, ir.Window):
                 # COLL-5.12: the destination's leading interval is distributed over the CTAs
                 # of the multicast; the other uses of the allocation decide its distribution.
-                for acc in a.idx:
-                    for e in ((acc.pt,) if isinstance(acc, ir.Point) else (acc.lo, acc.hi)):
-                        self.expr(e, tiling)
+                self.index_exprs(a, tiling)
             else:
                 self.expr(a, tiling)
         if row.is_load:
@@ -392,18 +390,20 @@ def _first_fit(live: list[tuple[int, int]], size: int, align: int) -> int:
 class _Releases:
     """The early releases (CG-R1) of one proc: candidates by allocation, and the ids the
     certificate says are proved."""
-
     by_alloc: dict[int, EarlyRelease]
     proved: frozenset[str]
 
 
 def _smem_extent(plan: DevicePlan, name: ir.Sym, typ: ir.Type, mem: Memory) -> tuple[int, int]:
-    """Bytes and alignment of one SMEM allocation. Rules: LANG-6.3"""
+    """Bytes and alignment of one SMEM allocation (of a TMEM variable: its address slot,
+    BW-CG-2). Rules: LANG-6.3"""
+    if is_tmem(mem):
+        return TMEM_SLOT_BYTES, SMEM_ALIGN
     base = ir.element_type(typ)
     assert base is not None  # an SMEM allocation holds data
     size = prod(plan.shards[name]) * ctype_size(ctype_of(base))
     align = SMEM_ALIGN
-    swizzle = smem_swizzle(mem)
+    swizzle = plan.relaid.get(name, 0) or smem_swizzle(mem)  # BW-CG-11
     if swizzle:  # Sm90_SmemSwizzled(s): whole s-byte rows, 8-row-aligned base
         size = -(-size // swizzle) * swizzle
         align = max(align, 8 * swizzle)
@@ -424,7 +424,7 @@ def _layout(plan: DevicePlan, stmts: tuple[ir.Stmt, ...], live: list[tuple[int, 
             live.remove(ranges[sym])
         match s:
             case ir.Alloc(name=name, typ=typ, mem=mem) if isinstance(mem, Memory) and \
-                    mem.is_smem:
+                    (mem.is_smem or is_tmem(mem)):
                 size, align = _smem_extent(plan, name, typ, mem)
                 offset = _first_fit(live, size, align)
                 plan.smem_offsets[name] = offset
@@ -476,7 +476,7 @@ def plan_device_function(s: ir.DeviceFunction, index: int,
                             f"{s.cfg.clusterDim} (CUDA allows at most {MAX_BLOCK_DIM} threads "
                             f"per CTA and {MAX_CLUSTER_DIM} CTAs per cluster)", s.loc,
                             code="ERR-L06", rule="LANG-8.2")
-    plan = DevicePlan(index, s, s.cfg, _task_nest(s))
+    plan = DevicePlan(index, s, s.cfg, _task_nest(s), relaid=relaid_operands(s))
     planner = _Planner(plan, maps)
     top = collectives.top_tiling(plan.dev)
     for loop in plan.task_loops:

@@ -12,7 +12,7 @@ import z3
 
 from verifier.lang.ir import ir
 from verifier.semantics.rings import ring_info
-from verifier.check.sites import AwaitSite, BarrierDecl, ProgramModel
+from verifier.check.sites import ArriveSite, AwaitSite, BarrierDecl, ProgramModel
 from verifier.encode.counting import count_before
 from verifier.encode.instances import Encoder, Instance
 from verifier.encode.terms import address
@@ -65,10 +65,11 @@ class BarrierCounts:
                           total)
         for site in self.model.arrives:
             if site.barrier == decl.sym:
-                total = total + count_before(self.enc, site.ctx, site.home, elem,
+                total = total + count_before(self.enc, site.ctx, counted_index(site), elem,
                                              decl.alloc_loops, point.ctx, point.iters,
                                              not inclusive_textual, site,
-                                             decl.ring is not None)
+                                             decl.ring is not None,
+                                             site.on_behalf)
         return total
 
     def awaits_before(self, decl: BarrierDecl, elem: tuple[z3.ArithRef, ...], point: Instance
@@ -100,6 +101,16 @@ class BarrierCounts:
 
     def await_sites(self, decl: BarrierDecl) -> list[AwaitSite]:
         return [s for s in self.model.awaits if s.barrier == decl.sym]
+
+
+def counted_index(site: ArriveSite) -> tuple[ir.Expr, ...]:
+    """The element index an Arrive site's instances count at: its home (SEM-6.3), or for a
+    multicast tcgen05.commit every element it names (BW-5.5): its multicast dimensions pin
+    nothing, so each instance counts once at every element of them."""
+    if not site.each_element:
+        return site.home
+    cast = {k for ref in site.named for k, p in enumerate(ref) if p is None}
+    return tuple(ir.Const(0, site.loc) if k in cast else h for k, h in enumerate(site.home))
 
 
 def free_point(enc: Encoder, decl: BarrierDecl, tag: str) -> Instance:

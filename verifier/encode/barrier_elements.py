@@ -37,7 +37,8 @@ def arrive_pairs(enc: Encoder, counts: BarrierCounts, model: ProgramModel, arr_s
     elem = tuple(enc.value(e, aw.iters) for e in aw_site.element)
     home = tuple(enc.value(e, arr.iters) for e in arr_site.home)
     refs = arr_site.named or (tuple(arr_site.home),)
-    number = counts.arrives_before(decl, home, arr)
+    # BW-5.5: a multicast tcgen05.commit's arrival at elem is numbered by elem's own count
+    number = counts.arrives_before(decl, elem if arr_site.each_element else home, arr)
     return conj((names(enc, refs, arr, elem), equal_on(arr, aw, decl.alloc_loops, enc.zctx),
                  number <= counts.a_max(decl, aw_site, elem, aw)), enc.zctx)
 

@@ -32,7 +32,7 @@ def count_before(enc: Encoder, site_ctx: Context, site_index: tuple[ir.Expr, ...
                  element: tuple[z3.ArithRef, ...], alloc_loops: tuple[ir.Sym, ...],
                  point_ctx: Context, point_iters: Mapping[ir.Sym, z3.ArithRef],
                  strict_textual: bool = True, site_loc: object = None,
-                 affine: bool = False) -> z3.ArithRef:
+                 affine: bool = False, pins_in_range: bool = False) -> z3.ArithRef:
     """#instances of the site, on `element`, before the point (x) in trace order. With
     `affine` (an endgame ring, DIAL-2) an index `i + c` (c free of loop iterators) pins i to
     element - c, and the site has an instance only where that value is in i's range."""
@@ -44,6 +44,10 @@ def count_before(enc: Encoder, site_ctx: Context, site_index: tuple[ir.Expr, ...
     if affine:
         pinned, in_range = _affine_pins(enc, site_ctx, site_index, element, fixed, pinned,
                                         point_iters, loc)
+    elif pins_in_range:  # BW-5.5: a commit's thread loop may cover fewer CTAs than the barrier
+        in_range = [c for lp in site_ctx.loops if lp.sym in pinned and lp.kind == "threads"
+                    for c in (pinned[lp.sym] >= enc.value(lp.lo, {}),
+                              pinned[lp.sym] < enc.value(lp.hi, {}))]
     point_loops = {lp.sym for lp in point_ctx.loops}
     common = [lp for lp in site_ctx.loops if lp.sym in point_loops]
     all_syms = {lp.sym for lp in site_ctx.loops}

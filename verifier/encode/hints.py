@@ -247,8 +247,16 @@ def _barrier_advice(at: Placement, f: Finding, where: str) -> str:
     instr_tl = getattr(getattr(at.earlier_stmt, "callee", None), "instr_tl", None)
     if _is_async(at.earlier_stmt):
         tl = instr_tl.value.removesuffix("_instr")
-        return (f"the earlier access is asynchronous ({tl}): an Arrive({tl}, 1) >> bar after "
-                f"it ({where}) must be awaited, Await(bar, cuda_in_order, N), before line "
+        # tcgen05 ops complete through tcgen05.commit, awaited with the after_thread_sync
+        # fence (BW-3.1, BW-3.3); tcgen05.ld / st through tcgen05.wait (BW-3.2)
+        arrive, second = (("tcgen05_commit", "tcgen05_after_thread_sync")
+                          if tl.startswith("tcgen05_") else (f"{tl}, 1", "cuda_in_order"))
+        if tl in ("tcgen05_ld", "tcgen05_st"):
+            return (f"the earlier access is asynchronous ({tl}): Fence({tl}, cuda_in_order) "
+                    f"(tcgen05.wait) {where} must complete it, and a thread sync ending in "
+                    f"tcgen05_after_thread_sync order it before line {f.loc.line} (not checked)")
+        return (f"the earlier access is asynchronous ({tl}): an Arrive({arrive}) >> bar after "
+                f"it ({where}) must be awaited, Await(bar, {second}, N), before line "
                 f"{f.loc.line}; check that Await's N (how many recent arrives it may skip) and "
                 "the barrier index it names (not checked)")
     pairs = [loc.line for loc in at.between]

@@ -66,6 +66,8 @@ def ring_lemma(enc: Encoder, counts: BarrierCounts, model: ProgramModel, site: A
     if uncovered:  # multicast beyond what the guard chain reaches (SEM-6.8 for every b named)
         broken = z3.Or(broken, *[z3.And(*[v == h for v, h in zip(elem, home)])
                                  for home in uncovered])
+    if site.on_behalf:  # BW-5.5: no po edge from the guard's Awaits (LANG-5.12 waived)
+        broken = z3.BoolVal(True, enc.zctx)
     q.names.update({f"elem{k}": v for k, v in enumerate(elem)})
     return q, [q.valid, number >= guard_lag - off, broken]
 

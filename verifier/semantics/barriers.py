@@ -58,8 +58,11 @@ def referenced(ref: ir.BarrierRef, bar: BarrierInstance, value: Callable[[ir.Exp
     return tuple(home), [tuple(e) for e in itertools.product(*ranges)]
 
 
-def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: BarrierInstance) -> None:
-    """SEM-6.3 (with the storage reads of SEM-6.2)."""
+def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: BarrierInstance,
+           each: bool = False) -> None:
+    """SEM-6.3 (with the storage reads of SEM-6.2); `each`: BW-5.5, a tcgen05.commit on behalf
+    of other CTAs that multicasts is one arrival at every element it names, each numbered and
+    counted at that element (other Arrives count at their home only)."""
     homes: list[tuple[int | None, ...]] = []
     named: list[tuple[int, ...]] = []
     groups: list[list[tuple[int, ...]]] = []
@@ -85,13 +88,14 @@ def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: BarrierInstance)
     code = m.sync_code(first)
     # (z, j, c) names the allocation instance of z: a barrier re-allocated by a later task or
     # iteration restarts its counts at 0 (SEM-2.3) and must not retire the tags of the old one
-    tags = [(bar.serial, elem, a) for elem in named]
+    tags = [(bar.serial, elem, bar.count(elem)[0] if each else a) for elem in named]
     for rec in m.index.witness_candidates(threads, code):
         target = m.witnessed_part(rec, threads, code)
         if target is not None:
             target.pending.update(tags)
             m.index.tag(target, bar.serial, named)
-    bar.count(home_elem)[0] = a + 1
+    for elem in named if each else [home_elem]:
+        bar.count(elem)[0] += 1
     if bar.ring is not None:
         ring_slots.arrive(m, s, threads, bar, home_elem, named, a,
                           rules.Q.Sm80 in first.full)

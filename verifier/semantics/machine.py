@@ -92,6 +92,7 @@ class Machine(HazardChecks):
         self.index = RecordIndex()
         self.order = CompletionOrder()  # SEM-6.8
         self.rings = ring_info(proc.body)
+        self.free_exempt = ring_slots.synchronous_rings(proc)  # DIAL-12
         self.ledger = TxLedger()  # TMA transaction counts (TX-1)
         self.arg_syms = frozenset(a.name for a in proc.args)
         for a in proc.args:
@@ -256,7 +257,9 @@ class Machine(HazardChecks):
                 self.fence(self.collective(ctx), rules.SYNC_SETS[first],
                            rules.SYNC_SETS[second])
             case ir.Arrive(targets=targets):
-                barriers.arrive(self, s, self.collective(ctx), self.barriers[targets[0].buf])
+                bar = self.barriers[targets[0].buf]
+                barriers.arrive(self, s, self.collective(ctx), bar,
+                                rules.commit_each_element(s, ctx.tiling, bar.shape))
             case ir.Await(target=target):
                 barriers.await_(self, s, self.collective(ctx), self.barriers[target.buf])
             case _:
@@ -565,7 +568,8 @@ class Machine(HazardChecks):
     def check_freed(self, a: ir.Alloc, ctx: Ctx, loc: SrcLoc) -> None:
         """The SEM-4.7 check of freeing `a` here, reported at `loc`; frees nothing."""
         buf = self.bufs.get(a.name)
-        if buf is None or not buf.tracked or buf.mem.family not in ("smem", "mbarrier"):
+        if buf is None or not buf.tracked or buf.mem.family not in ("smem", "mbarrier") \
+                or a.name in self.free_exempt:
             return
         threads = Threads(ctx.task, (1 << self.current_dev_threads) - 1)
         self.check_free(buf, threads, loc)

@@ -8,7 +8,8 @@ allocation, y's storage gets a *handoff* record (qual-tl `slot`, seen by nobody)
 arrive #0 of y - d, so only an Await on y - d orders it before the accesses of y; an Arrive on
 y writes the storage of y - d (the slot's *recycling*), so every access of y - d must be
 temporally ordered before it. At the free every slot must have been recycled: each element
-y ≥ d arrived on (DIAL-16, upstream's `free_missing_arrive`). Non-goals: physical slots and parities (codegen).
+y ≥ d arrived on (DIAL-16, upstream's `free_missing_arrive`).
+Non-goals: physical slots and parities (codegen).
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from typing import Protocol
 
 from verifier.diagnostics import SrcLoc
 from verifier.lang.ir import ir
-from verifier.lang.stdlib.timelines import QualTL
+from verifier.lang.stdlib.memories import CudaMbarrier
+from verifier.lang.stdlib.timelines import QualTL, SyncTL, implements
 from verifier.semantics import rules
+from verifier.semantics.access import walk_stmts
 from verifier.semantics.machine_view import MachineView
 from verifier.semantics.state import Finding
 from verifier.semantics.threads import Threads
@@ -95,3 +98,21 @@ def free(m: MachineView, bar: RingBarrier, loc: SrcLoc) -> None:
                       "before the end of its scope (e.g. the consumer's final Arrive after the "
                       "main loop)"))
         return
+
+
+def synchronous_rings(proc: ir.Proc) -> frozenset[ir.Sym]:
+    """DIAL-12: the endgame ring mbarriers whose storage free is not checked (SEM-4.7): every
+    Arrive on them is in order (τ1 ⊑ cuda_in_order, complete when its threads pass it) and none
+    is a TMA trailing barrier. The certified lowering orders such a ring's previous instance
+    before each re-initialisation by a CTA (cluster) barrier of its own (DIAL-13), so the free,
+    which only models that re-initialisation, needs no synchronization from the program; a ring
+    with an asynchronous arrive (cp.async noinc, TMA) keeps the check."""
+    rings = {s.name for s in walk_stmts(proc.body) if isinstance(s, ir.Alloc)
+             and isinstance(s.typ, ir.BarrierType) and s.typ.ring is not None
+             and s.typ.mech is CudaMbarrier}
+    for s in walk_stmts(proc.body):
+        if isinstance(s, ir.Arrive) and not implements(s.first, SyncTL.cuda_in_order):
+            rings -= {t.buf for t in s.targets}
+        elif isinstance(s, ir.Call):
+            rings -= {t.buf for t in s.trailing}
+    return frozenset(rings)

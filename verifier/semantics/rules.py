@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from verifier.diagnostics import RejectedInput
+from verifier.lang.ir import ir
 from verifier.lang.stdlib.timelines import InstrTL, QualTL, SyncTL
 
 Q = QualTL
@@ -80,18 +81,24 @@ _RAM = {
     I.tma_to_smem_async_instr: _e(Q.tmaS, Q.async_),
     I.tma_to_gmem_async_instr: _e(Q.tmaG, Q.async_), I.wgmma_async_instr: _e(Q.wgS, Q.async_),
     I.tcgen05_mma_instr: _e(Q.tcS, Q.async_),  # BW-4.3: tcgen05.mma reads A, B through SMEM
+    I.tcgen05_cp_instr: _e(Q.tcS, Q.async_),  # BW-7.2: tcgen05.cp reads its SMEM source so too
 }
 _REG = {
     I.cuda_in_order_instr: _e(Q.cuda1), I.Sm80_cp_async_instr: _e(Q.cuda1),
     I.tma_to_smem_async_instr: _e(Q.cuda1), I.tma_to_gmem_async_instr: _e(Q.cuda1),
     I.wgmma_zero_instr: _e(Q.wg0, Q.wgD),
     I.tcgen05_ld_instr: _e(Q.tcL, Q.cuda1),  # BW-4.3: tcgen05.ld's register destination
+    I.tcgen05_st_instr: _e(Q.tcSt, Q.cuda1),  # BW-7.1: tcgen05.st's register source
 }
 # BW-4.3: tensor memory. The allocator's tcgen05.alloc / dealloc are in-order instrs (their
 # effect on the columns is a RAM-like in-order mutate); mma writes and ld reads are tcgen05's.
 _TMEM = {
-    I.cuda_in_order_instr: _e(Q.cuda2), I.tcgen05_mma_instr: _e(Q.tcM),
-    I.tcgen05_ld_instr: _e(Q.tcL),
+    I.cuda_in_order_instr: _e(Q.cuda2),
+    # BW-7.3: tcgen05.cp -> tcgen05.mma of one thread is a pipelined pair (PTX "Memory
+    # Consistency Model for 5th generation of TensorCore operations"): the mma sees the cp
+    I.tcgen05_mma_instr: _e(Q.tcM, Q.tcC),
+    I.tcgen05_ld_instr: _e(Q.tcL), I.tcgen05_st_instr: _e(Q.tcSt),  # BW-7.1
+    I.tcgen05_cp_instr: _e(Q.tcC),  # BW-7.2
 }
 _HOST = {I.cpu_in_order_instr: _e(Q.cpu), I.cpu_cuda_stream_instr: _e(Q.strm)}
 
@@ -178,3 +185,25 @@ def access_convergent(q0: QualTL, kind: AccessKind, in_instr: bool, cuda_scope: 
     if in_instr:
         return CONVERGENT[q0]
     return kind is not AccessKind.read or single_thread
+
+
+def commit_on_behalf(s: ir.Stmt, tiling: object, shape: tuple[int, ...]) -> bool:
+    """BW-5.5: a tcgen05.commit issued on behalf of CTAs that do not execute it: some point of
+    its barrier expressions is a thread-loop iterator whose loop covers fewer elements than
+    the barrier dimension it indexes (the pair's leader commits for both CTAs). Such a commit
+    arrives once at every element it names (`each_element` when it multicasts)."""
+    if not isinstance(s, ir.Arrive) or s.first is not SyncTL.tcgen05_commit:
+        return False
+    for ref in s.targets:
+        for k, a in enumerate(ref.idx):
+            if isinstance(a, ir.Point) and isinstance(a.pt, ir.Var) and k < len(shape):
+                guard = tiling.guard_of(a.pt.name)  # type: ignore[attr-defined]
+                if guard is not None and guard.tile_count < shape[k]:
+                    return True
+    return False
+
+
+def commit_each_element(s: ir.Stmt, tiling: object, shape: tuple[int, ...]) -> bool:
+    """BW-5.5: an on-behalf commit that multicasts counts at every element it names."""
+    return commit_on_behalf(s, tiling, shape) and any(
+        isinstance(a, ir.Interval) for r in s.targets for a in r.idx)  # type: ignore[union-attr]

@@ -43,6 +43,9 @@ class InstrParam:
     # required element stride of the window's row dimension (wgmma), or the template keyword
     # that gives it (a dense SMEM tile of ThunderKittens)
     row_stride: int | str = 0
+    # BW-5.2: the window's first interval is the CTA pair (cta_group::2): one issuing thread of
+    # the pair's leader CTA accesses both CTAs' slices itself (not distributed over its collective)
+    cta_pair: bool = False
 
 
 @dataclass(frozen=True)

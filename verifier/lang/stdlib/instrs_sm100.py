@@ -39,14 +39,39 @@ def mma_shape_problem(kw: dict[str, Any]) -> str | None:
     return None
 
 
+def mma_pair_shape_problem(kw: dict[str, Any]) -> str | None:
+    """BW-5.2: the cta_group::2 dense shape modelled: M = 256 (128 lanes in each CTA of the
+    pair), N a multiple of 16 in [16, 256] (each CTA holds N / 2 rows of B)."""
+    m, n = kw["M"], kw["N"]
+    if m != 256:
+        return (f"M={m}: cta_group::2 is modelled for M = 256 (M = 128 splits the lanes of "
+                "each CTA, not modelled)")
+    if n % 16 or not 16 <= n <= 256:
+        return f"N={n}: M=256 takes N a multiple of 16 in [16, 256]"
+    return None
+
+
 def _columns(kw: dict[str, Any]) -> tuple[int, int]:
     return (TMEM_LANES, kw["ncols"])
+
+
+def _pair_columns(kw: dict[str, Any]) -> tuple[int, int, int]:
+    return (2, TMEM_LANES, kw["ncols"])
 
 
 def _alloc(name: str) -> Instr:
     return Instr(name, (InstrParam("tmem", "tensor", "w", "Sm100_Tmem", _columns),),
                  InstrTL.cuda_in_order_instr, units.cuda_warp, ("ncols",),
                  tmem_columns_problem, template_code=("ERR-A34", "BW-1.2"))
+
+
+def _alloc_pair(name: str) -> Instr:
+    """BW-5.1: cta_group::2 allocation: one warp in each CTA of the pair, collectively; each
+    warp's slice is its own CTA's columns (the window's first interval is the pair)."""
+    return Instr(name, (InstrParam("tmem", "tensor", "w", "Sm100_Tmem", _pair_columns,
+                                   distributed=(units.cuda_cta_in_cluster,), owner_only=True),),
+                 InstrTL.cuda_in_order_instr, 2 * units.cuda_warp_in_cluster_strided(1),
+                 ("ncols",), tmem_columns_problem, template_code=("ERR-A34", "BW-1.2"))
 
 
 def _mma(kind: str) -> Instr:
@@ -56,6 +81,37 @@ def _mma(kind: str) -> Instr:
         name,
         (InstrParam("d", "tensor", "rw", "Sm100_Tmem", lambda kw: (kw["M"], kw["N"])),
          InstrParam("a", "tensor", "r", "CudaBasicSmem", lambda kw: (kw["M"], k)),
+         InstrParam("b", "tensor", "r", "CudaBasicSmem", lambda kw: (kw["N"], k))),
+        InstrTL.tcgen05_mma_instr, units.cuda_thread, ("M", "N"), mma_shape_problem,
+        template_code=("ERR-P07", "BW-2.1"))
+
+
+def _mma_pair(kind: str) -> Instr:
+    """BW-5.2: tcgen05.mma.cta_group::2, issued by one thread of the pair's leader CTA: D
+    (128 x N per CTA) in both CTAs' TMEM, A (128 x K per CTA) and B (N / 2 x K per CTA) in both
+    CTAs' SMEM, every slice accessed by the issuing thread."""
+    k = MMA_K[kind]
+    name = f"Sm100_mma_{kind}_cta2"
+    return Instr(
+        name,
+        (InstrParam("d", "tensor", "rw", "Sm100_Tmem", lambda kw: (2, TMEM_LANES, kw["N"]),
+                    cta_pair=True),
+         InstrParam("a", "tensor", "r", "CudaBasicSmem", lambda kw: (2, kw["M"] // 2, k),
+                    cta_pair=True),
+         InstrParam("b", "tensor", "r", "CudaBasicSmem", lambda kw: (2, kw["N"] // 2, k),
+                    cta_pair=True)),
+        InstrTL.tcgen05_mma_instr, units.cuda_thread, ("M", "N"), mma_pair_shape_problem,
+        template_code=("ERR-P07", "BW-5.2"))
+
+
+def _mma_tmem_a(kind: str) -> Instr:
+    """BW-7.3: tcgen05.mma with A in TMEM (M lanes x K columns of 32 bits), cta_group::1."""
+    k = MMA_K[kind]
+    name = f"Sm100_mma_{kind}_ts_cta1"
+    return Instr(
+        name,
+        (InstrParam("d", "tensor", "rw", "Sm100_Tmem", lambda kw: (kw["M"], kw["N"])),
+         InstrParam("a", "tensor", "r", "Sm100_Tmem", lambda kw: (kw["M"], k)),
          InstrParam("b", "tensor", "r", "CudaBasicSmem", lambda kw: (kw["N"], k))),
         InstrTL.tcgen05_mma_instr, units.cuda_thread, ("M", "N"), mma_shape_problem,
         template_code=("ERR-P07", "BW-2.1"))
@@ -76,6 +132,13 @@ def sm100_instrs() -> dict[str, Instr]:
         "Sm100_tmem_relinquish_alloc_permit": Instr(
             "Sm100_tmem_relinquish_alloc_permit", (), InstrTL.cuda_in_order_instr,
             units.cuda_warp),
+        "Sm100_tmem_alloc_cta2": _alloc_pair("Sm100_tmem_alloc_cta2"),
+        "Sm100_tmem_dealloc_cta2": _alloc_pair("Sm100_tmem_dealloc_cta2"),
+        "Sm100_tmem_relinquish_alloc_permit_cta2": Instr(
+            "Sm100_tmem_relinquish_alloc_permit_cta2", (), InstrTL.cuda_in_order_instr,
+            2 * units.cuda_warp_in_cluster_strided(1)),
+        "Sm100_mma_tf32_cta2": _mma_pair("tf32"),
+        "Sm100_mma_f16_cta2": _mma_pair("f16"),
         "Sm100_mma_tf32_cta1": _mma("tf32"),
         "Sm100_mma_f16_cta1": _mma("f16"),
         "Sm100_tmem_ld_32x32b_f32": Instr(
@@ -84,6 +147,26 @@ def sm100_instrs() -> dict[str, Instr]:
              InstrParam("src", "tensor", "r", "Sm100_Tmem", shape)),
             InstrTL.tcgen05_ld_instr, units.cuda_warpgroup, ("N",), _ld_problem,
             template_code=("ERR-P07", "BW-2.2")),
+        # BW-7.1: tcgen05.st.32x32b, the warpgroup's registers into TMEM lanes 0..127
+        "Sm100_tmem_st_32x32b_f32": Instr(
+            "Sm100_tmem_st_32x32b_f32",
+            (InstrParam("dst", "tensor", "w", "Sm100_Tmem", shape),
+             InstrParam("src", "tensor", "r", "Sm100_RmemMatrixD", shape)),
+            InstrTL.tcgen05_st_instr, units.cuda_warpgroup, ("N",), _ld_problem,
+            template_code=("ERR-P07", "BW-7.1")),
+        # BW-7.2: tcgen05.cp.128x256b, 128 rows of 256 bits (8 x 32-bit) from SMEM into TMEM,
+        # issued by one thread, completed through tcgen05.commit
+        "Sm100_tmem_cp_128x256b_f32": Instr(
+            "Sm100_tmem_cp_128x256b_f32",
+            (InstrParam("dst", "tensor", "w", "Sm100_Tmem", lambda kw: (TMEM_LANES, 8)),
+             InstrParam("src", "tensor", "r", "CudaBasicSmem", lambda kw: (TMEM_LANES, 8))),
+            InstrTL.tcgen05_cp_instr, units.cuda_thread),
+        "Sm100_mma_tf32_ts_cta1": _mma_tmem_a("tf32"),
+        # BW-7.1: the warpgroup zeroes a register tile (ordinary in-order register writes)
+        "Sm100_zero_d_f32": Instr(
+            "Sm100_zero_d_f32", (InstrParam("dst", "tensor", "w", "Sm100_RmemMatrixD", shape),),
+            InstrTL.cuda_in_order_instr, units.cuda_warpgroup, ("N",), _ld_problem,
+            template_code=("ERR-P07", "BW-7.1")),
         "Sm100_store_d_row_major_f32": Instr(
             "Sm100_store_d_row_major_f32",
             (InstrParam("dst", "tensor", "w", "CudaDeviceVisibleLinear", shape),

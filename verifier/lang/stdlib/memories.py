@@ -128,7 +128,10 @@ def packed_shape(mem: Memory, elem: str) -> tuple[int, ...] | None:
     (upstream's packed tensor shape, LANG-6.4); None where spork-verify does not check them."""
     if mem.is_tk or mem.name.startswith("Sm80_RmemMatrix"):
         dims = tuple(p for p in mem.params if isinstance(p, int))[:mem.packed_dims]
-        return dims if len(dims) == mem.packed_dims else None
+        if len(dims) != mem.packed_dims:
+            return None
+        # upstream's Sm80_RmemMatrixB(N, K) packs (K, N): its mma_packed_tensor_shape
+        return dims[::-1] if mem.name == "Sm80_RmemMatrixB" else dims
     if mem.name == "CudaRmemPacked32" and elem in _ELEMENT_BITS:
         return (32 // _ELEMENT_BITS[elem],)
     return None
