@@ -92,7 +92,7 @@ def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: BarrierInstance,
     for rec in m.index.witness_candidates(threads, code):
         target = m.witnessed_part(rec, threads, code)
         if target is not None:
-            target.pending.update(tags)
+            target.tag(tags)
             m.index.tag(target, bar.serial, named)
     for elem in named if each else [home_elem]:
         bar.count(elem)[0] += 1
@@ -170,7 +170,7 @@ def await_(m: MachineView, s: ir.Await, threads: Threads, bar: BarrierInstance) 
     for rec in m.index.tagged_with(key, elem):
         if rec.augmented(done):
             continue
-        if any(p[0] == key and p[1] == elem and p[2] <= a_max for p in rec.pending):
+        if rec.retired_by(key, elem, a_max):
             keys = rec.augment(threads, second)
             if keys:
                 m.index.note(rec, keys)

@@ -34,6 +34,7 @@ from verifier.semantics.access import (
 from verifier.semantics.exprs import admits, compile_expr, data_reads
 from verifier.semantics.hazards import HazardChecks
 from verifier.semantics.histories import Box, BufInstance, HistoryTable
+from verifier.semantics import index as record_index
 from verifier.semantics.index import RecordIndex
 from verifier.semantics.records import Record, SyncCode, augment_key
 from verifier.semantics.rings import CompletionOrder, ring_info
@@ -88,6 +89,7 @@ class Machine(HazardChecks):
         self.current_dev_threads = 0
         self.current_block_dim = 1
         self.by_task: dict[int | None, list[Record]] = {}
+        self.task_records = self.task_kept = 0  # entries of by_task: now, after the last prune
         self.barriers: dict[ir.Sym, barriers.BarrierInstance] = {}
         self.index = RecordIndex()
         self.order = CompletionOrder()  # SEM-6.8
@@ -197,14 +199,18 @@ class Machine(HazardChecks):
 
     def add_records(self, task: int | None, records: list[Record]) -> None:
         self.by_task.setdefault(task, []).extend(records)
+        self.task_records += len(records)
         for rec in records:
             self.index.add(rec)
 
     def collect_garbage(self) -> None:
         self.table.collect(list(self.bufs.values()))
-        self.index.prune()
-        for key in list(self.by_task):
-            self.by_task[key] = [r for r in self.by_task[key] if r.group.alive]
+        if self.index.due():  # dead entries cost only time until then (syncs skip them)
+            self.index.prune()
+        if self.task_records > 2 * self.task_kept + record_index.PRUNE_ENTRIES:
+            for key in list(self.by_task):
+                self.by_task[key] = [r for r in self.by_task[key] if r.group.alive]
+            self.task_records = self.task_kept = sum(map(len, self.by_task.values()))
 
     # ------------------------------------------------------------ statements
 
