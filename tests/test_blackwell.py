@@ -111,7 +111,7 @@ def test_tables_cover_every_tcgen05_timeline() -> None:
     assert QualTL.tcL not in SYNC_SETS[SyncTL.cuda_in_order].temporal
 
 
-@pytest.mark.rule("BW-2.5")
+@pytest.mark.rule("BW-2.3")
 def test_overwrite_form_differs_only_in_writing_d() -> None:
     """Each `Sm100_mma_*_zero_*` is its accumulating form with D written, not read-modify-
     written: the same timeline, unit, keywords, shape rule and operands."""
@@ -133,7 +133,7 @@ def test_overwrite_form_differs_only_in_writing_d() -> None:
                                                               pa.shape(kw))
 
 
-@pytest.mark.rule("BW-2.5")
+@pytest.mark.rule("BW-2.3")
 def test_accumulate_only_gemm_is_still_accepted(tmp_path: Path) -> None:
     """Accumulating onto the undefined TMEM of the first K step computes garbage but is a legal,
     correctly synchronized program: the verifier proves it (it checks synchronization, not

@@ -38,7 +38,7 @@ def _json(capsys: pytest.CaptureFixture[str], path: Path) -> tuple[int, dict]:
 
 
 # (bug file, text of the earlier statement): the later statement is the header's line; a race
-# with the MMA names its first K step, the overwrite form (BW-2.5)
+# with the MMA names its first K step, the overwrite form (BW-2.3)
 RACES = [
     ("bw_gemm_cta2_bug_no_pair_sync", "Sm90_copy_tensor_to_smem_swizzled_2f32(A_s"),
     ("bw_gemm_cta2_bug_no_release", "Sm100_mma_tf32_zero_cta2("),

@@ -246,7 +246,7 @@ def mbarrier_mixed_slices(T: size, y: f32[T, 2, 2, 16] @ CudaGmemLinear):
 
 
 # kind::f16 tcgen05.mma (BW-CG-3): f16 tiles stored by the threads into 32-byte-swizzled SMEM, made
-# visible to the async proxy, one overwriting MMA (BW-2.5), its commit awaited, the accumulator
+# visible to the async proxy, one overwriting MMA (BW-2.3), its commit awaited, the accumulator
 # read back.
 @proc
 def bw_mma_f16(T: size, A: f16[128 * T, 16] @ CudaGmemLinear, B: f16[64, 16] @ CudaGmemLinear,

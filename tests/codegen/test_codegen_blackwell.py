@@ -184,12 +184,12 @@ def test_f16_kind() -> None:
     assert "tcgen05.mma.cta_group::1.kind::f16 [%0], %1, " in text
 
 
-# the MMA call of a first K step and of the others: enable-input-d 0, then 1 (BW-2.5)
+# the MMA call of a first K step and of the others: enable-input-d 0, then 1 (BW-2.3)
 _FIRST_K_STEP = re.compile(r"if \(\((k == 0)[^\n]*\) \{\n\s*exo_Sm100_mma_\w+\([^;]*, 0u\);\n"
                            r"\s*\} else \{\n\s*exo_Sm100_mma_\w+\([^;]*, 1u\);\n\s*\}")
 
 
-@pytest.mark.rule("BW-2.5")
+@pytest.mark.rule("BW-2.3")
 @pytest.mark.rule("BW-CG-3")
 @pytest.mark.parametrize("case", [c for c in _cases("proved") if "tmem_a" not in c[1]],
                          ids=lambda c: c[1])
@@ -205,7 +205,7 @@ def test_first_k_step_overwrites(case: tuple[Path, str]) -> None:
                      r'\s*"exo_p;', text)
 
 
-@pytest.mark.rule("BW-2.5")
+@pytest.mark.rule("BW-2.3")
 def test_accumulate_only_gemm_emits_enable_input_d_true(tmp_path: Path) -> None:
     """The accumulating form alone (a legal program) lowers with enable-input-d 1 only."""
     source = GEMM.read_text()

@@ -101,9 +101,9 @@ def _mma(kind: str, group: int, a_in_tmem: bool, zero: bool) -> Sm100Lowering:
     def lower(s: ir.Call, tensors: Mapping[str, View], sizes: Mapping[str, str]) -> list[str]:
         """One thread issues `tcgen05.mma.cta_group::<group>.kind::<kind>`; enable-input-d is
         1 for the accumulating form (`D += A * B`) and 0 for the overwrite form `_zero`
-        (`D = A * B`, BW-2.5), the same PTX otherwise. A pair MMA (M = 256) names the leader CTA's slices; the
-        hardware takes the peer's at the same offsets. A in TMEM is its address (lanes 0..M-1,
-        K columns). Rules: BW-CG-3, BW-CG-9, BW-CG-10"""
+        (`D = A * B`, BW-2.3), the same PTX otherwise. A pair MMA (M = 256) names the leader
+        CTA's slices; the hardware takes the peer's at the same offsets. A in TMEM is its
+        address (lanes 0..M-1, K columns). Rules: BW-CG-3, BW-CG-9, BW-CG-10"""
         kw = keywords(s)
         m, n = kw["M"], kw["N"]
         if m != 128 * group:

@@ -75,12 +75,12 @@ def _alloc_pair(name: str) -> Instr:
 
 
 def mma_name(kind: str, group: int, a_in_tmem: bool = False, zero: bool = False) -> str:
-    """`Sm100_mma_<kind>[_ts][_zero]_cta<group>`: `_zero` is the overwrite form (BW-2.5)."""
+    """`Sm100_mma_<kind>[_ts][_zero]_cta<group>`: `_zero` is the overwrite form (BW-2.3)."""
     return f"Sm100_mma_{kind}{'_ts' if a_in_tmem else ''}{'_zero' if zero else ''}_cta{group}"
 
 
 def _d_access(zero: bool) -> str:
-    """BW-2.5: the overwrite form (enable-input-d false) writes D; the accumulating form,
+    """BW-2.3: the overwrite form (enable-input-d false) writes D; the accumulating form,
     D += A * B, reads and writes it."""
     return "w" if zero else "rw"
 
@@ -148,7 +148,7 @@ def sm100_instrs() -> dict[str, Instr]:
         "Sm100_tmem_relinquish_alloc_permit_cta2": Instr(
             "Sm100_tmem_relinquish_alloc_permit_cta2", (), InstrTL.cuda_in_order_instr,
             2 * units.cuda_warp_in_cluster_strided(1)),
-        # BW-2.1, BW-2.5, BW-5.2: each MMA in its accumulating and its overwrite form
+        # BW-2.1, BW-2.3, BW-5.2: each MMA in its accumulating and its overwrite form
         **{i.name: i for kind in ("tf32", "f16") for zero in (False, True)
            for i in (_mma_pair(kind, zero), _mma(kind, zero))},
         "Sm100_tmem_ld_32x32b_f32": Instr(
