@@ -22,7 +22,9 @@ appends one line with `"when": "collect"` and the error.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import importlib.abc
+import importlib.machinery
 import importlib.util
 import json
 import multiprocessing
@@ -64,8 +66,65 @@ class _UpstreamHelpers(importlib.abc.MetaPathFinder):
             return importlib.util.spec_from_file_location(
                 name, base / "__init__.py", submodule_search_locations=[str(base)])
         if base.with_suffix(".py").is_file():
-            return importlib.util.spec_from_file_location(name, base.with_suffix(".py"))
+            path = str(base.with_suffix(".py"))
+            return importlib.util.spec_from_file_location(name, path,
+                                                          loader=_HelperLoader(name, path))
         return None
+
+
+class _HelperLoader(importlib.machinery.SourceFileLoader):
+    """Runs an upstream helper module; its exported functions that build procs are wrapped so
+    that one stopping at a rewrite spork-verify does not reproduce (API-2), called by a test
+    itself rather than through the `compiler` fixture (which rebuilds the whole mkproc), is
+    rebuilt under upstream Exo-GPU (SCHED-2), as `_build` does."""
+
+    def exec_module(self, module: Any) -> None:
+        super().exec_module(module)
+        for name in getattr(module, "__all__", ()):
+            value = getattr(module, name, None)
+            if callable(value) and getattr(value, "__module__", None) == module.__name__ and \
+                    not isinstance(value, type):
+                setattr(module, name, _rebuilt_when_unsupported(module.__name__, name, value))
+
+
+def _rebuilt_when_unsupported(module: str, name: str, build: Callable[..., Any]
+                              ) -> Callable[..., Any]:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return build(*args, **kwargs)
+        except SporkError as e:
+            if _in_build[0] or not needs_exo_gpu(e) or not os.environ.get(EXO_GPU_ENV):
+                raise
+        text = ", ".join([_value_text(a, module) for a in args] +
+                         [f"{k}={_value_text(v, module)}" for k, v in kwargs.items()])
+        call = f"__import__({module!r}, fromlist=['_']).{name}({text})"
+        test_file = sys._getframe(1).f_code.co_filename  # the test module calling the helper
+        procs = _built_by_exo_gpu_call(test_file, call, name)
+        return procs[0] if len(procs) == 1 else procs
+    wrapper.__name__ = name
+    return wrapper
+
+
+def _value_text(v: Any, module: str) -> str:
+    """A helper's argument as upstream can evaluate it: plain values, an element type by name,
+    an enum member or a dataclass of the helper module by constructor."""
+    from verifier.lang.stdlib.scalars import ScalarInfo
+
+    mod = f"__import__({module!r}, fromlist=['_'])"
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return repr(v)
+    if isinstance(v, ScalarInfo):
+        return repr(v.name)
+    if isinstance(v, (list, tuple)):
+        inner = ", ".join(_value_text(x, module) for x in v)
+        return f"[{inner}]" if isinstance(v, list) else f"({inner},)"
+    if isinstance(v, enum.Enum) and type(v).__module__ == module:
+        return f"{mod}.{type(v).__name__}.{v.name}"
+    if dataclasses.is_dataclass(v) and type(v).__module__ == module:
+        fields = ", ".join(f"{f.name}={_value_text(getattr(v, f.name), module)}"
+                           for f in dataclasses.fields(v))
+        return f"{mod}.{type(v).__name__}({fields})"
+    raise TypeError(f"cannot pass {v!r} to upstream Exo-GPU")
 
 
 _compiler_fixtures = [0]  # how many `compiler` fixtures are live, as upstream's conftest counts
@@ -123,6 +182,7 @@ def _verify(p: Any) -> None:
                    "codes": [f.code for f in result.findings],
                    "hazard": {"kind": first.kind.value, "variable": first.variable,
                               "free": f"@ free({first.variable}" in first.message,
+                              "second": "SECOND ARRIVE @" in first.message,
                               "line": first.loc.line}
                    if first is not None else {},
                    **({"scheduled_by": dataclasses.asdict(_scheduled[id(p)])}
@@ -196,17 +256,23 @@ def _source_text(v: Any, scope: dict[str, Any]) -> str:
 _building: list[dict[str, Any] | None] = [None]
 
 
+_in_build = [0]  # inside `_build`: it rebuilds the whole mkproc under upstream itself
+
+
 def _build(mkproc: Callable[..., Any], kwargs: dict[str, Any]) -> list[Any]:
     _building[0] = {"mkproc": getattr(mkproc, "__name__", "?"),
                     "kwargs": {k: _source_text(v, getattr(mkproc, "__globals__", {}))
                                for k, v in kwargs.items()}}
     try:
+        _in_build[0] += 1
         procs = mkproc(**kwargs)
     except SporkError as e:
         if not needs_exo_gpu(e) or not os.environ.get(EXO_GPU_ENV):
             _record_error(getattr(e, "proc", None) or mkproc.__name__, e)
             raise
         return _built_by_exo_gpu(mkproc, _building[0]["kwargs"])
+    finally:
+        _in_build[0] -= 1
     return list(procs) if isinstance(procs, (list, tuple)) else [procs]
 
 
@@ -219,13 +285,24 @@ def _built_by_exo_gpu(mkproc: Callable[..., Any], kwargs_text: dict[str, str]) -
     (SCHED-2): the test file is run in $SPORK_CONFORMANCE_EXO_GPU_PYTHON, the call evaluated
     in its namespace, and the procs upstream prints are parsed by spork-verify's front end,
     exactly as `spork-verify --exo-gpu-python` does for a file's module-level procs."""
+    call = f"{mkproc.__name__}({', '.join(f'{k}={v}' for k, v in kwargs_text.items())})"
+    return _built_by_exo_gpu_call(mkproc.__code__.co_filename, call, mkproc.__name__)
+
+
+_upstream_built: dict[tuple[str, str], Any] = {}  # (file, call) -> what upstream built
+
+
+def _built_by_exo_gpu_call(path: str, call: str, name: str) -> list[Any]:
+    """The procs `call` (an expression over the names of the test file `path`) returns when
+    the file runs under upstream Exo-GPU (SCHED-2); one build per call and file."""
     from verifier.load.load_scheduled import load_by_exo_gpu
 
-    call = f"{mkproc.__name__}({', '.join(f'{k}={v}' for k, v in kwargs_text.items())})"
-    loaded = load_by_exo_gpu(mkproc.__code__.co_filename, os.environ[EXO_GPU_ENV],
-                             _proc_limit() or 120.0, call)
+    loaded = _upstream_built.get((path, call))
+    if loaded is None:
+        loaded = load_by_exo_gpu(path, os.environ[EXO_GPU_ENV], _proc_limit() or 300.0, call)
+        _upstream_built[(path, call)] = loaded
     if loaded.error is not None:
-        _record_error(loaded.error.proc or mkproc.__name__, loaded.error)
+        _record_error(loaded.error.proc or name, loaded.error)
         raise loaded.error
     _scheduled.update(zip(map(id, loaded.procs), loaded.scheduled_by))
     return list(loaded.procs)

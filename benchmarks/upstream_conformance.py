@@ -202,11 +202,14 @@ def file_rows(test: Path, records: list[dict], expected: dict[str, list[str]] | 
 def same_hazard(theirs: dict, ours: dict) -> bool:
     """Upstream's hazard is ours: the same variable, and the same kind, or endgame's
     `free_missing_sync` at the free our WAW/WAR at free(x) names; unequal barrier counts
-    (upstream names no variable there) at the same allocation line."""
+    (upstream names no variable there) at the same allocation line; endgame's "Arrived twice
+    on one-shot arrive barrier @ z[...]" is our SECOND ARRIVE on z (DIAL-10)."""
     if theirs.get("kind") == "barrier-count":
         return ours.get("kind") == "barrier-count" and theirs.get("line") == ours.get("line")
     if theirs.get("variable") != ours.get("variable"):
         return False
+    if theirs.get("kind") == "second-arrive":  # DIAL-10: our SECOND ARRIVE finding
+        return ours.get("kind") == "barrier-count" and bool(ours.get("second"))
     if theirs.get("kind") == "free_missing_sync":
         return bool(ours.get("free")) and ours.get("kind") in ("WAW", "WAR")
     return theirs.get("kind") == ours.get("kind") and \

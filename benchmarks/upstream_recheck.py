@@ -9,7 +9,8 @@ module's namespace. Prints one JSON line: {"upstream": "raises" (a hazard: Camsp
 error: a limitation of upstream's checker)|"passes"|"not rebuilt", "message": ...}; with a
 hazard also its "kind" (RAW, WAR, WAW; endgame's free_missing_sync, ...), "variable" (the
 buffer, `free(x)` as `x`) and "free" (whether it is at a free), or for unequal barrier counts
-"barrier-count" and the "line" of the barrier's allocation, read off
+"barrier-count" and the "line" of the barrier's allocation, for an endgame ring element
+arrived twice "second-arrive" and the barrier, read off
 the remark upstream's checker writes to its debug log ("WAW HAZARD @ free(s[0])"), so that
 the caller compares them with spork-verify's finding instead of only "upstream raised".
 A proc that calls another proc (upstream's sync_check refuses those calls) is checked through
@@ -53,6 +54,10 @@ def main() -> int:
                    "message": f"{type(e).__name__}: {first[:160]}"}
             hazard = next((m for m in map(_HAZARD.search, remarks) if m), None)
             count = next((m for m in map(_COUNT.search, remarks) if m), None)
+            twice = next((m for m in map(_TWICE.search, remarks) if m), None)
+            if found and twice and not hazard:  # DIAL-10: a one-shot element arrived twice
+                out.update(kind="second-arrive", variable=twice["var"],
+                           message=f"{type(e).__name__}: {twice[0]}")
             if found and count and not hazard:  # names no variable: the barrier's line
                 out.update(kind="barrier-count", line=int(count["line"]),
                            message=f"{type(e).__name__}: {count['what']} (line {count['line']})")
@@ -70,6 +75,10 @@ def main() -> int:
 # ordered after an access: our WAW or WAR at free(x)) and a few kinds of its own
 _HAZARD = re.compile(r"(?P<kind>RAW|WAR|WAW|free_missing_sync|free_missing_arrive|use_after_free|"
                      r"use_before_alloc) HAZARD @ (?P<free>free\()?(?P<var>\w+)[^\n]*")
+
+
+# endgame's one-shot ring elements (our SECOND ARRIVE, DIAL-10)
+_TWICE = re.compile(r"Arrived twice on one-shot arrive barrier @ (?P<var>\w+)[^\n]*")
 
 
 # a barrier freed with unequal counts: the remark names the allocation's line, not the variable

@@ -37,6 +37,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -65,7 +66,7 @@ KERNELS = {
 # benchmark_sync_check.py, each size timed once after a warm-up; one JSON line per point.
 UPSTREAM_CHILD = r"""
 import json, os, sys, time
-folder, sizes, budget, repeat, k_split = json.loads(sys.argv[1])
+folder, sizes, budget, repeat, k_split, only = json.loads(sys.argv[1])
 sys.path[:0] = [folder, os.path.join(folder, "..", "gemv")]
 from template.make_Sm90a_gemm import make_Sm90a_gemm, Sm90aGemmConfig
 from exocc_Sm80_gemv import gemv_warp_coop_8
@@ -79,7 +80,9 @@ kernels = [
     ("gemv", 2, gemv_warp_coop_8, lambda n: dict(M=n, K=n)),
 ]
 for label, power, p, args in kernels:
-    p.sync_check(**args(sizes[0]))  # warm-up, untimed (the original's first pass)
+    if only and label not in only:
+        continue
+    p.sync_check(**args(512))  # warm-up, untimed (the original warms up with a first pass)
     last = None
     for n in sizes:
         if last is not None and last[1] * (n / last[0]) ** power > budget:
@@ -140,7 +143,7 @@ def examples_copy(checkout: Path, tmp: Path) -> Path:
 
 
 def measure_upstream(python: str, checkout: Path, jit: str | None, sizes: list[int],
-                     budget: float, repeat: int) -> None:
+                     budget: float, repeat: int, kernels: list[str]) -> None:
     env = dict(os.environ)
     if jit:
         env["CAMSPORK_JIT_DIR"] = jit
@@ -151,15 +154,22 @@ def measure_upstream(python: str, checkout: Path, jit: str | None, sizes: list[i
                               "getattr(exo, '__version__', '?'))"], capture_output=True,
                              text=True, env=env, check=False).stdout.strip()
     started = datetime.datetime.now(datetime.timezone.utc)
-    rows: list[list[object]] = []
+    notes = [
+        "upstream sync_check time per call, M = N = K = n (sporkbench "
+        "examples/Sm90a_gemm/benchmark_sync_check.py's kernels and sizes)",
+        f"measured by proofs/figures.py --upstream-python (last run {started:%Y-%m-%d %H:%M} "
+        f"UTC); upstream Python and exo: {version}; machine: {machine_words()}",
+        "one timed call per point (median of `runs`) after an untimed warm-up (the original "
+        "averages 5 wall-clock runs); `measured` (UTC) and `load` (the load averages then) "
+        "per point; a size missing was skipped: its CPU time extrapolated from the previous "
+        f"size exceeded the run's --point-budget ({budget:g} s)"]
     with tempfile.TemporaryDirectory() as tmp:
         folder = examples_copy(checkout, Path(tmp)) / "Sm90a_gemm"
         # run where upstream's JIT keeps its build: ninja's log is written to the working
         # folder, and without it ninja rebuilds the whole library (minutes)
-        child = subprocess.Popen([python, "-c", UPSTREAM_CHILD,
-                                  json.dumps([str(folder), sizes, budget, repeat, K_SPLIT])],
-                                 cwd=env["CAMSPORK_JIT_DIR"], env=env, stdout=subprocess.PIPE,
-                                 text=True)
+        child = subprocess.Popen([python, "-c", UPSTREAM_CHILD, json.dumps(
+            [str(folder), sizes, budget, repeat, K_SPLIT, kernels])],
+            cwd=env["CAMSPORK_JIT_DIR"], env=env, stdout=subprocess.PIPE, text=True)
         assert child.stdout is not None
         for line in child.stdout:
             if line.startswith("POINT "):
@@ -167,26 +177,22 @@ def measure_upstream(python: str, checkout: Path, jit: str | None, sizes: list[i
                 print(f"upstream {label} n={n}: " +
                       (f"{cpu:.2f} s CPU, {wall:.2f} s wall" if cpu is not None else
                        "skipped"), flush=True)
-                if cpu is not None:
-                    rows.append([label, n, f"{cpu:.4f}", f"{wall:.4f}", runs,
+                if cpu is not None:  # kept at once: a long run may be cut short
+                    _save_point([label, n, f"{cpu:.4f}", f"{wall:.4f}", runs,
                                  f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}",
-                                 " ".join(f"{x:.2f}" for x in os.getloadavg())])
+                                 " ".join(f"{x:.2f}" for x in os.getloadavg())], notes)
         if child.wait() != 0:
             raise SystemExit(f"upstream's run failed (exit status {child.returncode})")
-    if UPSTREAM_CSV.exists():  # points this run skipped keep their earlier measurement
-        done = {(str(r[0]), str(r[1])) for r in rows}
+
+
+def _save_point(row: list[object], notes: list[str]) -> None:
+    """`row` in the upstream CSV, replacing an earlier measurement of the same point."""
+    rows = [row]
+    if UPSTREAM_CSV.exists():
         rows += [[r[k] for k in UPSTREAM_HEADER] for r in read_csv(UPSTREAM_CSV)[0]
-                 if (r["kernel"], r["n"]) not in done]
+                 if (r["kernel"], r["n"]) != (str(row[0]), str(row[1]))]
     rows.sort(key=lambda r: (list(KERNELS).index(str(r[0])), int(r[1])))
-    write_csv(UPSTREAM_CSV, UPSTREAM_HEADER, rows, [
-        f"upstream sync_check time per call, M = N = K = n (sporkbench "
-        "examples/Sm90a_gemm/benchmark_sync_check.py's kernels and sizes)",
-        f"measured by proofs/figures.py --upstream-python (last run {started:%Y-%m-%d %H:%M} "
-        f"UTC); upstream Python and exo: {version}; machine: {machine_words()}",
-        "one timed call per point (median of `runs`) after an untimed warm-up (the original "
-        "averages 5 wall-clock runs); `measured` (UTC) and `load` (the load averages then) "
-        "per point; a size missing was skipped: its CPU time extrapolated from the previous "
-        f"size exceeded the run's --point-budget ({budget:g} s)"])
+    write_csv(UPSTREAM_CSV, UPSTREAM_HEADER, rows, notes)
 
 
 def measure_proofs(checkout: Path, repeat: int) -> None:
@@ -271,26 +277,31 @@ def plot_sync_check(out: Path) -> list[Path]:
 
 
 def plot_files(out: Path) -> list[Path]:
+    """Seconds per file, log scale: wall (wide bar) and CPU of the process tree (narrow bar;
+    on a busy machine the wall time mostly says how busy), against the target."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     rows, notes = read_csv(FILES_CSV)
     plt.rcParams.update({"font.size": 10, "svg.hashsalt": "spork", "svg.fonttype": "none"})
-    fig = plt.figure(figsize=(10.0, 0.35 * len(rows) + 1.6), constrained_layout=True)
+    fig = plt.figure(figsize=(10.0, 0.3 * len(rows) + 1.8), constrained_layout=True)
     ax = fig.gca()
     names = [f"{r['file']} ({r['procs']} procs: {r['verdicts']})" for r in rows]
     ys = list(range(len(rows)))[::-1]
-    ax.barh(ys, [float(r["wall_s"]) for r in rows], color="steelblue", label="wall s (median)")
-    ax.scatter([float(r["cpu_s"]) for r in rows], ys, color="black", marker="|", s=120,
-               label="CPU s", zorder=3)
+    ax.barh(ys, [float(r["wall_s"]) for r in rows], height=0.8, color="lightsteelblue",
+            label="wall s")
+    ax.barh(ys, [float(r["cpu_s"]) for r in rows], height=0.4, color="steelblue",
+            label="CPU s (the process and its children)")
     ax.scatter([float(r["target_s"]) for r in rows], ys, color="darkred", marker="x",
                label="target: 2 s per proc + 1 s", zorder=3)
+    ax.set_xscale("log")
     ax.set_yticks(ys, names, fontsize=7)
     ax.set_xlabel("seconds, `spork-verify FILE` from the shell, cold proof cache")
     ax.legend(fontsize=8, loc="lower right")
-    ax.grid(True, axis="x", alpha=0.5)
-    ax.set_title((notes[0] if notes else ""), fontsize=7, loc="left")
+    ax.grid(True, axis="x", which="both", alpha=0.4)
+    ax.set_title("\n".join(textwrap.wrap(notes[-1], 110)) if notes else "", fontsize=7,
+                 loc="left")
     return _save(fig, out / "sporkbench_files")
 
 
@@ -316,6 +327,8 @@ def main(argv: list[str]) -> int:
                     help="skip an upstream size predicted to take longer (seconds)")
     ap.add_argument("--repeat", type=int, default=3, help="spork-verify runs per kernel")
     ap.add_argument("--upstream-repeat", type=int, default=1, help="timed calls per point")
+    ap.add_argument("--kernels", default="",
+                    help="upstream's points only for the kernels whose label contains this")
     ap.add_argument("--skip-proofs", action="store_true",
                     help="with --sporkbench: measure upstream's points only")
     ap.add_argument("--out", type=Path, default=PICTURES)
@@ -325,7 +338,7 @@ def main(argv: list[str]) -> int:
             raise SystemExit("--upstream-python needs --sporkbench CHECKOUT (its kernels)")
         measure_upstream(args.upstream_python, Path(args.sporkbench), args.camspork_jit_dir,
                          [int(s) for s in args.sizes.split(",")], args.point_budget,
-                         args.upstream_repeat)
+                         args.upstream_repeat, [k for k in KERNELS if args.kernels in k])
     if args.sporkbench and not args.skip_proofs:
         measure_proofs(Path(args.sporkbench), args.repeat)
     for path in plot_sync_check(args.out) + plot_files(args.out):

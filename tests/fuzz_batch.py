@@ -3,8 +3,9 @@
 `python tests/fuzz_batch.py RESULTS.jsonl FILE...`: for each FILE, `spork-verify FILE` as
 `verifier.cli.main` runs it, except that the file is loaded in this process (`load.run_file`,
 the very code the loading child runs) instead of a child interpreter per file, which is what
-makes a few hundred files cheap. Each file gets 30 s (SIGALRM); one JSON line per file says its
-exit code, whether a traceback was printed, how long it took and the end of its output.
+makes a few hundred files cheap. Each file gets 30 s (SIGALRM), stretched by the load per core;
+one JSON line per file says its exit code, whether a traceback was printed, how long it took
+and the end of its output.
 
 Only generated files go through here: they are examples bent by bytes, encodings and imports,
 not programs that kill, hang or rewire the process that runs them (the hand-written `hand_*`
@@ -16,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import math
 import signal
 import sys
 import time
@@ -27,6 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from verifier import cli  # noqa: E402
 from verifier.diagnostics import RejectedInput, SporkError, SrcLoc  # noqa: E402
 from verifier.load import load, load_isolated, load_scheduled  # noqa: E402
+
+from process_support import stop_limit_s  # noqa: E402
 
 LIMIT_S = 30  # per file: more is a hang (CLI-6)
 
@@ -62,7 +66,8 @@ def verify(path: str) -> dict[str, Any]:
     out = io.StringIO()
     start = time.monotonic()
     signal.signal(signal.SIGALRM, _expire)
-    signal.alarm(LIMIT_S)
+    limit_s = stop_limit_s(LIMIT_S)
+    signal.alarm(math.ceil(limit_s))
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
             code = cli.main([path, "--timeout", "2", "--load-timeout", "3", "--no-progress"])
@@ -72,6 +77,7 @@ def verify(path: str) -> dict[str, Any]:
         signal.alarm(0)
     text = out.getvalue()
     return {"file": Path(path).name, "code": code, "seconds": round(time.monotonic() - start, 3),
+            "limit_s": limit_s,
             "traceback": "Traceback" in text, "located": path in text or "no @proc" in text,
             "tail": text[-1500:]}
 

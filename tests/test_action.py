@@ -164,6 +164,7 @@ def _sarif(path: Path) -> dict[str, Any]:
     return doc
 
 
+@pytest.mark.slow  # installs spork-verify into a fresh venv: .ci/run runs it (`-m slow`)
 def test_dry_run_installs_the_pinned_commit_and_uploads_a_valid_sarif(
         workspace: Path, installed: tuple[Path, ActionRun]) -> None:
     temp, run = installed
@@ -201,6 +202,7 @@ def _run_without_install(workspace: Path, temp: Path,
     return dry.run, _sarif(workspace / dry.inputs["sarif-file"])
 
 
+@pytest.mark.slow  # reuses that installation
 @pytest.mark.parametrize("inputs,words", [
     ({"args": "--timeout nan"}, "--timeout: expected a positive number of seconds"),
     ({"paths": "kernels/saxpy.py --proc"}, "expected one argument"),

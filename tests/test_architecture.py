@@ -24,7 +24,8 @@ ALLOWED = {
     "chain": {"lang"},
     "report": set(),
     "cli": {"lang", "load", "encode", "report", "codegen", "semantics", "check", "cli_io", "cli_chain",
-            "cli_cert", "cli_gate", "cli_sync"},
+            "cli_cert", "cli_gate", "cli_sync", "cli_procs"},
+    "cli_procs": {"lang", "cli_io"},  # a file's procs proved side by side (CLI-7)
     "cli_sync": {"lang", "load", "encode", "semantics"},  # in-file sync_check answers (SYNC-*)
     "cli_chain": {"lang", "chain", "encode"},
     "cli_io": set(),

@@ -70,6 +70,7 @@ def test_seeded_wrong_gemms_are_refuted_and_replayed(name: str, tmp_path: Path) 
     _check_refuted(name, tmp_path)
 
 
+@pytest.mark.slow  # exo-lang and gcc compile every proved example: .ci/run runs it
 @pytest.mark.rule("CHAIN-1.6")
 def test_erased_procs_of_the_proved_examples_compile_to_c_with_exo_lang(tmp_path: Path) -> None:
     from verifier.chain.erase import erase

@@ -53,3 +53,9 @@ def test_upstream_agrees_only_on_the_same_kind_and_variable() -> None:
     assert conf.same_hazard({"kind": "barrier-count", "line": 368}, count)
     assert not conf.same_hazard({"kind": "barrier-count", "line": 12}, count)
     assert not conf.same_hazard({"kind": "barrier-count", "line": 368}, ours)
+    # endgame's "Arrived twice on one-shot arrive barrier @ bar[0]" is our SECOND ARRIVE (DIAL-10)
+    second = {"kind": "barrier-count", "variable": "bar", "free": False, "second": True}
+    assert conf.same_hazard({"kind": "second-arrive", "variable": "bar"}, second)
+    assert not conf.same_hazard({"kind": "second-arrive", "variable": "bar"}, count)
+    assert not conf.same_hazard({"kind": "second-arrive", "variable": "bar"},
+                                {"kind": "WAR", "variable": "bar", "free": True})

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from verifier.diagnostics import SporkError, Unsupported
+from verifier.diagnostics import SporkError
 from verifier.encode import verify_proc
 from verifier.lang import (
     CudaTkWarpTile, CudaTkWarpVec, Sm90_SmemSwizzled, cuda_tk_load_rs_advice,
@@ -110,10 +110,22 @@ def k():
     ("[2, 8]", "CudaTkWarpVec(16, 'ortho')", "cuda_warp",
      "[8] packed tensor shape not supported; expect (16,)"),
     ("", "CudaRmemPacked32", "cuda_thread", "must be at least 1-dimensional"),
+    ("[2, 8, 4]", "Sm80_RmemMatrixB(8, 4)", "cuda_warp",  # (N, K) packs (K, N)
+     "[8, 4] packed tensor shape not supported; expect (4, 8)"),
 ])
 def test_packed_shape(tmp_path: Path, shape: str, mem: str, unit: str, problem: str) -> None:
     code, message = _rejection(tmp_path, IN_A_LOOP.format(shape=shape, mem=mem, unit=unit))
     assert code == "ERR-A10" and problem in message and message.startswith("r: f32")
+
+
+@pytest.mark.rule("LANG-6.4")
+def test_the_sm80_b_fragment_packs_k_then_n(tmp_path: Path) -> None:
+    """sporkbench's Sm80 GEMMs allocate `f32[..., 4, 8] @ Sm80_RmemMatrixB(8, 4)`."""
+    path = tmp_path / "k.py"
+    path.write_text("from verifier.lang import *\n" + IN_A_LOOP.format(
+        shape="[2, 4, 8]", mem="Sm80_RmemMatrixB(8, 4)", unit="cuda_warp"))
+    (p,) = load_procs(path)
+    assert verify_proc(p).verdict is Verdict.vacuous  # accepted; no access to prove
 
 
 @pytest.mark.rule("TK-1")
@@ -140,18 +152,6 @@ def test_bad_template_keywords(tmp_path: Path, call: str, problem: str) -> None:
     alloc = "\n            ".join(f"{n}: f32[2, 16, 32] @ CudaTkWarpTile(16, 32)" for n in "tuv")
     code, message = _rejection(tmp_path, KERNEL.format(alloc=alloc, call=call))
     assert code == "ERR-P07" and problem in message
-
-
-@pytest.mark.rule("TK-1")
-def test_sm90_thunderkittens_wgmma_names_are_unsupported(tmp_path: Path) -> None:
-    """Upstream's Sm90 ThunderKittens wgmma family exists under its names; using it is
-    `unsupported` naming it (ERR-V11), never a rejection of the program."""
-    path = tmp_path / "k.py"
-    path.write_text("from verifier.lang import *\n" + IN_A_LOOP.format(
-        shape="[16, 256]", mem="Sm90_TkRmemTileD(256)", unit="cuda_warpgroup"))
-    with pytest.raises(Unsupported, match="Sm90_TkRmemTileD") as e:
-        load_procs(path)
-    assert e.value.code == "ERR-V11" and e.value.loc.line == 8  # the allocation
 
 
 @pytest.mark.rule("TK-1")

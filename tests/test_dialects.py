@@ -140,3 +140,83 @@ def zero_depth(K: size):
         load_procs(path)
     assert "Expected ring_buffer_by.depth > 0" in err.value.message
     assert err.value.loc.line == 7
+
+
+# A tensor map of a window parameter: endgame's typecheck dropped February's "dense tensor" rule.
+_MAP_OF_WINDOW = '''
+@proc
+def map_of_window(x: [f32][64, 64] @ CudaGmemLinear):
+    x_map = x[:, :] @ Sm90_tensorMap(0, 64, 64)
+    with CudaDeviceFunction(blockDim=32):
+        for task in cuda_tasks(0, 1):
+            bar: barrier[1 @ ring_buffer_by(1)] @ CudaMbarrier
+            Arrive(cuda_in_order) >> bar[0]
+            Await(bar[0], cuda_in_order, 0)
+'''
+
+
+@pytest.mark.rule("DIAL-15")
+def test_a_tensor_map_of_a_window_is_endgame_only(tmp_path: Path) -> None:
+    (p,) = load_procs(_write(tmp_path, "from verifier.lang import *\n", _MAP_OF_WINDOW))
+    assert p.dialect == dialects.ENDGAME
+    assert verify_proc(p).verdict is Verdict.proved
+    february = _MAP_OF_WINDOW.replace("barrier[1 @ ring_buffer_by(1)]", "barrier") \
+        .replace("bar[0]", "bar").replace("Await(bar, cuda_in_order, 0)",
+                                          "Await(bar, cuda_in_order, ~0)")
+    with pytest.raises(SporkError) as err:
+        load_procs(_write(tmp_path, "from verifier.lang import *\n", february))
+    assert err.value.code == "ERR-P24" and "from a dense tensor" in err.value.message
+    assert err.value.loc.line == 5  # the window statement (the file starts with the import)
+
+
+@pytest.mark.rule("API-1")
+@pytest.mark.rule("DIAL-2")
+def test_cursor_shows_memory_and_ring_annotation() -> None:
+    """Upstream's allocation cursor: name(), mem(), shape() with each dimension's
+    size_annotation() (endgame's test_set_dim_size_annotation reads them before rewriting)."""
+    from verifier.lang import CudaMbarrier, CudaMbarrierPreArrive, ring_buffer_by
+    procs = {p.name: p for p in load_procs(ENDGAME / "cycle3.py")}
+    cursor = procs["cycle3"].find_alloc_or_arg("AtoB")
+    assert cursor.name() == "AtoB" and cursor.mem() == CudaMbarrier
+    assert CudaMbarrierPreArrive(2).mech == CudaMbarrier
+    dims = cursor.shape()
+    assert [d.size_annotation() for d in dims] == [None, ring_buffer_by(6)]
+    assert procs["cycle3"].find_alloc_or_arg("N").shape() == ()
+
+
+_RING_REWRITE = '''from exo import *
+from exo.platforms.cuda import *
+from exo.stdlib.scheduling import *
+
+
+@proc
+def p(K: size):
+    with CudaDeviceFunction(blockDim=32):
+        for task in cuda_tasks(0, 1):
+            bar: barrier[K @ ring_buffer_by(2), 1] @ CudaMbarrier
+            for k in seq(0, K):
+                Arrive(cuda_in_order) >> bar[k, 0]
+                Await(bar[k, 0], cuda_in_order, 0)
+
+
+p = set_dim_size_annotation(p, "bar", 1, ring_buffer_by(1))
+'''
+
+
+@pytest.mark.rule("DIAL-9")
+@pytest.mark.rule("API-2")
+@pytest.mark.parametrize("text, code, where, what", [
+    (_RING_REWRITE, 3, ":16:5: unsupported[ERR-V11]", "set_dim_size_annotation"),
+    ("from exo.platforms.cuda import *\nfrom exo.platforms.cuda import ManagedRingBufferIdx\n",
+     2, ":2:1: static[ERR-P00]", "exo.platforms.cuda.ManagedRingBufferIdx is not part of")])
+def test_endgame_construct_not_served_exits_named_and_located(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, code: int, where: str,
+        what: str) -> None:
+    """Issue 18 "Bad input": an endgame rewrite or name spork-verify does not serve is exit 3
+    (unsupported) or 2 (the file fails), naming it at its line, never a traceback."""
+    path = tmp_path / "endgame_file.py"
+    path.write_text(text)
+    assert main([str(path), "--no-progress"]) == code
+    out, err = capsys.readouterr()
+    assert f"{path}{where}" in out and what in out
+    assert "Traceback" not in out + err

@@ -140,5 +140,5 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert install == "python3 -m pip install -e '.[test]'" and "-n auto" in test
     ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines()
           if line.startswith("python3 -m pytest")]
-    # the slow set joins CI once it has passed whole on merged main (issue 20)
-    assert ci == [f"{test} -p no:cacheprovider"]
+    assert ci == [f"{test} -p no:cacheprovider",
+                  "python3 -m pytest -n auto -m slow -p no:cacheprovider"]

@@ -84,6 +84,9 @@ CASES = [
     Case("ERR-A16", "requires constant positive extents",
          [T + "b: barrier[n] @ CudaCommitGroup  #!"]),
     Case("ERR-A18", "one thread only", [*WARPS, T + "    y[task, w] = 1.0  #!"]),
+    # the memory the write targets, as upstream names it (endgame's test_rmem_uniform_wrong_gmem)
+    Case("ERR-A18", "one thread only (current: 32 threads) (a write of y @ CudaGmemLinear)",
+         [*WARPS, T + "    y[task, w] = 1.0  #!"]),
     Case("ERR-A19", "wrong collective unit (need cuda_warp) for Sm80_mma_zero_d_tf32()",
          [T + "d: f32[16, 8] @ Sm80_RmemMatrixD(16, 8)", T + "Sm80_mma_zero_d_tf32(d[:, :])  #!"]),
     Case("ERR-A20", "expected 0 for lo", [T + "for t in cuda_threads(1, 4):  #!", T + "    pass"],

@@ -10,6 +10,7 @@ file is run again under the stand-in (SCHED-2).
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 import subprocess
@@ -20,6 +21,8 @@ from pathlib import Path
 import pytest
 
 from verifier.load.load_scheduled import ENV_VAR, JIT_ENV, build_folder
+
+from process_support import stop_limit_s
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -39,20 +42,24 @@ def where(out):
 """
 
 
-@pytest.fixture(scope="module")
-def upstream(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An executable that runs our interpreter with the stand-in `exo` importable."""
-    root = tmp_path_factory.mktemp("fake_upstream")
+def _fake_upstream(root: Path, cuda_module: str = "") -> Path:
+    """An executable that runs our interpreter with the stand-in `exo` importable, its
+    `exo.platforms.cuda` being `cuda_module`."""
     pkg = root / "site" / "exo"
     (pkg / "platforms").mkdir(parents=True)
     (pkg / "__init__.py").write_text("__version__ = 'stand-in'\n")
     (pkg / "platforms" / "__init__.py").write_text("")
-    (pkg / "platforms" / "cuda.py").write_text("")
+    (pkg / "platforms" / "cuda.py").write_text(cuda_module)
     (pkg / "fake_jit.py").write_text(FAKE_JIT)
     wrapper = root / "python"
     wrapper.write_text(f"#!/bin/sh\nPYTHONPATH={root / 'site'} exec {sys.executable} \"$@\"\n")
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
     return wrapper
+
+
+@pytest.fixture(scope="module")
+def upstream(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _fake_upstream(tmp_path_factory.mktemp("fake_upstream"))
 
 
 def _run(tmp_path: Path, python: Path, body: str, *args: str
@@ -67,7 +74,7 @@ def _run(tmp_path: Path, python: Path, body: str, *args: str
     done = subprocess.run([sys.executable, "-m", "verifier.cli", str(user), "--format", "json",
                            "--no-progress", "--exo-gpu-python", str(python), *args],
                           cwd=caller, env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=stop_limit_s(120.0))
     report = json.loads(done.stdout) if done.stdout.strip() else {}
     return done, report
 
@@ -111,16 +118,34 @@ def test_an_exception_of_the_users_own_code_stays_a_rejection(
 @pytest.mark.rule("SCHED-7", "LOAD-7")
 def test_a_hang_inside_upstream_is_unsupported_naming_where_it_was(
         tmp_path: Path, upstream: Path) -> None:
+    # the limit counts the child's start-up too: stretched by the load per core, so that the
+    # file reaches the hang before the limit ends it (LOAD-7)
+    limit = math.ceil(stop_limit_s(4.0))
     done, report = _run(tmp_path, upstream, """\
         import exo.fake_jit
 
         exo.fake_jit.hang()
+    """, "--load-timeout", str(limit))
+    assert done.returncode == 3, done.stdout + done.stderr
+    finding = _finding(report)
+    assert finding["verdict"] == "unsupported" and finding["rule"] == "SCHED-7"
+    assert f"did not finish within {limit} s" in finding["message"]
+    assert "site/exo/fake_jit.py:" in finding["message"] and finding["location"]["line"] == 3
+
+
+@pytest.mark.rule("SCHED-7", "LOAD-7")
+def test_a_hang_importing_upstream_is_unsupported_not_a_rejection(tmp_path: Path) -> None:
+    """A cold import of upstream's package that outlasts the limit (before the user's file
+    ran) is upstream's failure: unsupported, never a rejection of the file."""
+    slow = _fake_upstream(tmp_path / "slow_upstream",
+                          "import time\nwhile True:\n    time.sleep(0.05)\n")
+    done, report = _run(tmp_path, slow, """\
+        import exo.fake_jit
     """, "--load-timeout", "4")
     assert done.returncode == 3, done.stdout + done.stderr
     finding = _finding(report)
     assert finding["verdict"] == "unsupported" and finding["rule"] == "SCHED-7"
-    assert "did not finish within 4 s" in finding["message"]
-    assert "site/exo/fake_jit.py:" in finding["message"] and finding["location"]["line"] == 3
+    assert "upstream's import of exo.platforms.cuda" in finding["message"]
 
 
 @pytest.mark.rule("SCHED-7")

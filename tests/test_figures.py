@@ -12,7 +12,7 @@ from conftest import ROOT
 sys.path.insert(0, str(ROOT / "proofs"))
 import figures  # noqa: E402
 
-CSVS = [figures.UPSTREAM_CSV, figures.PROOF_CSV]  # FILES_CSV: not measured yet (issue 20)
+CSVS = [figures.UPSTREAM_CSV, figures.PROOF_CSV, figures.FILES_CSV]
 
 
 @pytest.mark.parametrize("path", CSVS, ids=lambda p: p.name)
@@ -44,7 +44,7 @@ def test_the_figures_redraw_from_the_csvs(tmp_path) -> None:  # type: ignore[no-
 
 def test_the_readme_shows_both_figures() -> None:
     readme = (ROOT / "README.md").read_text()
-    for name in ("sync_check_vs_proof",):  # sporkbench_files: not measured yet (issue 20)
+    for name in ("sync_check_vs_proof", "sporkbench_files"):
         assert f"docs/pictures/{name}.svg" in readme
         assert (ROOT / "docs" / "pictures" / f"{name}.svg").exists()
         assert (ROOT / "docs" / "pictures" / f"{name}.png").exists()

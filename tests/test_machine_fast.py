@@ -1,7 +1,8 @@
 """The batched machine (semantics/fast.py) against the reference machine (semantics/machine.py):
-on every bundled kernel and seeded bug, at three small sizes, the batched run is clean exactly
-when the reference run finds no error, and `run_machine` returns the reference's result either
-way (issue 20; SEM-2.6, SEM-4.4, SEM-4.5 decided per element over whole regions)."""
+on every bundled kernel and seeded bug, at one small size (three under `-m slow`), the batched
+run is clean exactly when the reference run finds no error, and `run_machine` returns the
+reference's result either way (issue 20; SEM-2.6, SEM-4.4, SEM-4.5 decided per element over
+whole regions)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import random
 
 import pytest
 
-from conftest import EXAMPLES, ROOT, case_params, expectations, kernel_files, load_one
+from conftest import (EXAMPLES, ROOT, Expectation, case_params, expectations, kernel_files,
+                      load_one)
 from sizes import sample_sizes
 from verifier.semantics import run_machine
 from verifier.semantics.fast import Diverge, FastMachine
@@ -29,11 +31,11 @@ def outcome(run) -> tuple[str, object]:  # type: ignore[no-untyped-def]
         return "raised", type(e).__name__
 
 
-@pytest.mark.rule("SEM-4.5")
-@pytest.mark.parametrize("exp", case_params(CASES, differential=True))
-def test_batched_machine_decides_as_the_reference(exp) -> None:  # type: ignore[no-untyped-def]
+def check_batched_machine_decides_as_the_reference(exp: Expectation, count: int) -> None:
+    """At `count` small sizes the batched machine, the reference machine and `run_machine`
+    give the same outcome."""
     proc = load_one(exp.file, exp.proc)
-    for sizes in sample_sizes(proc, count=3, bound=32):
+    for sizes in sample_sizes(proc, count=count, bound=32):
         ref = outcome(lambda: run_reference(proc, sizes))
         fast = outcome(lambda: run_reference(proc, sizes, machine=FastMachine))
         if ref[0] == "raised":
@@ -43,6 +45,19 @@ def test_batched_machine_decides_as_the_reference(exp) -> None:  # type: ignore[
         else:
             assert fast == ref, sizes
         assert outcome(lambda: run_machine(proc, sizes)) == ref
+
+
+@pytest.mark.rule("SEM-4.5")
+@pytest.mark.parametrize("exp", case_params(CASES, differential=True))
+def test_batched_machine_decides_as_the_reference(exp: Expectation) -> None:
+    check_batched_machine_decides_as_the_reference(exp, count=1)
+
+
+@pytest.mark.slow  # .ci/run runs it (`-m slow`): the same at three sizes
+@pytest.mark.rule("SEM-4.5")
+@pytest.mark.parametrize("exp", case_params(CASES, differential=True))
+def test_batched_machine_decides_as_the_reference_at_three_sizes(exp: Expectation) -> None:
+    check_batched_machine_decides_as_the_reference(exp, count=3)
 
 
 def test_batched_machine_batches_the_examples() -> None:

@@ -32,6 +32,7 @@ def _can_build_offline() -> bool:
     return importlib.util.find_spec("wheel") is not None or (major, minor) >= (70, 1)
 
 
+@pytest.mark.slow  # builds a wheel and installs it into a fresh venv: .ci/run runs it
 @pytest.mark.skipif(importlib.util.find_spec("cvc5") is None,
                     reason="cvc5 is not installed here (the extra cvc5)")
 @pytest.mark.skipif(not _can_build_offline(),

@@ -227,6 +227,7 @@ def verify_file(path: str, args: argparse.Namespace, progress: Progress | None =
     results = []
     not_lowered = 0
     assumptions = assumed(args)
+    ahead = _proved_ahead(procs, args, recheck, queries)
     for p in procs:
         try:
             check_assumed_names(p, assumptions, ("size",))  # CLI-11: sizes only
@@ -234,6 +235,8 @@ def verify_file(path: str, args: argparse.Namespace, progress: Progress | None =
                 from verifier.encode.concrete import run_concrete
 
                 results.append(run_concrete(p, {**args.sizes, **assumptions}))
+            elif id(p) in ahead:
+                results.append(ahead[id(p)])
             else:
                 results.append(_prove(p, args, progress, recheck, queries))
         except SporkError as e:
@@ -255,6 +258,18 @@ def verify_file(path: str, args: argparse.Namespace, progress: Progress | None =
         results = settle(loaded.sync_calls, procs, results, options(args), args.proc)
     return [dataclasses.replace(r, load_output=loaded.output, isolation=isolation())
             for r in results], not_lowered
+
+
+def _proved_ahead(procs: list[Proc], args: argparse.Namespace,
+                  recheck: RecheckSession | None, queries: QueryWriter | None
+                  ) -> dict[int, ProcResult]:
+    """The file's procs proved side by side, one per core (CLI-7), where each proof is the
+    plain `_prove`: not with --sizes, --jobs (its own workers), --smt2 or --recheck."""
+    if args.sizes is not None or args.jobs > 1 or recheck is not None or queries is not None:
+        return {}
+    from verifier.cli_procs import prove_side_by_side, workers
+
+    return prove_side_by_side(procs, lambda p: _prove(p, args, None, None, None), workers())
 
 
 def _prove(p: Proc, args: argparse.Namespace, progress: Progress | None,

@@ -22,12 +22,20 @@ HERE = Path(__file__).resolve().parent
 LOCAL_KERNELS = HERE / "codegen_kernels.py"
 
 
-def proved_cases() -> list[tuple[Path, str]]:
-    """(file, proc) of every bundled kernel expected to be proved, then the local kernels."""
+def proved_cases(slow: bool = True) -> list[tuple[Path, str]]:
+    """(file, proc) of every bundled kernel expected to be proved, then the local kernels;
+    `slow=False` leaves out those whose file says `# test: slow` (a long proof: `-m slow`)."""
     cases = [(e.file, e.proc) for f in kernel_files() for e in expectations(f)
-             if e.verdict == "proved"]
+             if e.verdict == "proved" and (slow or not e.slow)]
     cases += [(LOCAL_KERNELS, p.name) for p in load_procs(LOCAL_KERNELS)]
     return cases
+
+
+def proved_params() -> list:  # type: ignore[type-arg]
+    """`proved_cases()` as pytest params, marked slow where the file says so."""
+    quick = set(proved_cases(slow=False))
+    return [pytest.param(c, id=c[1], marks=[] if c in quick else [pytest.mark.slow])
+            for c in proved_cases()]
 
 
 @cache
@@ -97,7 +105,10 @@ def uses_mbarriers(proc: ir.Proc, ring: bool | None = None) -> bool:
 
 def unlowered_construct(proc: ir.Proc) -> str | None:
     """The first construct of `proc` that codegen refuses by design (mbarriers in a cluster or
-    multicast, events, tensor maps, trailing barriers, wgmma fences), or None."""
+    multicast, events, tensor maps, trailing barriers, wgmma fences, tensor-map parameters, the
+    Sm90 ThunderKittens wgmma instrs), or None."""
+    params = {a.name for a in proc.args}
+
     def walk(stmts: tuple[ir.Stmt, ...], cluster: int = 1) -> str | None:
         for s in stmts:
             if isinstance(s, ir.DeviceFunction):
@@ -113,8 +124,14 @@ def unlowered_construct(proc: ir.Proc) -> str | None:
                 return "multicast Arrive"
             if isinstance(s, ir.WindowStmt) and s.special is not None:
                 return "tensor map"
+            if isinstance(s, ir.Call) and \
+                    str(getattr(s.callee, "name", "")).startswith("Sm90_tk_"):
+                return "the Sm90 ThunderKittens wgmma family (TK-5)"
             if isinstance(s, ir.Call) and s.trailing:
                 return "trailing barrier"
+            if isinstance(s, ir.Call) and any(isinstance(a, ir.Window) and a.tensor_map and
+                                              a.tensor_map[0] in params for a in s.args):
+                return "tensor-map parameter"
             if isinstance(s, ir.Fence) and "wgmma" in str(s.first):
                 return "wgmma fence"
             for child in ("body", "orelse"):

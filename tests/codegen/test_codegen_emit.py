@@ -9,7 +9,7 @@ from codegen_support import (
     certified,
     example,
     local,
-    proved_cases,
+    proved_params,
     unlowered_construct,
     uses_mbarriers,
 )
@@ -25,7 +25,7 @@ def _task(text: str, name: str = "exo_deviceTask") -> str:
     return text[start:end]
 
 
-@pytest.mark.parametrize("case", proved_cases(), ids=lambda c: c[1])
+@pytest.mark.parametrize("case", proved_params())
 def test_every_proved_kernel_lowers(case: tuple) -> None:
     proc, cert = certified(*case)
     try:
@@ -270,3 +270,19 @@ def test_warp_shuffles_exchange_one_register_per_lane_pair() -> None:
     assert "float v;" in task and "float w;" in task  # [2, 2] over the team: one register
     assert "w = v + __shfl_xor_sync(((5u) << (threadIdx.x & 29u)), v, 2);" in task
     assert "v = w + __shfl_xor_sync(((3u) << (threadIdx.x & 30u)), w, 1);" in task
+
+
+@pytest.mark.rule("DIAL-12")
+@pytest.mark.rule("DIAL-13")
+def test_ring_reinitialised_after_a_block_barrier() -> None:
+    """An in-order ring is exempt from the free check because every re-initialisation of its
+    slots comes after a CTA barrier: each instance's init is barrier, init, barrier (in the
+    task function of each warp role)."""
+    proc, cert = example("ring_tasks_no_fence")
+    body = emit_cuda(proc, cert)
+    for name in ("full", "empty"):
+        at = body.index(f"// {name}: barrier @ CudaMbarrier: ring of depth 2")
+        init = body.index("mbarrier.init.shared::cta.b64", at)
+        assert body[at:init].count("barrier.cta.sync 0;") == 1
+        after = body.index("barrier.cta.sync 0;", init)
+        assert "mbarrier.init" not in body[after:body.index("\n", after)]

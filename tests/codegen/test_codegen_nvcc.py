@@ -31,11 +31,10 @@ FORGED_LOWERABLE = ("cluster_sync", "mbarrier_cluster")
 pytestmark = [pytest.mark.nvcc, pytest.mark.skipif(NVCC is None, reason="nvcc not found")]
 
 
-@pytest.fixture(scope="module")
-def emitted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    out = tmp_path_factory.mktemp("cu")
+def _emit(cases: list[tuple[Path, str]], out: Path) -> dict[str, Path]:
+    """`<name>.cu` under `out` for every case the verifier proves and codegen lowers."""
     files = {}
-    for path, name in proved_cases():
+    for path, name in cases:
         found = certified_or_none(path, name)
         if found is None:  # not proved by the current verifier: no code to compile
             continue
@@ -49,10 +48,28 @@ def emitted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             continue
         target.write_text(text)
         files[name] = target
+    return files
+
+
+@pytest.fixture(scope="module")
+def emitted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The kernels of the default run (a kernel whose file says `# test: slow` is proved only
+    under `-m slow`: `emitted_all`)."""
+    out = tmp_path_factory.mktemp("cu")
+    files = _emit(proved_cases(slow=False), out)
     for name in FORGED_LOWERABLE:  # lowered ahead of the verifier: compile them too
         files[name] = out / f"{name}.cu"
         files[name].write_text(emit_cuda(*hand_certified(FORGED, name)))
     return files
+
+
+@pytest.fixture(scope="module")
+def emitted_all(emitted: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
+                ) -> dict[str, Path]:
+    """`emitted` and the kernels with long proofs."""
+    quick = set(proved_cases(slow=False))
+    more = [c for c in proved_cases() if c not in quick]
+    return {**emitted, **_emit(more, tmp_path_factory.mktemp("cu_slow"))}
 
 
 def file_target(text: str) -> str:
@@ -116,8 +133,8 @@ def compile_each(files: list[Path], arch: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHS)
-def test_each_file_compiles_alone(arch: str, emitted: dict[str, Path]) -> None:
-    compile_each(_for_arch(emitted, arch), arch)
+def test_each_file_compiles_alone(arch: str, emitted_all: dict[str, Path]) -> None:
+    compile_each(_for_arch(emitted_all, arch), arch)
 
 
 @pytest.mark.rule("SEM-8.5")

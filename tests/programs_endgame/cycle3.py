@@ -1,5 +1,5 @@
 # expect: cycle3 proved
-# test: slow-differential
+# test: slow (about 11 s of CPU to prove, the longest proof of the bundled kernels)
 # Upstream's tests/cuda/test_3cycle_mbarrier.py (endgame dialect) with the iteration count a size:
 # three warp groups pass a token round a cycle of three ring mbarriers AtoB -> BtoC -> CtoA,
 # each pre-arrived by its delay; ring depth A + B + C delays. Every slot's reuse is ordered

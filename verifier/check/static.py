@@ -27,7 +27,7 @@ from verifier.check import barrier_exprs, static_barriers, static_calls, static_
     static_sm100
 from verifier.check.static_packed import (
     check_packed_shape, check_window_memory, scalar_access_error)
-from verifier.semantics import rules
+from verifier.semantics import ring_slots, rules
 from verifier.semantics.access import mutated_syms, walk_stmts
 from verifier.semantics.exprs import data_reads
 from verifier.semantics.rules import AccessKind
@@ -58,6 +58,7 @@ class Analyzer:
         self.model = ProgramModel(proc, tuple(a.name for a in proc.args
                                               if isinstance(a.typ, ir.Control)))
         self.mutated = mutated_syms(proc)
+        self.free_exempt = ring_slots.synchronous_rings(proc)  # DIAL-12
         self.mems: dict[ir.Sym, Memory] = {}
         self.alloc_loops: dict[ir.Sym, tuple[ir.Sym, ...]] = {}
         self.alloc_ctx: dict[ir.Sym, Context] = {}
@@ -128,12 +129,15 @@ class Analyzer:
             is_barrier = sym in self.barrier_decls
             if ctx.device is None or (mem.native_unit is None and not is_barrier):
                 continue
-            shape = self.model.shapes[sym]
+            decl = self.barrier_decls.get(sym)
+            # an endgame ring: its ring dimension is never distributed, its shards are CTAs'
+            # (DIAL-2, DIAL-5), one deduction over both sides as upstream endgame's
+            shape = static_rings.without_ring(decl, self.model.shapes[sym])
             dims = [d.value if isinstance(d, ir.Const) else _text_dim(d) for d in shape]
-            native = None if is_barrier else mem.native_unit
+            native = static_rings.native_unit(decl) if is_barrier else mem.native_unit
             uses = [(t, idx) for t, idx, _ in self.uses.get(sym, [])]
             try:
-                if is_barrier and self.barrier_decls[sym].mech is CudaMbarrier:
+                if is_barrier and decl.mech is CudaMbarrier and decl.ring is None:
                     # COLL-5.14 (upstream dev26): the Arrive side (with TMA trailing
                     # barriers) and the Await side are deduced apart, then must agree on
                     # every CTA-in-cluster index
@@ -417,7 +421,8 @@ class Analyzer:
         `loc` (the allocation for the end of its block, CG-R1's statement for a release).
         Release sites take negative ids, so the ids (and queries) of the others never move."""
         mem = self.mems.get(a.name)
-        if mem is None or mem.family not in ("smem", "mbarrier") or a.name not in self.mutated:
+        if mem is None or mem.family not in ("smem", "mbarrier") or a.name not in self.mutated \
+                or a.name in self.free_exempt:
             return None
         shape = self.model.shapes[a.name]
         element = Element(tuple(None for _ in shape),
@@ -503,6 +508,8 @@ class Analyzer:
                 else:
                     collectives.one_thread(ctx.tiling, ctx.device.cfg)
             except RejectedInput as e:
+                if mem is not None:  # which memory the write targets, as upstream names it
+                    e.message += f" (a write of {buf.name} @ {mem})"
                 e.message += f"\nstmt: {stmt_lines(s, 0)[0].strip()}"
                 self.later.append(_located(e, s.loc))
 

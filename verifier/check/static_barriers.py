@@ -26,7 +26,7 @@ from verifier.check import alternation, barrier_exprs, static_rings, static_sm10
 from verifier.semantics import rules
 from verifier.check.barrier_exprs import guards
 from verifier.lang.ir.guards import ring_depth
-from verifier.check.sites import ArriveSite, AwaitSite, BarrierDecl, Context, Element
+from verifier.check.sites import ArriveSite, AwaitSite, BarrierDecl, Context, Element, Trailing
 from verifier.check.walk_view import AnalyzerView
 
 
@@ -161,9 +161,10 @@ def arrive(an: AnalyzerView, s: ir.Arrive, ctx: Context) -> None:
     an.model.arrives.append(site)
     if decl.mech is CudaMbarrier:
         sm80 = QualTL.Sm80 in rules.SYNC_SETS[s.first].full
-        for points in named:  # SEM-6.2: the storage of every element it names
+        for points in named:  # SEM-6.2: the storage of every element it names, released by
+            # this arrive itself whatever its first sync-tl witnesses (as a trailing barrier)
             storage_read(an, sym, points, ctx, s.loc, QualTL.Sm80 if sm80 else QualTL.cuda2,
-                         decl.shape, decl.ring is None)
+                         decl.shape, decl.ring is None, Trailing(sym, points, s.loc))
         if static_rings.is_ring(decl):
             static_rings.recycle(an, s, decl, named, ctx, QualTL.Sm80 if sm80 else QualTL.cuda2)
 
@@ -216,7 +217,7 @@ def await_(an: AnalyzerView, s: ir.Await, ctx: Context) -> None:
 
 def storage_read(an: AnalyzerView, sym: ir.Sym, element: tuple[ir.Expr | None, ...],
                  ctx: Context, loc: SrcLoc, q0: QualTL, shape: tuple[int, ...] = (),
-                 conv: bool = True) -> None:
+                 conv: bool = True, trailing: Trailing | None = None) -> None:
     """SEM-6.2: Arrive/Await read the mbarrier's storage (in order; convergent, but each
     thread's own on an endgame ring, DIAL-6); None in `element` is a multicast dimension
     (every element of it)."""
@@ -224,7 +225,7 @@ def storage_read(an: AnalyzerView, sym: ir.Sym, element: tuple[ir.Expr | None, .
     intervals = tuple(None if e is not None else (ir.Const(0, loc), ir.Const(n, loc))
                       for e, n in zip(element, shape or (0,) * len(element)))
     an.add_site(sym, Element(element, intervals), rules.AccessKind.read, entry, conv, ctx,
-                loc, 99)
+                loc, 99, trailing=trailing)
 
 
 def _mechanism_rules(an: AnalyzerView, decl: BarrierDecl, first: SyncTL | None,

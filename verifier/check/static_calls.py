@@ -275,7 +275,9 @@ def packed_window(an: AnalyzerView, w: ir.Window, loc: SrcLoc) -> None:
             text = ", ".join(expr_text(i) for i in w.idx)
             raise RejectedInput(f"{w.buf.name} @ {mem}: expected last {n} idx to have points "
                                 f"before intervals (the packed dimensions take `:`), not "
-                                f"[{text}]", loc, code="ERR-A10", rule="LANG-6.4")
+                                f"[{text}]: {w.buf.name} must not have point expressions for "
+                                f"packed dimensions (last {n})", loc, code="ERR-A10",
+                                rule="LANG-6.4")
 
 
 def window_stmt(an: AnalyzerView, s: ir.WindowStmt, ctx: Context) -> None:

@@ -24,6 +24,7 @@ from verifier.lang.stdlib.units import cuda_cta_in_cluster
 from verifier.check.sites import Context, Element, Loop, TmaSite, Trailing
 from verifier.semantics.access import limit_args
 from verifier.semantics.transactions import ELEMENT_BYTES, tma_bytes
+from verifier.check.static_rings import without_ring
 from verifier.check.walk_view import AnalyzerView
 
 if TYPE_CHECKING:
@@ -254,11 +255,12 @@ def trailing(an: AnalyzerView, s: ir.Call, callee: Instr, ctx: Context,
                                     f"barrier {ref.buf.name} (extent {extent}), not "
                                     f"{expr_text(a)}", s.loc, code="ERR-A24", rule="COLL-5.12")
         own = tuple(ir.Var(sym, s.loc) if p is None else p for p in points)
-        an.note_use(ref.buf, issuer_ctx, tuple(ir.Point(e, s.loc) for e in own))
+        an.note_use(ref.buf, issuer_ctx, without_ring(decl, tuple(ir.Point(e, s.loc)
+                                                                  for e in own)))
     else:
         sym, issuer_ctx = None, ctx  # type: ignore[assignment]
         own = tuple(p for p in points if p is not None)
-        an.note_use(ref.buf, ctx, ref.idx)
+        an.note_use(ref.buf, ctx, without_ring(decl, ref.idx))
     info = callee.tma
     if info is None:
         raise Unsupported(f"not supported by spork-verify: {callee.name} completes on an "

@@ -37,7 +37,7 @@ def check_packed_shape(name: str, mem: Memory, elem: str, shard: tuple[ir.Expr, 
 
 # Memories whose windows upstream cannot pass around (no WindowEncoder): a window argument or
 # window statement of one is rejected; instrs take them as arguments directly (TK-1).
-NO_WINDOW_FAMILIES = frozenset({"rmem_tk"})
+NO_WINDOW_FAMILIES = frozenset({"rmem_tk", "rmem_tk_a", "rmem_tk_d"})
 
 
 def check_window_memory(name: str, mem: object, loc: SrcLoc) -> None:

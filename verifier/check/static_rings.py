@@ -132,8 +132,8 @@ def recycle(an: AnalyzerView, s: ir.Arrive, decl: BarrierDecl,
                           for p, n in zip(points, decl.shape))
         cond = (ir.BinOp(">=", pt, ir.Const(depth, s.loc), s.loc), True)
         inner = replace(ctx, conds=ctx.conds + (cond,))
-        an.add_site(decl.sym, Element(shifted, intervals), AccessKind.write, entry, False,
-                    inner, s.loc, 98)
+        an.add_site(decl.sym, Element(shifted, intervals), AccessKind.atomic, entry, False,
+                    inner, s.loc, 98, rules.RECYCLE_ATOMIC)
 
 
 def arrive_counts(an: AnalyzerView) -> None:

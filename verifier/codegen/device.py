@@ -142,7 +142,7 @@ def alloc_view(s: ir.Alloc, plan: DevicePlan, cname: str) -> tuple[list[str], Vi
             count = prod(shard[:-2]) * regs
             return ([f"{ctype} {cname}[{count}];"],
                     View(ctype, cname, strides, drop, False, regs, mem.family))
-        case "rmem_tk":
+        case "rmem_tk" | "rmem_tk_a" | "rmem_tk_d":
             assert isinstance(mem, (TkTile, TkVec))
             return tk.alloc(mem, base, tuple(int(d) for d in shard), drop, cname)
         case _:

@@ -6,9 +6,10 @@ of the dimensions that are neither the ring nor a CTA-in-cluster axis), its init
 each allocation instance, and the text of Arrive/Await. Logical element y (ring index) lives in
 slot (y - p) mod D, phase (y - p) / D of that slot; an Await on y < p waits for nothing. No
 per-thread state: the slot and parity are the element's. Each allocation instance starts from
-freshly initialised mbarriers (thread 0 initialises, then a CTA or cluster barrier): the
-SEM-4.7 free check of the previous instance (DIAL-12) orders every access of its slots before
-the end of its scope, and DIAL-6, 7, 10, 11 make every slot's phases complete in ring order.
+freshly initialised mbarriers (a CTA or cluster barrier, thread 0 initialises, then a CTA or
+cluster barrier): the first barrier (in-order rings) or the SEM-4.7 free check of the previous
+instance (rings with asynchronous arrives, DIAL-12) orders every access of its slots before the
+re-initialisation, and DIAL-6, 7, 10, 11 make every slot's phases complete in ring order.
 Non-goals: rings allocated below task scope, TMA trailing barriers on rings, cp.async
 multicast (all `Unsupported`, ERR-V11).
 """
@@ -22,7 +23,9 @@ from verifier import collectives
 from verifier.codegen.mbarrier import (
     MBARRIER_BYTES, MbarrierRing, RingFacts, SliceDigit, rank_deltas, slice_digits,
 )
-from verifier.codegen.mbarrier_text import PROXY_FENCE, asm_line, setup_lines, slot_address, u32
+from verifier.codegen.mbarrier_text import (
+    PROXY_FENCE, asm_line, block_barrier, setup_lines, slot_address, u32,
+)
 from verifier.collectives import Tiling
 from verifier.diagnostics import InternalError, SporkError, Unsupported
 from verifier.lang.ir import ir
@@ -116,9 +119,12 @@ def _without_ring(f: RingFacts, ring_dim: int) -> RingFacts:
 
 
 def init_lines(r: IndexedRing, proxy: bool) -> list[str]:
-    """At each allocation instance: thread 0 initialises every slot with the arrival count,
-    then the CTA (cluster) barrier publishes them. Rules: DIAL-13, SEM-8.5"""
-    return setup_lines({r.ring.sym: r.ring}, proxy)
+    """At each allocation instance: a CTA (cluster) barrier first, so that every thread (and
+    every peer CTA's remote arrive) is done with the previous instance's slots before they are
+    re-initialised (DIAL-12 exempts in-order rings from the free check on that ground), then
+    thread 0 initialises every slot with the arrival count and the CTA (cluster) barrier
+    publishes them. Rules: DIAL-12, DIAL-13, SEM-8.5"""
+    return block_barrier(r.ring.cluster) + setup_lines({r.ring.sym: r.ring}, proxy)
 
 
 def _position(r: IndexedRing, index: str) -> str:

@@ -171,10 +171,15 @@ def setup_lines(rings: dict[ir.Sym, MbarrierRing], proxy: bool) -> list[str]:
         out.append('asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");')
     if proxy or tma:
         out += PROXY_FENCE
+    return out + block_barrier(cluster)
+
+
+def block_barrier(cluster: bool) -> list[str]:
+    """Every thread of the CTA, or with clusterDim > 1 of the cluster (release/acquire)."""
     if cluster:
-        return out + ['asm volatile("barrier.cluster.arrive.release.aligned;\\n\\t"',
-                      '             "barrier.cluster.wait.acquire.aligned;" ::: "memory");']
-    return out + ['asm volatile("barrier.cta.sync 0;" ::: "memory");']
+        return ['asm volatile("barrier.cluster.arrive.release.aligned;\\n\\t"',
+                '             "barrier.cluster.wait.acquire.aligned;" ::: "memory");']
+    return ['asm volatile("barrier.cta.sync 0;" ::: "memory");']
 
 
 def index_digits(ring: MbarrierRing, explicit: list[str], ctrl: dict[ir.Sym, str],

@@ -207,11 +207,13 @@ def candidate_chains(index: EventIndex, a: AccessSite, b: AccessSite, flag: Flag
     """Chains of sync events that can carry a's record to b with the flag: paths of the
     static sync graph (e → g when τ2(e).F meets τ1(g).F, chaining, SEM-5.4) over the events
     that can sit between a and b, at most `max_chain` long, in this order. With `temporal`,
-    e → g when τ2(e).T meets τ1(g).F: how an endgame ring slot's handoff is carried (DIAL-6)."""
+    e → g when τ2(e).T meets τ1(g).T: how an endgame ring slot's storage is ordered (DIAL-6)."""
     if a.ctx.device is None or a.ctx.device is not b.ctx.device:
         return []
     window = index.window(a, b)
-    starts = [e for e in window if a.qual.q0 in e.first.full or e.tag_site is a]
+    # DIAL-6: an ordering-only record (ring storage) is ordered by τ1.T, which holds τ1.F
+    starts = [e for e in window if a.qual.q0 in (e.first.temporal if temporal else e.first.full)
+              or e.tag_site is a]
     ends = {e.key for e in window if grants(e.second, b.qual.extended, flag)}
     chains: list[Chain] = []
     by_key = {e.key: e for e in window}
@@ -225,8 +227,8 @@ def candidate_chains(index: EventIndex, a: AccessSite, b: AccessSite, flag: Flag
             graph = nx.DiGraph()
             graph.add_nodes_from(by_key)
             graph.add_edges_from((e.key, h.key) for e, h in itertools.product(window, repeat=2)
-                                 if (e.second.temporal if temporal else e.second.full) &
-                                 h.first.full)
+                                 if ((e.second.temporal & h.first.temporal) if temporal
+                                     else (e.second.full & h.first.full)))
         for path in nx.all_simple_paths(graph, s.key, list(ends - {s.key}),
                                         cutoff=max_chain - 1):
             chains.append(Chain(tuple(by_key[k] for k in path)))

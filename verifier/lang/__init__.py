@@ -8,7 +8,7 @@ from verifier.lang.stdlib import memories as _mem
 from verifier.lang.stdlib import units as _units
 from verifier.lang.stdlib.config import CudaDeviceFunction, CudaWarpConfig, CudaWarps
 from verifier.lang.stdlib.cuda_tk import (
-    TK_COPIES as _TK_COPIES, UNSERVED as _TK_UNSERVED, CudaTkRsInstrAdvice, CudaTkWarpTile, CudaTkWarpVec,
+    TK_COPIES as _TK_COPIES, CudaTkRsInstrAdvice, CudaTkWarpTile, CudaTkWarpVec,
     cuda_tk_load_rs_advice, cuda_tk_store_rs_advice,
 )
 from verifier.lang.stdlib.cuda_tk_ops import TILE_OPS as _TK_TILE_OPS, VEC_OPS as _TK_VEC_OPS
@@ -18,6 +18,9 @@ from verifier.lang.stdlib.instrs_cuda import get_cuda_packed32_load_v, get_cuda_
 from verifier.lang.stdlib.instrs_sm90 import SM90_INSTRS as _SM90_INSTRS
 from verifier.lang.stdlib.instrs_endgame import ENDGAME_SM80_INSTRS as _ENDGAME_SM80_INSTRS
 from verifier.lang.stdlib.instrs_sm100 import SM100_INSTRS as _SM100_INSTRS
+from verifier.lang.stdlib.sm90_tk_mma import TK_MMA_INSTRS as _TK_MMA_INSTRS
+from verifier.lang.stdlib.instrs_sm90_tma import ENDGAME_TMA_INSTRS as _ENDGAME_TMA_INSTRS
+from verifier.lang.stdlib.sm90_tk_mma import Sm90_TkRmemTileA, Sm90_TkRmemTileD
 from verifier.lang.stdlib.memories_sm100 import Sm100_RmemMatrixD, Sm100_Tmem
 from verifier.lang.parse.procs import proc, simplify
 from verifier.lang.stdlib.scalars import ScalarInfo, bf16, f16, f32, f64, i8, i32, ui8, ui16
@@ -92,8 +95,9 @@ globals().update(_SM90_INSTRS)
 globals().update(_TK_COPIES)  # ThunderKittens (upstream's exo.platforms.cuda_tk)
 globals().update(_TK_TILE_OPS)
 globals().update(_TK_VEC_OPS)
-globals().update(_TK_UNSERVED)  # upstream's Sm90 ThunderKittens wgmma names: unsupported
+globals().update(_TK_MMA_INSTRS)  # upstream's Sm90 ThunderKittens wgmma (TK-5)
 globals().update(_ENDGAME_SM80_INSTRS)
+globals().update(_ENDGAME_TMA_INSTRS)
 Sm80_RmemMatrixD_m16n8 = Sm80_RmemMatrixD(16, 8)
 globals().update(_SM100_INSTRS)
 

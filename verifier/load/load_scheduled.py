@@ -225,9 +225,13 @@ def _stuck_in_upstream(message: dict[str, Any], run: ChildRun, path: str
     Python frame of the user's): (`FILE:LINE` or "native code", the user's innermost frame
     below it); None when it was the user's code (LOAD-2, LOAD-7 then apply as for our own
     loader)."""
+    if message.get("stage") == "started":
+        # the child hung or crashed importing upstream's own package, before the user's file
+        # ran (a cold import under load): upstream's failure, never the file's (SCHED-7)
+        return "upstream's import of exo.platforms.cuda", SrcLoc(path, 1, 1)
     exo_dir = message.get("exo_dir")
     if message.get("stage") != "running" or not exo_dir:
-        return None  # upstream's package was not even imported yet
+        return None  # no frame of upstream's to blame
     library = [*message.get("library", ()), str(Path(__file__).resolve().parents[1])]
 
     def inside(file: str, folder: str) -> bool:

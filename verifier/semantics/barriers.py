@@ -65,17 +65,25 @@ def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: BarrierInstance,
     counted at that element (other Arrives count at their home only)."""
     homes: list[tuple[int | None, ...]] = []
     named: list[tuple[int, ...]] = []
+    groups: list[list[tuple[int, ...]]] = []
     for ref in s.targets:
         home, elems = referenced(ref, bar, m.value)
         homes.append(home)
+        groups.append(elems)
         named.extend(e for e in elems if e not in named)
     home_elem = tuple(next((h[k] for h in homes if h[k] is not None), 0)
                       for k in range(len(bar.shape)))
     first = rules.SYNC_SETS[s.first]
     if bar.mech is CudaMbarrier:
-        for elem in named:
-            m.storage_access(bar.sym, elem, threads, s.loc, sm80=rules.Q.Sm80 in first.full,
-                             conv=bar.ring is None)
+        # SEM-6.2: the arrive's read of the storage of each element a target names is
+        # released by the arrive itself, whatever its first sync-tl witnesses: tagged with
+        # that target's elements as a trailing barrier tags (SEM-4.4 P0, SEM-6.5)
+        for elems in groups:
+            own = frozenset((bar.serial, e, bar.count(e)[0]) for e in elems)
+            for elem in elems:
+                m.storage_access(bar.sym, elem, threads, s.loc,
+                                 sm80=rules.Q.Sm80 in first.full, conv=bar.ring is None,
+                                 tags=own)
     a = bar.count(home_elem)[0]
     code = m.sync_code(first)
     # (z, j, c) names the allocation instance of z: a barrier re-allocated by a later task or
@@ -84,7 +92,7 @@ def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: BarrierInstance,
     for rec in m.index.witness_candidates(threads, code):
         target = m.witnessed_part(rec, threads, code)
         if target is not None:
-            target.pending.update(tags)
+            target.tag(tags)
             m.index.tag(target, bar.serial, named)
     for elem in named if each else [home_elem]:
         bar.count(elem)[0] += 1
@@ -162,7 +170,7 @@ def await_(m: MachineView, s: ir.Await, threads: Threads, bar: BarrierInstance) 
     for rec in m.index.tagged_with(key, elem):
         if rec.augmented(done):
             continue
-        if any(p[0] == key and p[1] == elem and p[2] <= a_max for p in rec.pending):
+        if rec.retired_by(key, elem, a_max):
             keys = rec.augment(threads, second)
             if keys:
                 m.index.note(rec, keys)

@@ -299,6 +299,7 @@ def update_buffer(m: Any, buf: BufInstance, elems: np.ndarray, old: np.ndarray,
         new_muts = (m.region.groups[mt],) if mt >= 0 else old_muts
         hids.append(m.table.intern(new_reads, new_muts))
     buf.ids.reshape(-1)[elems] = np.asarray(hids, dtype=np.int64)[inv]
+    buf.wrote(hids)
 
 
 def read_sets(m: Any, run: np.ndarray, sig: np.ndarray, col: np.ndarray, nruns: int

@@ -105,12 +105,15 @@ class HazardChecks:
         elif atomic:
             new = [self.table.add((), histories[h][1] + (group,)) for h in uniq]
         else:
-            view[...] = self.table.add((), (group,))
+            new = [self.table.add((), (group,))]
+            view[...] = new[0]
+            buf.wrote(new)
             return
         if inv is None:
             view[...] = new[0]
         else:
             view[...] = np.asarray(new, dtype=view.dtype)[inv].reshape(view.shape)
+        buf.wrote(new)
 
     def report_in_order(self, shape: tuple[int, ...], box: Box, inv: np.ndarray | None,
                         uniq: list[int], failing: list[int],

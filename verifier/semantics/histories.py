@@ -23,7 +23,8 @@ from verifier.semantics.records import Group
 History = tuple[tuple[Group, ...], tuple[Group, ...]]  # (reads, mutates)
 EMPTY = 0
 Box = tuple[tuple[int, int], ...]  # [lo, hi) per dimension
-STALE_GROUPS = 64  # new groups before a sync collects (a collection reads every element)
+STALE_GROUPS = 64  # new groups before a sync collects
+COMPACT_IDS = 1 << 16  # dead history ids kept before the table is renumbered
 
 
 @dataclass
@@ -39,10 +40,38 @@ class BufInstance:
     entries: dict[Any, Any] = field(default_factory=dict)  # instr-tl -> (QualEntry, codes)
     base: str = "f32"  # element type (a TMA's transaction bytes, TX-1)
     ordering: bool = False  # endgame ring storage: its records only order (DIAL-6)
+    # what the collector knows of `ids` without reading it (HistoryTable.collect): a superset
+    # of the ids it names (None: unknown), the ids written since, and the exact count last seen
+    named: Any = None
+    fresh: list[Any] = field(default_factory=list)
+    exact: int = 0
 
     def __post_init__(self) -> None:
         if self.tracked:
             self.ids = np.zeros(self.shape, dtype=np.int64)
+
+    def wrote(self, ids: Any) -> None:
+        """History ids just stored into `ids` (every writer of `ids` calls this)."""
+        if self.named is not None:
+            self.fresh.append(ids)
+
+    def naming(self, marks: np.ndarray) -> np.ndarray:
+        """A superset of the history ids `ids` names: from what was written since the last
+        collection while that stays small, else read exactly (`marks`: a zeroed scratch array
+        over every id, left zeroed)."""
+        if self.named is not None:
+            parts = [self.named] + [np.asarray(f, dtype=np.int64).reshape(-1)
+                                    for f in self.fresh]
+            self.fresh = []
+            if sum(len(p) for p in parts) <= 2 * self.exact + 256:
+                self.named = np.unique(np.concatenate(parts))
+                return self.named
+        self.fresh = []
+        marks[self.ids.reshape(-1)] = True
+        self.named = np.flatnonzero(marks)
+        marks[self.named] = False
+        self.exact = len(self.named)
+        return self.named
 
 
 def box_slices(box: Box) -> tuple[slice, ...] | Any:
@@ -56,8 +85,8 @@ def distinct(view: np.ndarray) -> tuple[list[int], np.ndarray | None]:
     first = int(flat[0])
     if flat.size == 1 or not (flat != first).any():
         return [first], None
-    uniq, inv = np.unique(flat, return_inverse=True)
-    return uniq.tolist(), inv
+    uniq = np.sort(np.unique_values(flat))  # hashing, not sorting the box: few distinct ids
+    return uniq.tolist(), np.searchsorted(uniq, flat)
 
 
 def elements_of(shape: tuple[int, ...], box: Box, inv: np.ndarray | None, which: list[int],
@@ -77,14 +106,17 @@ def elements_of(shape: tuple[int, ...], box: Box, inv: np.ndarray | None, which:
 
 
 class HistoryTable:
-    """Every history in use, by id; id 0 is the empty history. Ids are append-only between
-    collections; `collect` keeps the histories some live element names and renumbers."""
+    """Every history in use, by id; id 0 is the empty history. Ids are append-only and stable
+    across collections (a dead id's slot is None) until the table is compacted, which renumbers
+    every element: rarely, so that a collection need not read every element (`collect`)."""
 
     def __init__(self) -> None:
-        self.histories: list[History] = [((), ())]
+        self.histories: list[History | None] = [((), ())]
         self.groups: list[Group] = []  # every group created since the last collection
         self.live_before = 0
         self.interned: dict[tuple[tuple[int, ...], tuple[int, ...]], int] = {}
+        self.live_ids = np.zeros(1, dtype=np.int64)  # ids named at the last collection
+        self.checked = 1  # ids below this were added before the last collection
 
     def intern(self, reads: tuple[Group, ...], mutates: tuple[Group, ...]) -> int:
         """The id of this history, one id per distinct history added through here since the
@@ -108,23 +140,27 @@ class HistoryTable:
         return len(self.groups) >= self.live_before + STALE_GROUPS
 
     def collect(self, buffers: list[BufInstance]) -> None:
-        """Mark dead every group no element names any more (SEM-2.6: dropped records) and
-        compact the table. Dead records are unobservable: no check ever reaches them."""
-        arrays = [b.ids for b in buffers if b.ids is not None and b.ids.size]
-        named = np.zeros(len(self.histories), dtype=bool)  # marks, not a sort: O(elements)
+        """Mark dead every group no element names any more (SEM-2.6: dropped records) and free
+        the dead histories. Dead records are unobservable: no check ever reaches them. Each
+        buffer reports a superset of the ids it names (`BufInstance.naming`), so a group kept
+        alive a little longer only costs time; the table is compacted when mostly dead."""
+        n = len(self.histories)
+        marks = np.zeros(n, dtype=bool)
+        named = np.zeros(n, dtype=bool)
         named[EMPTY] = True
-        for a in arrays:
-            named[a.reshape(-1)] = True
-        live = np.flatnonzero(named)
-        remap = np.zeros(len(self.histories), dtype=np.int64)
-        remap[live] = np.arange(len(live))
-        for a in arrays:
-            a[...] = remap[a]
-        kept = [self.histories[i] for i in live.tolist()]
+        for b in buffers:
+            if b.ids is not None and b.ids.size:
+                named[b.naming(marks)] = True
+        candidates = np.concatenate([self.live_ids, np.arange(self.checked, n, dtype=np.int64)])
+        for i in candidates[~named[candidates]].tolist():
+            self.histories[i] = None
+        self.live_ids = np.flatnonzero(named)
+        self.checked = n
         for g in self.groups:
             g.alive = False
         alive: list[Group] = []
-        for reads, mutates in kept:
+        for i in self.live_ids.tolist():
+            reads, mutates = self.histories[i]  # type: ignore[misc]
             for g in reads + mutates:
                 if not g.alive:
                     g.alive = True
@@ -132,7 +168,21 @@ class HistoryTable:
         for g in self.groups:
             if not g.alive:
                 g.records = []  # breaks the group <-> record cycle: freed without the cyclic GC
-        self.histories = kept
         self.interned = {}
         self.groups = alive
         self.live_before = len(alive)
+        if n > 4 * len(self.live_ids) + COMPACT_IDS:
+            self.compact(buffers)
+
+    def compact(self, buffers: list[BufInstance]) -> None:
+        """Renumber the live histories 0..k-1 in every element (one read of every element)."""
+        remap = np.zeros(len(self.histories), dtype=np.int64)
+        remap[self.live_ids] = np.arange(len(self.live_ids))
+        for b in buffers:
+            if b.ids is not None and b.ids.size:
+                b.ids[...] = remap[b.ids]
+                b.named = None
+                b.fresh = []
+        self.histories = [self.histories[i] for i in self.live_ids.tolist()]
+        self.live_ids = np.arange(len(self.histories), dtype=np.int64)
+        self.checked = len(self.histories)

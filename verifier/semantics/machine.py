@@ -34,6 +34,7 @@ from verifier.semantics.access import (
 from verifier.semantics.exprs import admits, compile_expr, data_reads
 from verifier.semantics.hazards import HazardChecks
 from verifier.semantics.histories import Box, BufInstance, HistoryTable
+from verifier.semantics import index as record_index
 from verifier.semantics.index import RecordIndex
 from verifier.semantics.records import Record, SyncCode, augment_key
 from verifier.semantics.rings import CompletionOrder, ring_info
@@ -86,10 +87,12 @@ class Machine(HazardChecks):
         self.current_dev_threads = 0
         self.current_block_dim = 1
         self.by_task: dict[int | None, list[Record]] = {}
+        self.task_records = self.task_kept = 0  # entries of by_task: now, after the last prune
         self.barriers: dict[ir.Sym, barriers.BarrierInstance] = {}
         self.index = RecordIndex()
         self.order = CompletionOrder()  # SEM-6.8
         self.rings = ring_info(proc.body)
+        self.free_exempt = ring_slots.synchronous_rings(proc)  # DIAL-12
         self.ledger = TxLedger()  # TMA transaction counts (TX-1)
         self.arg_syms = frozenset(a.name for a in proc.args)
         for a in proc.args:
@@ -194,14 +197,18 @@ class Machine(HazardChecks):
 
     def add_records(self, task: int | None, records: list[Record]) -> None:
         self.by_task.setdefault(task, []).extend(records)
+        self.task_records += len(records)
         for rec in records:
             self.index.add(rec)
 
     def collect_garbage(self) -> None:
         self.table.collect(list(self.bufs.values()))
-        self.index.prune()
-        for key in list(self.by_task):
-            self.by_task[key] = [r for r in self.by_task[key] if r.group.alive]
+        if self.index.due():  # dead entries cost only time until then (syncs skip them)
+            self.index.prune()
+        if self.task_records > 2 * self.task_kept + record_index.PRUNE_ENTRIES:
+            for key in list(self.by_task):
+                self.by_task[key] = [r for r in self.by_task[key] if r.group.alive]
+            self.task_records = self.task_kept = sum(map(len, self.by_task.values()))
 
     # ------------------------------------------------------------ statements
 
@@ -515,7 +522,9 @@ class Machine(HazardChecks):
                               entry.q0 in rules.OUT_OF_ORDER, threads, loc, atomic_quals, tags)
 
     def storage_access(self, sym: ir.Sym, elem: tuple[int, ...], threads: Threads,
-                       loc: SrcLoc, sm80: bool, conv: bool = True) -> None:
+                       loc: SrcLoc, sm80: bool, conv: bool = True,
+                       tags: frozenset[tuple[int, tuple[int, ...], int]] = frozenset()
+                       ) -> None:
         """SEM-6.2: an in-order read of mbarrier storage by an Arrive/Await: convergent, but
         each thread's own for an endgame ring (DIAL-6: every arriving thread arrives)."""
         buf = self.bufs[sym]
@@ -533,19 +542,24 @@ class Machine(HazardChecks):
         entry = rules.QualEntry(q0, frozenset({q0, QualTL.cuda2}))
         quals, qbits = self.qual_codes(entry)
         self.check_and_record(buf, tuple((i, i + 1) for i in elem), AccessKind.read, entry,
-                              quals, qbits, conv, False, threads, loc, frozenset())
+                              quals, qbits, conv, False, threads, loc, frozenset(), tags)
 
     def storage_write(self, sym: ir.Sym, elem: tuple[int, ...], threads: Threads, loc: SrcLoc,
                       entry: rules.QualEntry,
-                      tags: frozenset[tuple[int, tuple[int, ...], int]]) -> None:
-        """DIAL-6, DIAL-7: a write of ring-barrier storage (a slot's handoff or recycling)."""
+                      tags: frozenset[tuple[int, tuple[int, ...], int]],
+                      recycle: bool = False) -> None:
+        """DIAL-6, DIAL-7: a write of ring-barrier storage (a slot's handoff or recycling);
+        the recycling writes of one phase (its arrives, atomic on the mbarrier) are atomic
+        to one another (RECYCLE_ATOMIC)."""
         buf = self.bufs[sym]
         if not buf.tracked:
             return
         quals, qbits = self.qual_codes(entry)
-        self.check_and_record(buf, tuple((i, i + 1) for i in elem), AccessKind.write, entry,
+        kind, atomic = (AccessKind.atomic, rules.RECYCLE_ATOMIC) if recycle else \
+            (AccessKind.write, frozenset())
+        self.check_and_record(buf, tuple((i, i + 1) for i in elem), kind, entry,
                               quals, qbits, False, entry.q0 in rules.OUT_OF_ORDER, threads, loc,
-                              frozenset(), tags)
+                              atomic, tags)
 
     def free(self, a: ir.Alloc, ctx: Ctx) -> None:
         """SEM-4.7: SMEM frees are non-atomic write-only mutates by the whole cluster."""
@@ -558,7 +572,8 @@ class Machine(HazardChecks):
     def check_freed(self, a: ir.Alloc, ctx: Ctx, loc: SrcLoc) -> None:
         """The SEM-4.7 check of freeing `a` here, reported at `loc`; frees nothing."""
         buf = self.bufs.get(a.name)
-        if buf is None or not buf.tracked or buf.mem.family not in ("smem", "mbarrier"):
+        if buf is None or not buf.tracked or buf.mem.family not in ("smem", "mbarrier") \
+                or a.name in self.free_exempt:
             return
         threads = Threads(ctx.task, (1 << self.current_dev_threads) - 1)
         self.check_free(buf, threads, loc)

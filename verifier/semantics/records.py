@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Iterable
 
 from verifier.lang.stdlib.timelines import QualTL
 from verifier.semantics.rules import Flag, SyncSets
@@ -35,6 +36,8 @@ def _witness_flag(ordering: bool, qv: int) -> bool:
     return qv & 3 < 2 or (ordering and qv & 3 == TEMP)
 
 Cover = dict[int | None, int]  # task (None: every task) -> mask of local threads
+Tag = tuple[int, tuple[int, ...], int]  # (barrier instance, element, arrive number)
+Pending = dict[tuple[int, tuple[int, ...]], int]  # (barrier, element) -> least arrive number
 
 
 def qual_bits(quals: frozenset[QualTL]) -> int:
@@ -52,6 +55,9 @@ class SyncCode:
     full_quals: tuple[int, ...]
     witness_qvs: tuple[int, ...]  # (q, v) for q ∈ F, v ∈ {issue, full}
     augment_qvs: tuple[int, ...]  # A_F: F × VF ∪ (T \ F) × {temp}
+    # T: the qual-tls on which a sync orders an ordering-only record (ring storage, DIAL-6)
+    order_bits: int = 0
+    order_quals: tuple[int, ...] = ()
 
     @staticmethod
     def of(sets: SyncSets) -> "SyncCode":
@@ -60,7 +66,8 @@ class SyncCode:
         return SyncCode(qual_bits(sets.full), full,
                         tuple(q * 4 + f for q in full for f in (0, 1)),
                         tuple(q * 4 + f for q in full for f in range(4)) +
-                        tuple(q * 4 + TEMP for q in temporal))
+                        tuple(q * 4 + TEMP for q in temporal),
+                        qual_bits(sets.temporal), tuple(sorted(QIDX[q] for q in sets.temporal)))
 
 
 def _add(cov: dict[int, Cover], qv: int, threads: Threads) -> None:
@@ -125,7 +132,7 @@ class Record:
                  "origin", "atomic_bits", "group", "wq", "applied", "ordering")
 
     def __init__(self, threads: Threads, q: int, flags0: int, per_thread: bool,
-                 cov: dict[int, Cover], pending: set[tuple[int, tuple[int, ...], int]],
+                 cov: dict[int, Cover], pending: "Iterable[Tag] | Pending",
                  origin: object, atomic_bits: int, group: Group,
                  ordering: bool = False) -> None:
         self.ordering = ordering  # DIAL-6: carried by temporal grants too
@@ -136,7 +143,11 @@ class Record:
         self.flags0 = flags0
         self.per_thread = per_thread
         self.cov = cov
-        self.pending = pending
+        # P (SEM-2.4) as (barrier, element) -> its least arrive number: an Await retires the
+        # record iff some tag on its element has a number <= its bound, i.e. the least does
+        self.pending: Pending = dict(pending) if isinstance(pending, dict) else {}
+        if not isinstance(pending, dict):
+            self.tag(pending)
         self.origin = origin
         self.atomic_bits = atomic_bits
         self.group = group
@@ -146,6 +157,19 @@ class Record:
             for task, mask in d.items() if mask}
         self.applied: set[tuple[int | None, int, int]] | None = None  # augments done (memo)
         group.records.append(self)
+
+    def tag(self, tags: Iterable[Tag]) -> None:
+        """P ∪= tags (SEM-6.3)."""
+        pending = self.pending
+        for bar, elem, number in tags:
+            old = pending.get((bar, elem))
+            if old is None or number < old:
+                pending[(bar, elem)] = number
+
+    def retired_by(self, bar: int, elem: tuple[int, ...], a_max: int) -> bool:
+        """Some tag of P on (bar, elem) has an arrive number <= a_max (SEM-6.4)."""
+        number = self.pending.get((bar, elem))
+        return number is not None and number <= a_max
 
     # ------------------------------------------------------------ SEM-4.5
 
@@ -252,12 +276,14 @@ class Record:
             d = cov.get(qv)
             if d and _meets(d, c):
                 return self.threads
-        if self.ordering:
-            for q in code.full_quals:
-                d = cov.get(q * 4 + TEMP)
-                if d and _meets(d, c):
-                    return self.threads
-        if not self.qbit & code.full_bits or not self.flags0 & WITNESS_BITS:
+        if self.ordering:  # DIAL-6: ordered on τ1.T (⊇ τ1.F) by any flag, temp included
+            for q in code.order_quals:
+                for f in (0, 1, TEMP):
+                    d = cov.get(q * 4 + f)
+                    if d and _meets(d, c):
+                        return self.threads
+        bits = code.order_bits if self.ordering else code.full_bits
+        if not self.qbit & bits or not self.flags0 & WITNESS_BITS:
             return None
         if not self.per_thread:
             return self.threads if self.threads.meets(c) else None
@@ -274,7 +300,7 @@ class Record:
             return self
         self.threads = Threads(self.threads.task, self.threads.mask & ~part.mask)
         new = Record(part, self.q, self.flags0, True,
-                     {qv: dict(d) for qv, d in self.cov.items()}, set(self.pending),
+                     {qv: dict(d) for qv, d in self.cov.items()}, self.pending,
                      self.origin, self.atomic_bits, self.group, self.ordering)
         new.applied = None if self.applied is None else set(self.applied)
         return new

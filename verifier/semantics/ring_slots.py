@@ -17,8 +17,10 @@ from typing import Protocol
 
 from verifier.diagnostics import SrcLoc
 from verifier.lang.ir import ir
-from verifier.lang.stdlib.timelines import QualTL
+from verifier.lang.stdlib.memories import CudaMbarrier
+from verifier.lang.stdlib.timelines import QualTL, SyncTL, implements
 from verifier.semantics import rules
+from verifier.semantics.access import walk_stmts
 from verifier.semantics.machine_view import MachineView
 from verifier.semantics.state import Finding
 from verifier.semantics.threads import Threads
@@ -68,9 +70,27 @@ def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: RingBarrier,
     for elem in named:
         if elem[r] >= depth:
             m.storage_write(bar.sym, elem[:r] + (elem[r] - depth,) + elem[r + 1:], threads,
-                            s.loc, entry, frozenset())
+                            s.loc, entry, frozenset(), recycle=True)
 
 
 def a_max(bar: RingBarrier) -> int:
     """DIAL-4: every Await on a ring element pairs with its arrive #0."""
     return 0
+
+
+def synchronous_rings(proc: ir.Proc) -> frozenset[ir.Sym]:
+    """DIAL-12: the endgame ring mbarriers whose storage free is not checked (SEM-4.7): every
+    Arrive on them is in order (τ1 ⊑ cuda_in_order, complete when its threads pass it) and none
+    is a TMA trailing barrier. The certified lowering orders such a ring's previous instance
+    before each re-initialisation by a CTA (cluster) barrier of its own (DIAL-13), so the free,
+    which only models that re-initialisation, needs no synchronization from the program; a ring
+    with an asynchronous arrive (cp.async noinc, TMA) keeps the check."""
+    rings = {s.name for s in walk_stmts(proc.body) if isinstance(s, ir.Alloc)
+             and isinstance(s.typ, ir.BarrierType) and s.typ.ring is not None
+             and s.typ.mech is CudaMbarrier}
+    for s in walk_stmts(proc.body):
+        if isinstance(s, ir.Arrive) and not implements(s.first, SyncTL.cuda_in_order):
+            rings -= {t.buf for t in s.targets}
+        elif isinstance(s, ir.Call):
+            rings -= {t.buf for t in s.trailing}
+    return frozenset(rings)

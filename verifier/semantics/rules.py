@@ -65,6 +65,11 @@ class QualEntry:
 SLOT_ENTRY = QualEntry(Q.slot, frozenset({Q.slot}))
 
 
+# DIAL-7: the arrives completing one phase of a ring slot are atomic updates of the mbarrier,
+# so their recycling writes of the slot's previous element need no order among themselves.
+RECYCLE_ATOMIC = frozenset({Q.cuda2, Q.Sm80})
+
+
 def _e(q0: QualTL, *more: QualTL) -> QualEntry:
     return QualEntry(q0, frozenset((q0,) + more))
 
@@ -103,6 +108,9 @@ QUALS: Mapping[str, Mapping[InstrTL, QualEntry]] = MappingProxyType({
     "grid_constant": MappingProxyType(_RAM), "mbarrier": MappingProxyType(_RAM),
     "rmem": MappingProxyType(_REG), "rmem_matrix": MappingProxyType(_REG),
     "rmem_tk": MappingProxyType(_REG),
+    # TK-5: ThunderKittens tiles wgmma reads A from / accumulates D into
+    "rmem_tk_a": MappingProxyType({**_REG, I.wgmma_async_instr: _e(Q.wgA)}),
+    "rmem_tk_d": MappingProxyType({**_REG, I.wgmma_async_instr: _e(Q.wgD, Q.wg0)}),
     "rmem_wgmma_d": MappingProxyType({**_REG, I.wgmma_async_instr: _e(Q.wgD, Q.wg0)}),
     "host": MappingProxyType(_HOST), "tmem": MappingProxyType(_TMEM),
 })

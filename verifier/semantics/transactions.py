@@ -35,7 +35,9 @@ def tma_bytes(info: TmaInfo, kw: dict[str, Any], base: str) -> tuple[int, int]:
     mbarrier, as the instr counts them; bytes one issuer delivers to one destination). The
     machine's ledger and the static TMA sites (hence the encoder) both take them from here."""
     box = info.box_elements(kw)
-    return info.ncta(kw) * box * info.element_bits // 8, box * ELEMENT_BYTES[base]
+    counted = info.element_bits if isinstance(info.element_bits, int) else \
+        8 * ELEMENT_BYTES[kw[info.element_bits]]
+    return info.ncta(kw) * box * counted // 8, box * ELEMENT_BYTES[base]
 
 
 @dataclass

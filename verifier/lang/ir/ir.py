@@ -36,6 +36,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+from verifier.lang.ir.cursor import AllocCursor, RingExtent, ring_buffer_by  # noqa: F401
+
 from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
 
 _sym_ids = itertools.count(1)  # never reset: Sym.fresh ids are unique in the process, which
@@ -418,17 +420,17 @@ class Proc:
         if type(self.name) is not ProcName:
             object.__setattr__(self, "name", ProcName(self.name))
 
-    def find_alloc_or_arg(self, name: str) -> Alloc | Arg:
+    def find_alloc_or_arg(self, name: str) -> AllocCursor:
         """The first allocation or argument named `name`, in source order (upstream's
         cursor; `scheduling.delete_buffer` and friends take it)."""
         for a in self.args:
             if a.name.name == name:
-                return a
+                return AllocCursor(a)
         stack = list(reversed(self.body))
         while stack:
             s = stack.pop()
             if isinstance(s, Alloc) and s.name.name == name:
-                return s
+                return AllocCursor(s)
             for part in (getattr(s, "orelse", ()), getattr(s, "body", ())):
                 stack.extend(reversed(part))
         raise LookupError(f"{self.name} has no allocation or argument named {name}")

@@ -23,9 +23,12 @@ from typing import Any, Callable
 from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
 from verifier.lang.ir import ir
 from verifier.lang.parse import dialect, parse_ring, parse_sync
+from verifier.lang.stdlib import dialects
 from verifier.lang.parse.definition import find_definition
 from verifier.lang.stdlib.config import CudaDeviceFunction, CudaWarps
-from verifier.lang.stdlib.memories import DRAM, BarrierMechanism, Memory, SpecialWindow
+from verifier.lang.stdlib.memories import (
+    DRAM, BarrierMechanism, CudaGmemLinear, Memory, SpecialWindow,
+)
 from verifier.lang.parse.parse_sync import OTHER_DIALECT as _OTHER_DIALECT
 from verifier.lang.stdlib.endgame import MechanismSpelling
 from verifier.lang.stdlib.scalars import ScalarInfo
@@ -73,6 +76,7 @@ class ProcParser:
         self.scopes: list[_Scope] = [_Scope()]
         self.device_depth = 0
         self.dialect_notes = dialect.DialectNotes()  # DIAL-1
+        self.from_window: RejectedInput | None = None  # a tensor map of a window (DIAL-15)
 
     # ------------------------------------------------------------ helpers
 
@@ -136,8 +140,11 @@ class ProcParser:
                     raise self.err(sub, "predicate assert should happen at the beginning of a "
                                    "function", "ERR-P20", "LANG-2.5")
         stmts = self.block(body)
+        found = self.dialect_notes.decide(fdef.name, self.file)
+        if self.from_window is not None and found == dialects.SPORK26:
+            raise self.from_window
         return ir.Proc(fdef.name, args, tuple(preds), stmts, self.loc(fdef), self.source_lines,
-                       self.dialect_notes.decide(fdef.name, self.file))
+                       found)
 
     # ------------------------------------------------------------ arguments and types
 
@@ -157,11 +164,17 @@ class ProcParser:
         if isinstance(typ_node, ast.Name) and typ_node.id == "barrier":
             raise self.err(a, "barrier argument not allowed", "ERR-P26", "LANG-2.3")
         typ = self.data_type(typ_node, allow_window=True)
-        mem = self.memory(mem_node) if mem_node is not None else DRAM
+        special = self.py_eval(mem_node) if mem_node is not None else None
+        tmap = None
+        if isinstance(special, SpecialWindow) and isinstance(typ, ir.Tensor) and typ.window:
+            # LANG-3.4: a tensor map the caller built over GMEM; windows of it carry the map
+            mem, tmap = CudaGmemLinear, (sym, special)
+        else:
+            mem = self.memory(mem_node) if mem_node is not None else DRAM
         if not isinstance(mem, Memory):
             raise self.err(mem_node or a, f"annotation @ {ast.unparse(mem_node)} needs to be "
                            "subclass of Memory or SpecialWindow", "ERR-P11", "LANG-2.3")
-        self.bind(a.arg, _Binding(sym, "data", typ, mem))
+        self.bind(a.arg, _Binding(sym, "data", typ, mem, tensor_map=tmap))
         return ir.Arg(sym, typ, mem, self.loc(a))
 
     def scalar_name(self, node: ast.expr) -> str | None:
@@ -295,9 +308,11 @@ class ProcParser:
             src = value.value if isinstance(value, ast.Subscript) else value
             src_b = self.lookup(src.id) if isinstance(src, ast.Name) else None
             if src_b is not None and (src_b.kind == "window" or (
-                    isinstance(src_b.typ, ir.Tensor) and src_b.typ.window)):
-                raise self.err(value, f"{special} must be created from a dense tensor, not "
-                               f"another window ({ast.unparse(src)})", "ERR-P24", "LANG-3.4")
+                    isinstance(src_b.typ, ir.Tensor) and src_b.typ.window)) \
+                    and self.from_window is None:  # February's rule only (DIAL-15)
+                self.from_window = self.err(
+                    value, f"{special} must be created from a dense tensor, not another window "
+                    f"({ast.unparse(src)})", "ERR-P24", "LANG-3.4")
         window = self.window(value)
         base = self.lookup(window.buf.name)
         assert base is not None
@@ -536,7 +551,7 @@ class ProcParser:
                     composed.append(ir.Interval(self.add(off, a.lo, loc),
                                                 self.add(off, a.hi, loc), loc))
             return ir.Window(b.base, tuple(composed), loc, b.tensor_map)
-        return ir.Window(b.sym, tuple(accesses), loc)
+        return ir.Window(b.sym, tuple(accesses), loc, b.tensor_map)
 
     @staticmethod
     def close_interval(a: ir.Access, extent: ir.Expr) -> ir.Access:

@@ -14,9 +14,9 @@ import ast
 
 from typing import Any
 
-from verifier.diagnostics import RejectedInput, Unsupported
+from verifier.diagnostics import RejectedInput
 from verifier.lang.ir import ir
-from verifier.lang.stdlib.instrs import INSTRS, UNSUPPORTED_INSTR_NAMES, Instr
+from verifier.lang.stdlib.instrs import INSTRS, Instr
 from verifier.lang.stdlib.timelines import InstrTL, SyncTL
 
 from verifier.lang.parse import parse_ring
@@ -186,9 +186,6 @@ def call(p: ParserView, node: ast.Call, trailing: list[ast.expr], s: ast.stmt) -
     if hasattr(callee, "instr_for_call"):  # a user-defined `@instr` template (user_instrs)
         callee = _user_instr(p, callee, node)
     if not isinstance(callee, (Instr, ir.Proc)):
-        if name in UNSUPPORTED_INSTR_NAMES:
-            raise Unsupported(f"not supported by spork-verify: instruction {name}",
-                              p.loc(node), rule="LANG-3.6", code="ERR-V11")
         raise p.err(node, f"expected called object {name} to be a procedure or "
                     "InstrTemplate", "ERR-P05", "LANG-3.6")
     kwargs: dict[str, Any] = {}

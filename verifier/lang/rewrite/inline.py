@@ -28,6 +28,7 @@ from verifier.lang.ir import ir
 from verifier.lang.ir.affine import same_value
 from verifier.lang.ir.printer import expr_text
 from verifier.lang.parse.procs import _fold
+from verifier.lang.stdlib import dialects
 from verifier.lang.rewrite.scheduling_loops import Bound, _size_bounds, _walk, bound, fresh_binders
 
 
@@ -67,7 +68,12 @@ def inline_calls(p: ir.Proc) -> ir.Proc:
         return p
     inliner = _Inliner(p)
     body = inliner.stmts(p.body, _size_bounds(p))
-    return dataclasses.replace(p, body=body, preds=p.preds + tuple(inliner.assumed))
+    # DIAL-1: the inlined kernels' dialect rules apply to them (a CPU wrapper, written in no
+    # dialect of its own, calling an endgame kernel)
+    kernels = {c.dialect for c in inlined_callees(p)}
+    dialect = dialects.ENDGAME if dialects.ENDGAME in kernels else p.dialect
+    return dataclasses.replace(p, body=body, preds=p.preds + tuple(inliner.assumed),
+                               dialect=dialect)
 
 
 class _Inliner:

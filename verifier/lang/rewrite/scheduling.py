@@ -32,9 +32,11 @@ def rename(p: ir.Proc, name: str) -> ir.Proc:
 def _target(p: ir.Proc, cursor: Any, op: str) -> ir.Alloc | ir.Arg:
     if isinstance(cursor, str):
         try:
-            return p.find_alloc_or_arg(cursor.split("[")[0].strip())
+            return p.find_alloc_or_arg(cursor.split("[")[0].strip()).node
         except LookupError as e:
             raise RejectedInput(f"{op}: {e}", rule="API-1", code="ERR-P00") from None
+    if isinstance(cursor, ir.AllocCursor):
+        return cursor.node
     if isinstance(cursor, (ir.Alloc, ir.Arg)):
         return cursor
     raise RejectedInput(f"{op}: expected a buffer name or `p.find_alloc_or_arg(name)`, not "

@@ -8,19 +8,17 @@ in order (`cuda_in_order_instr`); the SMEM side of an SMEM<->register copy is a 
 `[outer_cols, rows, N]` tile whose row of N elements is the swizzle width. Tile and vector
 arithmetic is in `cuda_tk_ops`. Rules: LANG-3.6, LANG-4.2, LANG-6.4 (specs/upstream_api.md TK-1).
 
-Non-goals: fp8 element types (e4m3, e5m2, e8m0) and the Sm90 ThunderKittens wgmma operands
-(`Sm90_TkRmemTileD`, `Sm90_tk_*`), which are not served.
+The Sm90 ThunderKittens wgmma tiles and instrs (`Sm90_TkRmemTileD`, `Sm90_tk_*`) are in
+`sm90_tk_mma`. Non-goals: fp8 element types (e4m3, e5m2, e8m0).
 """
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import Any
 
-from verifier.diagnostics import SrcLoc, Unsupported
 from verifier.lang.stdlib import units
-from verifier.lang.stdlib.instrs import UNSUPPORTED_INSTR_NAMES, Instr, InstrParam
+from verifier.lang.stdlib.instrs import Instr, InstrParam
 from verifier.lang.stdlib.memories import Memory, Sm90_SmemSwizzled
 from verifier.lang.stdlib.scalars import ScalarInfo
 from verifier.lang.stdlib.timelines import InstrTL
@@ -260,29 +258,3 @@ def cuda_tk_load_rs_advice(size0: int, size1: int, *, dst: Any, src: Any,
 def cuda_tk_store_rs_advice(size0: int, size1: int, *, dst: Any, src: Any,
                             swizzle: int) -> CudaTkRsInstrAdvice:
     return _advice(size0, size1, dst, src, swizzle, store=True)
-
-
-@dataclass(frozen=True, slots=True)
-class Unserved:
-    """An upstream name spork-verify does not serve yet: it exists, and using it (as a memory,
-    or an instr called or passed) is `unsupported` (ERR-V11) naming it, never a rejection of
-    the user's program. TK-1"""
-
-    name: str
-    what: str
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        caller = sys._getframe(1)  # located at the use, also in a helper module's own code
-        raise Unsupported(f"not supported by spork-verify: {self.name} ({self.what})",
-                          SrcLoc(caller.f_code.co_filename, caller.f_lineno, 1),
-                          rule="LANG-3.6", code="ERR-V11")
-
-    def __repr__(self) -> str:
-        return self.name
-
-
-_WGMMA = "upstream's Sm90 ThunderKittens wgmma family"
-UNSERVED: dict[str, Unserved] = {
-    **{n: Unserved(n, _WGMMA) for n in ("Sm90_TkRmemTileA", "Sm90_TkRmemTileD")
-       + UNSUPPORTED_INSTR_NAMES},
-}  # CudaRmemUniform, the registers tk ops' scalar operands live in: stdlib/endgame.py

@@ -14,7 +14,8 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Mapping
 
-from verifier.lang.stdlib.cuda_tk import TK_COPIES, UNSERVED as TK_UNSERVED
+from verifier.lang.stdlib.cuda_tk import TK_COPIES
+from verifier.lang.stdlib.sm90_tk_mma import TK_MMA_INSTRS
 from verifier.lang.stdlib.cuda_tk_ops import TILE_OPS, VEC_OPS
 
 SPORK26 = "spork26"
@@ -72,7 +73,7 @@ TK_NAMES: Mapping[str, str] = MappingProxyType({
     **{name: "a ThunderKittens copy" for name in TK_COPIES},
     **{name: "a ThunderKittens tile op" for name in TILE_OPS},
     **{name: "a ThunderKittens vector op" for name in VEC_OPS},
-    **{name: "a ThunderKittens wgmma name" for name in TK_UNSERVED},
+    **{name: "a ThunderKittens wgmma instruction" for name in TK_MMA_INSTRS},
     **{name: "a ThunderKittens memory or advice" for name in (
         "CudaTkWarpTile", "CudaTkWarpVec", "CudaTkRsInstrAdvice", "cuda_tk_load_rs_advice",
         "cuda_tk_store_rs_advice", "Sm90_TkRmemTileA", "Sm90_TkRmemTileD")},

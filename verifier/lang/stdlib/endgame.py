@@ -15,36 +15,12 @@ from dataclasses import dataclass
 
 from dataclasses import replace
 
+from verifier.lang.ir.cursor import RingExtent, ring_buffer_by  # noqa: F401 - re-exported
 from verifier.lang.stdlib import units
 from verifier.lang.stdlib.memories import (
     BarrierMechanism, CudaCommitGroup, CudaMbarrier, CudaRmem, Memory,
 )
 from verifier.lang.stdlib.timelines import SyncTL
-
-
-@dataclass(frozen=True, slots=True)
-class ring_buffer_by:  # noqa: N801 - upstream's spelling, used as `n @ ring_buffer_by(d)`
-    """A managed ring-buffer dimension of `depth` physical slots (DIAL-2)."""
-
-    depth: int
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.depth, int) or isinstance(self.depth, bool):
-            raise TypeError(f"Expected ring_buffer_by.depth to be an int, not {self.depth!r}")
-        if self.depth <= 0:
-            raise ValueError("Expected ring_buffer_by.depth > 0")
-
-    def __rmatmul__(self, extent: object) -> object:
-        """`4 @ ring_buffer_by(3)` evaluated as Python (a dimension written outside a proc)."""
-        return RingExtent(extent, self)
-
-
-@dataclass(frozen=True, slots=True)
-class RingExtent:
-    """An extent with its ring annotation, as Python evaluates `n @ ring_buffer_by(d)`."""
-
-    extent: object
-    annotation: ring_buffer_by
 
 
 @dataclass(frozen=True, slots=True)

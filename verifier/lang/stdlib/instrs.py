@@ -77,7 +77,9 @@ class TmaInfo:
 
     ncta: Callable[[dict[str, Any]], int]
     box_elements: Callable[[dict[str, Any]], int]
-    element_bits: int  # what the instr's expect-tx counts per element
+    # what the instr's expect-tx counts per element: bits, or the precision keyword whose type
+    # gives them (endgame's TMA counts the tensor's own element size)
+    element_bits: int | str
     source: str  # the tensor-map parameter whose element type the hardware copies
 
 
@@ -281,8 +283,3 @@ def _warp_shuffles() -> dict[str, Instr]:
 
 INSTRS: dict[str, Instr] = {**_host_copies(), **_sm80(), **_warp_shuffles()}
 
-# Names of instructions upstream exports that spork-verify lacks: a call is ERR-V11. The Sm90
-# ThunderKittens wgmma family (exo.platforms.Sm90, on CudaTkWarpTile-like accumulators).
-UNSUPPORTED_INSTR_NAMES: tuple[str, ...] = (
-    "Sm90_tk_zero_scale_d", "Sm90_tk_mma_row_col", "Sm90_tk_mma_rmem_col",
-    "Sm90_tk_mma_col_col", "Sm90_tk_mma_row_row", "Sm90_tk_mma_rmem_row", "Sm90_tk_mma_col_row")

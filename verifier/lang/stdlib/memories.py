@@ -31,7 +31,8 @@ class MemoryName(str):
 @dataclass(frozen=True, slots=True)
 class Memory:
     name: str
-    # host | gmem | smem | grid_constant | rmem | rmem_matrix | rmem_wgmma_d | rmem_tk | abstract
+    # host | gmem | smem | grid_constant | rmem | rmem_matrix | rmem_wgmma_d | rmem_tk
+    # | rmem_tk_a | rmem_tk_d | abstract
     family: str
     cpu_perms: str
     cuda_perms: str
@@ -64,7 +65,12 @@ class Memory:
 
     @property
     def is_register(self) -> bool:
-        return self.family in ("rmem", "rmem_matrix", "rmem_wgmma_d", "rmem_tk")
+        return self.family in ("rmem", "rmem_matrix", "rmem_wgmma_d") or self.is_tk
+
+    @property
+    def is_tk(self) -> bool:
+        """A ThunderKittens register tile or vector (TK-1, the wgmma tiles of TK-5)."""
+        return self.family in ("rmem_tk", "rmem_tk_a", "rmem_tk_d")
 
 
 # Abstract bases as upstream's class hierarchy (cuda_memory.py): a formal memory accepts an
@@ -120,9 +126,12 @@ _ELEMENT_BITS = {"f16": 16, "bf16": 16, "f32": 32, "i32": 32}
 def packed_shape(mem: Memory, elem: str) -> tuple[int, ...] | None:
     """The constant extents the last `packed_dims` dimensions of an allocation must have
     (upstream's packed tensor shape, LANG-6.4); None where spork-verify does not check them."""
-    if mem.name in ("CudaTkWarpTile", "CudaTkWarpVec") or mem.name.startswith("Sm80_RmemMatrix"):
+    if mem.is_tk or mem.name.startswith("Sm80_RmemMatrix"):
         dims = tuple(p for p in mem.params if isinstance(p, int))[:mem.packed_dims]
-        return dims if len(dims) == mem.packed_dims else None
+        if len(dims) != mem.packed_dims:
+            return None
+        # upstream's Sm80_RmemMatrixB(N, K) packs (K, N): its mma_packed_tensor_shape
+        return dims[::-1] if mem.name == "Sm80_RmemMatrixB" else dims
     if mem.name == "CudaRmemPacked32" and elem in _ELEMENT_BITS:
         return (32 // _ELEMENT_BITS[elem],)
     return None

@@ -1,0 +1,70 @@
+"""Upstream's cursor of an allocation or argument, and the ring annotation it shows (API-1).
+
+`ir.Proc.find_alloc_or_arg` returns an `AllocCursor`; the scheduling rewrites read its `node`.
+`ring_buffer_by(d)` is the value of an endgame ring annotation (`n @ ring_buffer_by(d)`, DIAL-2),
+here so that a cursor can answer `size_annotation()` without importing the stdlib. This module
+imports nothing of `ir` (which imports it): it reads the node's fields by name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class ring_buffer_by:  # noqa: N801 - upstream's spelling, used as `n @ ring_buffer_by(d)`
+    """A managed ring-buffer dimension of `depth` physical slots (DIAL-2)."""
+
+    depth: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.depth, int) or isinstance(self.depth, bool):
+            raise TypeError(f"Expected ring_buffer_by.depth to be an int, not {self.depth!r}")
+        if self.depth <= 0:
+            raise ValueError("Expected ring_buffer_by.depth > 0")
+
+    def __rmatmul__(self, extent: object) -> object:
+        """`4 @ ring_buffer_by(3)` evaluated as Python (a dimension written outside a proc)."""
+        return RingExtent(extent, self)
+
+
+@dataclass(frozen=True, slots=True)
+class RingExtent:
+    """An extent with its ring annotation, as Python evaluates `n @ ring_buffer_by(d)`."""
+
+    extent: object
+    annotation: ring_buffer_by
+
+
+@dataclass(frozen=True, slots=True)
+class DimCursor:
+    """One dimension of an allocation's or argument's type, as upstream's cursor shows it."""
+
+    extent: Any  # an `ir.Expr`
+    annotation: ring_buffer_by | None
+
+    def size_annotation(self) -> ring_buffer_by | None:
+        return self.annotation
+
+
+@dataclass(frozen=True, slots=True)
+class AllocCursor:
+    """Upstream's cursor of an allocation or argument (`p.find_alloc_or_arg(name)`): its name,
+    memory (or barrier mechanism) and dimensions with their size annotations (API-1); the
+    rewrites that take it (`delete_buffer`, ...) read `node`."""
+
+    node: Any  # an `ir.Alloc` or `ir.Arg`
+
+    def name(self) -> str:
+        return self.node.name.name
+
+    def mem(self) -> Any:
+        return self.node.mem
+
+    def shape(self) -> tuple[DimCursor, ...]:
+        typ = self.node.typ
+        ring = getattr(typ, "ring", None)  # an `ir.BarrierType`'s ring dimension (DIAL-2)
+        return tuple(DimCursor(d, ring_buffer_by(ring.depth) if ring is not None and
+                               ring.dim == k else None)
+                     for k, d in enumerate(getattr(typ, "shape", ())))
