@@ -64,7 +64,11 @@ def test_static_rules_reject_with_code_and_line(name: str, code: str, rule: str,
      "ERR-A34", "BW-1.1"),
     (("Fence(tcgen05_ld, cuda_in_order)", "Fence(tcgen05_ld, cuda_temporal)"), "ERR-L08",
      "BW-3.2"),
-    (("M=128, N=64)", "M=96, N=64)"), "ERR-P07", "BW-2.1"),
+    (("Sm100_mma_tf32_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)",
+      "Sm100_mma_tf32_cta1(D[:, :], A_s[:, :], B_s[:, :], M=96, N=64)"), "ERR-P07", "BW-2.1"),
+    (("Sm100_mma_tf32_zero_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)",
+      "Sm100_mma_tf32_zero_cta1(D[:, :], A_s[:, :], B_s[:, :], M=96, N=64)"), "ERR-P07",
+     "BW-2.1"),
     (("            Fence(cuda_in_order, cuda_in_order)\n",
       "            Fence(cuda_in_order, cuda_in_order)\n            D[0, 0] = 0.0\n"), "ERR-A01",
      "LANG-4.2"),
@@ -119,6 +123,44 @@ def test_tables_cover_every_tcgen05_timeline() -> None:
     # BW-3.3: only after_thread_sync hands a thread sync on to tcgen05.ld; plain syncs don't
     assert QualTL.tcL in SYNC_SETS[SyncTL.tcgen05_after_thread_sync].full
     assert QualTL.tcL not in SYNC_SETS[SyncTL.cuda_in_order].temporal
+
+
+@pytest.mark.rule("BW-2.3")
+def test_overwrite_form_differs_only_in_writing_d() -> None:
+    """Each `Sm100_mma_*_zero_*` is its accumulating form with D written, not read-modify-
+    written: the same timeline, unit, keywords, shape rule and operands."""
+    from verifier.lang.stdlib.instrs_sm100 import SM100_INSTRS
+    mmas = [n for n in SM100_INSTRS if n.startswith("Sm100_mma_")]
+    zeros = {n: SM100_INSTRS[n] for n in mmas if "_zero_" in n}
+    assert sorted(zeros) == sorted(
+        n.replace("_cta", "_zero_cta") for n in mmas if "_zero_" not in n)
+    for name, zero in zeros.items():
+        acc = SM100_INSTRS[name.replace("_zero", "")]
+        assert (zero.instr_tl, zero.unit, zero.template, zero.check_template,
+                zero.template_code) == (acc.instr_tl, acc.unit, acc.template,
+                                        acc.check_template, acc.template_code)
+        assert [p.access for p in zero.params] == ["w", "r", "r"]
+        assert [p.access for p in acc.params] == ["rw", "r", "r"]
+        for pz, pa in zip(zero.params, acc.params, strict=True):
+            kw = {"M": 256 if name.endswith("_cta2") else 128, "N": 64}
+            assert (pz.name, pz.formal_mem, pz.shape(kw)) == (pa.name, pa.formal_mem,
+                                                              pa.shape(kw))
+
+
+@pytest.mark.rule("BW-2.3")
+def test_accumulate_only_gemm_is_still_accepted(tmp_path: Path) -> None:
+    """Accumulating onto the undefined TMEM of the first K step computes garbage but is a legal,
+    correctly synchronized program: the verifier proves it (it checks synchronization, not
+    values)."""
+    text = GEMM.read_text()
+    line = next(ln for ln in text.splitlines() if "Sm100_mma_tf32_cta1(" in ln)
+    pad = " " * (len(line) - len(line.lstrip()) - 4)
+    block = (f"{pad}if k == 0:\n{line.replace('_cta1', '_zero_cta1')}\n{pad}else:\n{line}\n")
+    assert block in text
+    path = tmp_path / "bw_accumulate_only.py"
+    path.write_text(text.replace(block, f"{pad}{line.lstrip()}\n"))
+    assert "_zero_" not in path.read_text()
+    assert verify_proc(load_one(path, "bw_gemm")).verdict is Verdict.proved
 
 
 @pytest.mark.parametrize("name", ["bw_gemm", "bw_gemm_bug_no_after_fence",

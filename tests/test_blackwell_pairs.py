@@ -37,22 +37,23 @@ def _json(capsys: pytest.CaptureFixture[str], path: Path) -> tuple[int, dict]:
     return code, json.loads(capsys.readouterr().out)["results"][0]
 
 
-# (bug file, text of the earlier statement): the later statement is the header's line
+# (bug file, text of the earlier statement): the later statement is the header's line; a race
+# with the MMA names its first K step, the overwrite form (BW-2.3)
 RACES = [
     ("bw_gemm_cta2_bug_no_pair_sync", "Sm90_copy_tensor_to_smem_swizzled_2f32(A_s"),
-    ("bw_gemm_cta2_bug_no_release", "Sm100_mma_tf32_cta2("),
-    ("bw_gemm_cta2_bug_no_after_fence", "Sm100_mma_tf32_cta2("),
+    ("bw_gemm_cta2_bug_no_release", "Sm100_mma_tf32_zero_cta2("),
+    ("bw_gemm_cta2_bug_no_after_fence", "Sm100_mma_tf32_zero_cta2("),
     ("bw_gemm_cta2_bug_dealloc_race", "Sm100_tmem_ld_32x32b_f32("),
     ("bw_gemm_persistent_bug_one_stage", "Sm100_tmem_ld_32x32b_f32("),
     ("bw_gemm_persistent_bug_release_early", "Sm100_tmem_ld_32x32b_f32("),
-    ("bw_gemm_persistent_bug_ld_before_full", "Sm100_mma_tf32_cta1("),
+    ("bw_gemm_persistent_bug_ld_before_full", "Sm100_mma_tf32_zero_cta1("),
     ("bw_gemm_persistent_bug_lag3", "Sm100_tmem_ld_32x32b_f32("),
     ("bw_gemm_persistent_bug_no_alloc_fence", "Sm100_tmem_alloc("),
     ("bw_gemm_tmem_a_bug_cp_war", "Sm100_mma_tf32_ts_cta1("),
     ("bw_gemm_tmem_a_bug_no_wait_st", "Sm100_tmem_st_32x32b_f32("),
     ("bw_gemm_tmem_a_bug_st_no_after_fence", "Sm100_tmem_st_32x32b_f32("),
     ("bw_gemm_f16_bug_no_proxy_fence", "A_s[r, j] = "),
-    ("bw_gemm_multicast_bug_commit_mask", "Sm100_mma_tf32_cta1("),
+    ("bw_gemm_multicast_bug_commit_mask", "Sm100_mma_tf32_zero_cta1("),
 ]
 
 
@@ -89,7 +90,7 @@ def test_commit_mask_missing_a_peer_deadlocks_the_peer(
     ("bw_gemm_cta2_bug_no_pairs", "ERR-A35", "Sm100_tmem_alloc_cta2(D"),
     ("bw_gemm_bug_columns", "ERR-A34", "Sm100_tmem_alloc(D"),
     ("bw_gemm_bug_never_freed", "ERR-A33", "Sm100_tmem_alloc(D"),
-    ("bw_gemm_cta2_bug_mma_each_cta", "ERR-A35", "Sm100_mma_tf32_cta2("),
+    ("bw_gemm_cta2_bug_mma_each_cta", "ERR-A35", "Sm100_mma_tf32_zero_cta2("),
     ("bw_gemm_cta2_bug_mixed_groups", "ERR-A35", "Sm100_tmem_relinquish_alloc_permit_cta2()"),
 ])
 def test_bad_input_exits_2_with_code_and_line(capsys: pytest.CaptureFixture[str], name: str,

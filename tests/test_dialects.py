@@ -220,3 +220,36 @@ def test_endgame_construct_not_served_exits_named_and_located(
     out, err = capsys.readouterr()
     assert f"{path}{where}" in out and what in out
     assert "Traceback" not in out + err
+
+
+@pytest.mark.rule("DIAL-17")
+def test_last_use_free_is_endgame_only(tmp_path: Path) -> None:
+    """The seeded bug of smem_last_use_bug.py (no Fence between `a`'s last use and `b`'s
+    allocation) is refuted at `b`'s line in endgame's dialect and, unchanged but for the
+    endgame import, proved in February's (its free stays at the end of the scope)."""
+    text = (ENDGAME / "smem_last_use_bug.py").read_text()
+    (p,) = load_procs(ENDGAME / "smem_last_use_bug.py")
+    result = verify_proc(p)
+    assert result.verdict is Verdict.refuted
+    (finding,) = result.findings
+    assert (finding.variable, finding.loc.line) == ("a", 19)
+    assert finding.kind.value == "WAR"
+    assert "free_missing_sync HAZARD @ free(a[" in finding.message  # upstream's words
+    february = tmp_path / "february.py"
+    february.write_text("\n".join(line for line in text.splitlines() if "cuda_tk" not in line))
+    (q,) = load_procs(february)
+    assert q.dialect == dialects.SPORK26
+    assert verify_proc(q).verdict is Verdict.proved
+
+
+@pytest.mark.rule("DIAL-16")
+def test_unrecycled_slot_names_upstreams_element() -> None:
+    """The message names the element freed unrecycled as upstream's free_missing_arrive does,
+    and the element that was never arrived on; the counterexample is replayed."""
+    (p,) = load_procs(ENDGAME / "ring_bug_final_arrive.py")
+    result = verify_proc(p)
+    assert result.verdict is Verdict.refuted
+    (finding,) = result.findings
+    assert finding.message.startswith("free_missing_arrive HAZARD @ free(empty[")
+    assert "is never arrived on" in finding.message
+    assert finding.counterexample is not None and finding.counterexample.replayed

@@ -246,7 +246,8 @@ def mbarrier_mixed_slices(T: size, y: f32[T, 2, 2, 16] @ CudaGmemLinear):
 
 
 # kind::f16 tcgen05.mma (BW-CG-3): f16 tiles stored by the threads into 32-byte-swizzled SMEM, made
-# visible to the async proxy, one MMA, its commit awaited, the accumulator read back.
+# visible to the async proxy, one overwriting MMA (BW-2.3), its commit awaited, the accumulator
+# read back.
 @proc
 def bw_mma_f16(T: size, A: f16[128 * T, 16] @ CudaGmemLinear, B: f16[64, 16] @ CudaGmemLinear,
                C: f32[128 * T, 64] @ CudaGmemLinear):
@@ -268,7 +269,7 @@ def bw_mma_f16(T: size, A: f16[128 * T, 16] @ CudaGmemLinear, B: f16[64, 16] @ C
             Fence(cuda_in_order, tcgen05_after_thread_sync)
             with CudaWarps(0, 1):
                 for t in cuda_threads(0, 1, unit=cuda_thread):
-                    Sm100_mma_f16_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)
+                    Sm100_mma_f16_zero_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)
                     Arrive(tcgen05_commit) >> done
                     Await(done, tcgen05_after_thread_sync, ~0)
             Fence(cuda_in_order, tcgen05_after_thread_sync)
@@ -316,7 +317,10 @@ def bw_gemm_commit_multicast(M: size, K: size, A: f32[M, K] @ CudaGmemLinear,
                         for t in cuda_threads(0, 1, unit=cuda_thread):
                             Await(raw[c], cuda_generic_and_async_proxy, ~0)
                             for kk in seq(0, 4):
-                                Sm100_mma_tf32_cta1(D[c, :, :], A_s[c, k % 2, :, 8 * kk:8 * kk + 8], B_s[c, k % 2, :, 8 * kk:8 * kk + 8], M=128, N=64)
+                                if k == 0 and kk == 0:
+                                    Sm100_mma_tf32_zero_cta1(D[c, :, :], A_s[c, k % 2, :, 8 * kk:8 * kk + 8], B_s[c, k % 2, :, 8 * kk:8 * kk + 8], M=128, N=64)
+                                else:
+                                    Sm100_mma_tf32_cta1(D[c, :, :], A_s[c, k % 2, :, 8 * kk:8 * kk + 8], B_s[c, k % 2, :, 8 * kk:8 * kk + 8], M=128, N=64)
                             Arrive(tcgen05_commit) >> war[c] >> war[:]
             with CudaWarps(4, 8):
                 for c in cuda_threads(0, 2, unit=cuda_cta_in_cluster):

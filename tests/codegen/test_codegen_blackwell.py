@@ -180,8 +180,44 @@ def test_f16_kind() -> None:
     32-byte swizzle row; A and B type 0 in the instruction descriptor."""
     text = emit_cuda(*local("bw_mma_f16"))
     assert "exo_Sm100_mma_f16_cta1(D[0], exo_Sm100_smemDesc(A_s, 256u, 6u)," in text
-    assert "exo_Sm100_smemDesc(B_s, 256u, 6u), 0x8100010u, 1u);" in text
+    assert "exo_Sm100_smemDesc(B_s, 256u, 6u), 0x8100010u, 0u);" in text  # D = A * B
     assert "tcgen05.mma.cta_group::1.kind::f16 [%0], %1, " in text
+
+
+# the MMA call of a first K step and of the others: enable-input-d 0, then 1 (BW-2.3)
+_FIRST_K_STEP = re.compile(r"if \(\((k == 0)[^\n]*\) \{\n\s*exo_Sm100_mma_\w+\([^;]*, 0u\);\n"
+                           r"\s*\} else \{\n\s*exo_Sm100_mma_\w+\([^;]*, 1u\);\n\s*\}")
+
+
+@pytest.mark.rule("BW-2.3")
+@pytest.mark.rule("BW-CG-3")
+@pytest.mark.parametrize("case", [c for c in _cases("proved") if "tmem_a" not in c[1]],
+                         ids=lambda c: c[1])
+def test_first_k_step_overwrites(case: tuple[Path, str]) -> None:
+    """Every GEMM's first K step issues tcgen05.mma with enable-input-d false (D = A * B, TMEM
+    is undefined after tcgen05.alloc); the later steps accumulate. The helper turns the last
+    argument into the predicate."""
+    text = _emitted(*case)
+    task = text[text.index("void exo_deviceTask("):]
+    assert len(_FIRST_K_STEP.findall(task)) == 1, task
+    assert '"setp.ne.b32 exo_p, %4, 0;\\n\\t"' in text
+    assert re.search(r'"tcgen05\.mma\.cta_group::[12]\.kind::\w+ \[%0\], %1, "\n\s*"%2, %3, "\n'
+                     r'\s*"exo_p;', text)
+
+
+@pytest.mark.rule("BW-2.3")
+def test_accumulate_only_gemm_emits_enable_input_d_true(tmp_path: Path) -> None:
+    """The accumulating form alone (a legal program) lowers with enable-input-d 1 only."""
+    source = GEMM.read_text()
+    line = next(ln for ln in source.splitlines() if "Sm100_mma_tf32_cta1(" in ln)
+    pad = " " * (len(line) - len(line.lstrip()) - 4)
+    block = f"{pad}if k == 0:\n{line.replace('_cta1', '_zero_cta1')}\n{pad}else:\n{line}\n"
+    assert block in source
+    path = tmp_path / "bw_gemm.py"
+    path.write_text(source.replace(block, f"{pad}{line.lstrip()}\n"))
+    task = _emitted(path, "bw_gemm")
+    assert task.count("exo_Sm100_mma_tf32_cta1(D[0]") == 1
+    assert "0x8100910u, 1u);" in task and "0x8100910u, 0u);" not in task
 
 
 @pytest.mark.rule("BW-CG-3")

@@ -1,4 +1,4 @@
-# expect: bw_gemm_bug_early_ld refuted RAW D 38
+# expect: bw_gemm_bug_early_ld refuted RAW D 41
 # specs/blackwell.md BW-3.1, BW-3.3: the epilogue reads the accumulator by tcgen05.ld before the
 # MMAs that write it are committed and awaited.
 from verifier.lang import *
@@ -30,7 +30,10 @@ def bw_gemm_bug_early_ld(T: size, KT: size, A: f32[128 * T, 8 * KT] @ CudaGmemLi
                 with CudaWarps(4, 8):
                     for t in cuda_threads(0, 1, unit=cuda_thread):
                         Await(raw, cuda_generic_and_async_proxy, ~0)
-                        Sm100_mma_tf32_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)
+                        if k == 0:
+                            Sm100_mma_tf32_zero_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)
+                        else:
+                            Sm100_mma_tf32_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)
                         Arrive(tcgen05_commit) >> war
             with CudaWarps(4, 8):
                 for wg in cuda_threads(0, 1, unit=cuda_warpgroup):

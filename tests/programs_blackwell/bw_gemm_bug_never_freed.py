@@ -29,7 +29,10 @@ def bw_gemm_bug_never_freed(T: size, KT: size, A: f32[128 * T, 8 * KT] @ CudaGme
                 with CudaWarps(4, 8):
                     for t in cuda_threads(0, 1, unit=cuda_thread):
                         Await(raw, cuda_generic_and_async_proxy, ~0)
-                        Sm100_mma_tf32_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)
+                        if k == 0:
+                            Sm100_mma_tf32_zero_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)
+                        else:
+                            Sm100_mma_tf32_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)
                         Arrive(tcgen05_commit) >> war
             with CudaWarps(4, 8):
                 for t in cuda_threads(0, 1, unit=cuda_thread):

@@ -1,4 +1,4 @@
-# expect: bw_gemm_bug_no_after_fence refuted RAW D 43
+# expect: bw_gemm_bug_no_after_fence refuted RAW D 46
 # specs/blackwell.md BW-3.3: neither the wait on `done` nor the CTA sync after it ends in
 # tcgen05.fence::after_thread_sync, so tcgen05.ld is not ordered after the MMAs that write D.
 from verifier.lang import *
@@ -30,7 +30,10 @@ def bw_gemm_bug_no_after_fence(T: size, KT: size, A: f32[128 * T, 8 * KT] @ Cuda
                 with CudaWarps(4, 8):
                     for t in cuda_threads(0, 1, unit=cuda_thread):
                         Await(raw, cuda_generic_and_async_proxy, ~0)
-                        Sm100_mma_tf32_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)
+                        if k == 0:
+                            Sm100_mma_tf32_zero_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)
+                        else:
+                            Sm100_mma_tf32_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)
                         Arrive(tcgen05_commit) >> war
             with CudaWarps(4, 8):
                 for t in cuda_threads(0, 1, unit=cuda_thread):

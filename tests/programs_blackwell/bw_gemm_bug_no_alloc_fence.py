@@ -1,4 +1,4 @@
-# expect: bw_gemm_bug_no_alloc_fence refuted WAW D 33
+# expect: bw_gemm_bug_no_alloc_fence refuted WAW D 34
 # specs/blackwell.md BW-1.4, BW-3.3: the CTA sync after tcgen05.alloc lacks
 # tcgen05.fence::after_thread_sync, so the first tcgen05.mma is not ordered after the allocation.
 from verifier.lang import *
@@ -30,7 +30,10 @@ def bw_gemm_bug_no_alloc_fence(T: size, KT: size, A: f32[128 * T, 8 * KT] @ Cuda
                 with CudaWarps(4, 8):
                     for t in cuda_threads(0, 1, unit=cuda_thread):
                         Await(raw, cuda_generic_and_async_proxy, ~0)
-                        Sm100_mma_tf32_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)
+                        if k == 0:
+                            Sm100_mma_tf32_zero_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)
+                        else:
+                            Sm100_mma_tf32_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)
                         Arrive(tcgen05_commit) >> war
             with CudaWarps(4, 8):
                 for t in cuda_threads(0, 1, unit=cuda_thread):

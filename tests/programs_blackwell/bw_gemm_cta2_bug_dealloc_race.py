@@ -1,4 +1,4 @@
-# expect: bw_gemm_cta2_bug_dealloc_race refuted WAR D 52
+# expect: bw_gemm_cta2_bug_dealloc_race refuted WAR D 55
 # specs/blackwell.md BW-1.3, BW-5.1: the pair frees its TMEM without a cluster sync after the epilogue: warp 0 of
 # each CTA deallocates D while the epilogue warpgroups may still read it (use after dealloc).
 from verifier.lang import *
@@ -33,7 +33,10 @@ def bw_gemm_cta2_bug_dealloc_race(T: size, KT: size, A: f32[256 * T, 8 * KT] @ C
                 for cta in cuda_threads(0, 1, unit=cuda_cta_in_cluster):
                     with CudaWarps(4, 5):
                         for t in cuda_threads(0, 1, unit=cuda_thread):
-                            Sm100_mma_tf32_cta2(D[:, :, :], A_s[:, :, :], B_s[:, :, :], M=256, N=64)
+                            if k == 0:
+                                Sm100_mma_tf32_zero_cta2(D[:, :, :], A_s[:, :, :], B_s[:, :, :], M=256, N=64)
+                            else:
+                                Sm100_mma_tf32_cta2(D[:, :, :], A_s[:, :, :], B_s[:, :, :], M=256, N=64)
                             Arrive(tcgen05_commit) >> mma
                             Await(mma, tcgen05_after_thread_sync, ~0)
                 Fence(cuda_in_order, cuda_in_order)

@@ -1,4 +1,4 @@
-# expect: bw_gemm_cta2_bug_no_after_fence refuted RAW D 48
+# expect: bw_gemm_cta2_bug_no_after_fence refuted RAW D 51
 # specs/blackwell.md BW-3.3: the epilogue's wait on `done` does not end in tcgen05.fence::after_thread_sync, so its
 # tcgen05.ld of D is not ordered after the pair MMA that the commit tracked.
 from verifier.lang import *
@@ -33,7 +33,10 @@ def bw_gemm_cta2_bug_no_after_fence(T: size, KT: size, A: f32[256 * T, 8 * KT] @
                 for cta in cuda_threads(0, 1, unit=cuda_cta_in_cluster):
                     with CudaWarps(4, 5):
                         for t in cuda_threads(0, 1, unit=cuda_thread):
-                            Sm100_mma_tf32_cta2(D[:, :, :], A_s[:, :, :], B_s[:, :, :], M=256, N=64)
+                            if k == 0:
+                                Sm100_mma_tf32_zero_cta2(D[:, :, :], A_s[:, :, :], B_s[:, :, :], M=256, N=64)
+                            else:
+                                Sm100_mma_tf32_cta2(D[:, :, :], A_s[:, :, :], B_s[:, :, :], M=256, N=64)
                             Arrive(tcgen05_commit) >> mma
                             Await(mma, tcgen05_after_thread_sync, ~0)
                 Fence(cuda_in_order, cuda_in_order)

@@ -1,4 +1,4 @@
-# expect: bw_gemm_cta2_bug_no_pair_sync refuted RAW A_s 35
+# expect: bw_gemm_cta2_bug_no_pair_sync refuted RAW A_s 36
 # specs/blackwell.md BW-5.2: no cluster sync between the TMA loads and the pair MMA: the leader's thread reads the
 # peer CTA's A and B tiles while only the peer knows that its TMA completed.
 from verifier.lang import *
@@ -32,7 +32,10 @@ def bw_gemm_cta2_bug_no_pair_sync(T: size, KT: size, A: f32[256 * T, 8 * KT] @ C
                 for cta in cuda_threads(0, 1, unit=cuda_cta_in_cluster):
                     with CudaWarps(4, 5):
                         for t in cuda_threads(0, 1, unit=cuda_thread):
-                            Sm100_mma_tf32_cta2(D[:, :, :], A_s[:, :, :], B_s[:, :, :], M=256, N=64)
+                            if k == 0:
+                                Sm100_mma_tf32_zero_cta2(D[:, :, :], A_s[:, :, :], B_s[:, :, :], M=256, N=64)
+                            else:
+                                Sm100_mma_tf32_cta2(D[:, :, :], A_s[:, :, :], B_s[:, :, :], M=256, N=64)
                             Arrive(tcgen05_commit) >> mma
                             Await(mma, tcgen05_after_thread_sync, ~0)
                 Fence(cuda_in_order, cuda_in_order)

@@ -32,7 +32,10 @@ def bw_gemm_cta2_bug_no_pairs(T: size, KT: size, A: f32[256 * T, 8 * KT] @ CudaG
                 for cta in cuda_threads(0, 1, unit=cuda_cta_in_cluster):
                     with CudaWarps(4, 5):
                         for t in cuda_threads(0, 1, unit=cuda_thread):
-                            Sm100_mma_tf32_cta2(D[:, :, :], A_s[:, :, :], B_s[:, :, :], M=256, N=64)
+                            if k == 0:
+                                Sm100_mma_tf32_zero_cta2(D[:, :, :], A_s[:, :, :], B_s[:, :, :], M=256, N=64)
+                            else:
+                                Sm100_mma_tf32_cta2(D[:, :, :], A_s[:, :, :], B_s[:, :, :], M=256, N=64)
                             Arrive(tcgen05_commit) >> mma
                             Await(mma, tcgen05_after_thread_sync, ~0)
                 Fence(cuda_in_order, cuda_in_order)

@@ -30,7 +30,10 @@ def bw_gemm_f16(T: size, KT: size, A: f16[128 * T, 16 * KT] @ CudaGmemLinear,
                         B_s[r, j] = B[r, 16 * k + j]
                 Fence(cuda_in_order, cuda_generic_and_async_proxy)
                 for t in cuda_threads(0, 1, unit=cuda_thread):
-                    Sm100_mma_f16_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)
+                    if k == 0:
+                        Sm100_mma_f16_zero_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)
+                    else:
+                        Sm100_mma_f16_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)
                     Arrive(tcgen05_commit) >> mma
                     Await(mma, tcgen05_after_thread_sync, ~0)
                 Fence(cuda_in_order, tcgen05_after_thread_sync)

@@ -1,4 +1,4 @@
-# expect: bw_gemm_f16_bug_no_proxy_fence refuted RAW A_s 31
+# expect: bw_gemm_f16_bug_no_proxy_fence refuted RAW A_s 32
 # specs/blackwell.md BW-2.1: the CTA sync after the threads' SMEM stores does not reach the async
 # proxy (no fence.proxy.async), so tcgen05.mma, which reads A and B through the async proxy, may
 # read stale SMEM.
@@ -28,7 +28,10 @@ def bw_gemm_f16_bug_no_proxy_fence(T: size, KT: size, A: f16[128 * T, 16 * KT] @
                         B_s[r, j] = B[r, 16 * k + j]
                 Fence(cuda_in_order, cuda_in_order)
                 for t in cuda_threads(0, 1, unit=cuda_thread):
-                    Sm100_mma_f16_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)
+                    if k == 0:
+                        Sm100_mma_f16_zero_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)
+                    else:
+                        Sm100_mma_f16_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)
                     Arrive(tcgen05_commit) >> mma
                     Await(mma, tcgen05_after_thread_sync, ~0)
                 Fence(cuda_in_order, tcgen05_after_thread_sync)

@@ -1,4 +1,4 @@
-# expect: bw_gemm_f8_bug_no_proxy_fence refuted RAW A_s 30
+# expect: bw_gemm_f8_bug_no_proxy_fence refuted RAW A_s 31
 # specs/blackwell.md BW-2.5: the CTA sync after the threads' e4m3 SMEM stores does not reach the
 # async proxy (no fence.proxy.async), so tcgen05.mma kind::f8f6f4 may read stale SMEM.
 from verifier.lang import *
@@ -27,7 +27,10 @@ def bw_gemm_f8_bug_no_proxy_fence(T: size, KT: size, A: e4m3[128 * T, 32 * KT] @
                         B_s[r, j] = B[r, 32 * k + j]
                 Fence(cuda_in_order, cuda_in_order)
                 for t in cuda_threads(0, 1, unit=cuda_thread):
-                    Sm100_mma_f8f6f4_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)
+                    if k == 0:
+                        Sm100_mma_f8f6f4_zero_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)
+                    else:
+                        Sm100_mma_f8f6f4_cta1(D[:, :], A_s[:, :], B_s[:, :], M=128, N=64)
                     Arrive(tcgen05_commit) >> mma
                     Await(mma, tcgen05_after_thread_sync, ~0)
                 Fence(cuda_in_order, tcgen05_after_thread_sync)

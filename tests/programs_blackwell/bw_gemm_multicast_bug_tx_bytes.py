@@ -36,7 +36,10 @@ def bw_gemm_multicast_bug_tx_bytes(T: size, KT: size, A: f16[256 * T, 8 * KT] @ 
                     with CudaWarps(4, 5):
                         for t in cuda_threads(0, 1, unit=cuda_thread):
                             Await(raw[cta], cuda_generic_and_async_proxy, ~0)
-                            Sm100_mma_tf32_cta1(D[cta, :, :], A_s[cta, :, :], B_s[cta, :, :], M=128, N=64)
+                            if k == 0:
+                                Sm100_mma_tf32_zero_cta1(D[cta, :, :], A_s[cta, :, :], B_s[cta, :, :], M=128, N=64)
+                            else:
+                                Sm100_mma_tf32_cta1(D[cta, :, :], A_s[cta, :, :], B_s[cta, :, :], M=128, N=64)
                             Arrive(tcgen05_commit) >> war[cta] >> war[:]
             for cta in cuda_threads(0, 2, unit=cuda_cta_in_cluster):
                 with CudaWarps(4, 5):

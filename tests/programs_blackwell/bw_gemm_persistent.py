@@ -42,7 +42,10 @@ def bw_gemm_persistent(T: size, NT: size, KT: size, A: f32[T, NT, 128, 8 * KT] @
                     with CudaWarps(1, 2):
                         for t in cuda_threads(0, 1, unit=cuda_thread):
                             Await(raw, cuda_generic_and_async_proxy, ~0)
-                            Sm100_mma_tf32_cta1(D[:, 64 * (tile % 2):64 * (tile % 2) + 64], A_s[:, :], B_s[:, :], M=128, N=64)
+                            if k == 0:
+                                Sm100_mma_tf32_zero_cta1(D[:, 64 * (tile % 2):64 * (tile % 2) + 64], A_s[:, :], B_s[:, :], M=128, N=64)
+                            else:
+                                Sm100_mma_tf32_cta1(D[:, 64 * (tile % 2):64 * (tile % 2) + 64], A_s[:, :], B_s[:, :], M=128, N=64)
                             Arrive(tcgen05_commit) >> war
                 with CudaWarps(1, 2):
                     for t in cuda_threads(0, 1, unit=cuda_thread):

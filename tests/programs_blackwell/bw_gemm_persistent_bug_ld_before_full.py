@@ -1,4 +1,4 @@
-# expect: bw_gemm_persistent_bug_ld_before_full refuted RAW D 47
+# expect: bw_gemm_persistent_bug_ld_before_full refuted RAW D 50
 # specs/blackwell.md BW-3.1, BW-6: the epilogue reads the accumulator stage by tcgen05.ld before waiting on `full`:
 # a TMEM read before the MMA that writes it completed.
 from verifier.lang import *
@@ -37,7 +37,10 @@ def bw_gemm_persistent_bug_ld_before_full(T: size, NT: size, KT: size, A: f32[T,
                     with CudaWarps(1, 2):
                         for t in cuda_threads(0, 1, unit=cuda_thread):
                             Await(raw, cuda_generic_and_async_proxy, ~0)
-                            Sm100_mma_tf32_cta1(D[:, 64 * (tile % 2):64 * (tile % 2) + 64], A_s[:, :], B_s[:, :], M=128, N=64)
+                            if k == 0:
+                                Sm100_mma_tf32_zero_cta1(D[:, 64 * (tile % 2):64 * (tile % 2) + 64], A_s[:, :], B_s[:, :], M=128, N=64)
+                            else:
+                                Sm100_mma_tf32_cta1(D[:, 64 * (tile % 2):64 * (tile % 2) + 64], A_s[:, :], B_s[:, :], M=128, N=64)
                             Arrive(tcgen05_commit) >> war
                 with CudaWarps(1, 2):
                     for t in cuda_threads(0, 1, unit=cuda_thread):

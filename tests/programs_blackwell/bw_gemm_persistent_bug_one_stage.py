@@ -1,4 +1,4 @@
-# expect: bw_gemm_persistent_bug_one_stage refuted WAR D 40
+# expect: bw_gemm_persistent_bug_one_stage refuted WAR D 41
 # specs/blackwell.md BW-6: every tile accumulates into stage 0 while the ring lets the MMA thread run one tile
 # ahead: the MMAs of tile t + 1 overwrite the accumulator the epilogue of tile t reads.
 from verifier.lang import *
@@ -37,7 +37,10 @@ def bw_gemm_persistent_bug_one_stage(T: size, NT: size, KT: size, A: f32[T, NT, 
                     with CudaWarps(1, 2):
                         for t in cuda_threads(0, 1, unit=cuda_thread):
                             Await(raw, cuda_generic_and_async_proxy, ~0)
-                            Sm100_mma_tf32_cta1(D[:, 0:64], A_s[:, :], B_s[:, :], M=128, N=64)
+                            if k == 0:
+                                Sm100_mma_tf32_zero_cta1(D[:, 0:64], A_s[:, :], B_s[:, :], M=128, N=64)
+                            else:
+                                Sm100_mma_tf32_cta1(D[:, 0:64], A_s[:, :], B_s[:, :], M=128, N=64)
                             Arrive(tcgen05_commit) >> war
                 with CudaWarps(1, 2):
                     for t in cuda_threads(0, 1, unit=cuda_thread):

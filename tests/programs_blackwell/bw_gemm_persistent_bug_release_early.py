@@ -1,4 +1,4 @@
-# expect: bw_gemm_persistent_bug_release_early refuted WAR D 40
+# expect: bw_gemm_persistent_bug_release_early refuted WAR D 41
 # specs/blackwell.md BW-3.2, BW-6: the epilogue releases the accumulator stage before tcgen05.wait::ld: the MMA of
 # tile t + 2 may overwrite it while the tcgen05.ld is still reading.
 from verifier.lang import *
@@ -37,7 +37,10 @@ def bw_gemm_persistent_bug_release_early(T: size, NT: size, KT: size, A: f32[T, 
                     with CudaWarps(1, 2):
                         for t in cuda_threads(0, 1, unit=cuda_thread):
                             Await(raw, cuda_generic_and_async_proxy, ~0)
-                            Sm100_mma_tf32_cta1(D[:, 64 * (tile % 2):64 * (tile % 2) + 64], A_s[:, :], B_s[:, :], M=128, N=64)
+                            if k == 0:
+                                Sm100_mma_tf32_zero_cta1(D[:, 64 * (tile % 2):64 * (tile % 2) + 64], A_s[:, :], B_s[:, :], M=128, N=64)
+                            else:
+                                Sm100_mma_tf32_cta1(D[:, 64 * (tile % 2):64 * (tile % 2) + 64], A_s[:, :], B_s[:, :], M=128, N=64)
                             Arrive(tcgen05_commit) >> war
                 with CudaWarps(1, 2):
                     for t in cuda_threads(0, 1, unit=cuda_thread):

@@ -130,7 +130,8 @@ def cta_groups(proc: ir.Proc) -> None:
 
 # the instrs that carry a .cta_group qualifier in PTX (tcgen05.ld/st do not)
 _CTA_GROUPED = frozenset(f"Sm100_{n}{g}" for g in ("_cta1", "_cta2") for n in (
-    "mma_tf32", "mma_f16", "mma_tf32_ts", "tmem_alloc", "tmem_dealloc",
+    "mma_tf32", "mma_f16", "mma_tf32_ts", "mma_tf32_zero", "mma_f16_zero", "mma_tf32_ts_zero",
+    "tmem_alloc", "tmem_dealloc",
     "tmem_relinquish_alloc_permit")) | frozenset({
         "Sm100_tmem_alloc", "Sm100_tmem_dealloc", "Sm100_tmem_relinquish_alloc_permit",
         "Sm100_tmem_cp_128x256b_f32"})

@@ -25,6 +25,7 @@ from verifier.collectives import Tiling
 from verifier.diagnostics import InternalError, SrcLoc, Unsupported
 from verifier.lang.ir import ir
 from verifier.lang.stdlib.config import CudaDeviceFunction
+from verifier.lang.stdlib.instrs_sm100 import mma_name
 from verifier.lang.stdlib.memories import Memory
 from verifier.lang.stdlib.timelines import SyncTL
 
@@ -45,9 +46,11 @@ ALLOCATORS = {f"Sm100_tmem_{verb}{suffix}": (verb, group) for verb in ("alloc", 
 CTA_GROUP: Mapping[str, int] = MappingProxyType({
     **{name: group for name, (_, group) in ALLOCATORS.items()},
     "Sm100_tmem_relinquish_alloc_permit": 1, "Sm100_tmem_relinquish_alloc_permit_cta2": 2,
-    "Sm100_tmem_cp_128x256b_f32": 1, "Sm100_mma_tf32_ts_cta1": 1,
-    **{f"Sm100_mma_{kind}_cta{group}": group for kind in ("tf32", "f16") for group in (1, 2)},
-    "Sm100_mma_f8f6f4_cta1": 1})
+    "Sm100_tmem_cp_128x256b_f32": 1,
+    **{mma_name("tf32", 1, True, zero): 1 for zero in (False, True)},
+    **{mma_name(kind, group, zero=zero): group for kind in ("tf32", "f16") for group in (1, 2)
+       for zero in (False, True)},
+    **{mma_name("f8f6f4", 1, zero=zero): 1 for zero in (False, True)}})
 
 
 def keywords(s: ir.Call) -> dict[str, int]:

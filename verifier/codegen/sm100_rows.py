@@ -100,12 +100,13 @@ def idesc(kind: str, a_type: str, m: int, n: int, loc: SrcLoc | None) -> int:
 Sm100Lowering = Callable[[ir.Call, Mapping[str, View], Mapping[str, str]], list[str]]
 
 
-def _mma(kind: str, group: int, a_in_tmem: bool) -> Sm100Lowering:
+def _mma(kind: str, group: int, a_in_tmem: bool, zero: bool) -> Sm100Lowering:
     def lower(s: ir.Call, tensors: Mapping[str, View], sizes: Mapping[str, str]) -> list[str]:
         """One thread issues `tcgen05.mma.cta_group::<group>.kind::<kind>`; enable-input-d is
-        1, as the instr's `+=` says. A pair MMA (M = 256) names the leader CTA's slices; the
-        hardware takes the peer's at the same offsets. A in TMEM is its address (lanes 0..M-1,
-        K columns). Rules: BW-CG-3, BW-CG-9, BW-CG-10"""
+        1 for the accumulating form (`D += A * B`) and 0 for the overwrite form `_zero`
+        (`D = A * B`, BW-2.3), the same PTX otherwise. A pair MMA (M = 256) names the leader
+        CTA's slices; the hardware takes the peer's at the same offsets. A in TMEM is its
+        address (lanes 0..M-1, K columns). Rules: BW-CG-3, BW-CG-9, BW-CG-10"""
         kw = keywords(s)
         m, n = kw["M"], kw["N"]
         if m != 128 * group:
@@ -121,7 +122,8 @@ def _mma(kind: str, group: int, a_in_tmem: bool) -> Sm100Lowering:
         a_operand = a.base if a_in_tmem else _operand(s, a, "a")
         word = idesc(kind, a.ctype, m, n, s.loc)
         name = f"exo_Sm100_mma_{kind}{'_ts' if a_in_tmem else ''}_cta{group}"
-        return [f"{name}({d.base}, {a_operand},", f"    {_operand(s, b, 'b')}, {word:#x}u, 1u);"]
+        return [f"{name}({d.base}, {a_operand},",
+                f"    {_operand(s, b, 'b')}, {word:#x}u, {0 if zero else 1}u);"]
     return lower
 
 
@@ -170,8 +172,8 @@ def _store(s: ir.Call, tensors: Mapping[str, View], sizes: Mapping[str, str]) ->
 SM100_ROWS: Mapping[str, Sm100Lowering] = MappingProxyType({
     "Sm100_tmem_relinquish_alloc_permit": _relinquish,
     "Sm100_tmem_relinquish_alloc_permit_cta2": _relinquish,
-    **{name: _mma(name.split("_")[2], group, "_ts_" in name) for name, group in CTA_GROUP.items()
-       if name.startswith("Sm100_mma_")},
+    **{name: _mma(name.split("_")[2], group, "_ts_" in name, "_zero_" in name)
+       for name, group in CTA_GROUP.items() if name.startswith("Sm100_mma_")},
     "Sm100_tmem_ld_32x32b_f32": _ld_st("Ld"),
     "Sm100_tmem_st_32x32b_f32": _ld_st("St"),
     "Sm100_tmem_cp_128x256b_f32": _cp,
@@ -186,11 +188,12 @@ def helpers(calls: list[tuple[str, dict[str, int]]]) -> str:
     """The helpers the Sm100 rows of `calls` use ("" if none)."""
     names = {name for name, _ in calls}
     out = ""
-    mmas = sorted(name for name in names if name.startswith("Sm100_mma_") and name in CTA_GROUP)
+    # one helper per (kind, group, A in TMEM): the overwrite form passes enable-input-d 0
+    mmas = sorted({(name.split("_")[2], CTA_GROUP[name], "_ts_" in name) for name in names
+                   if name.startswith("Sm100_mma_") and name in CTA_GROUP})
     if mmas or "Sm100_tmem_cp_128x256b_f32" in names:
         out += sm100_text.DESCRIPTOR
-    out += "".join(sm100_text.mma_helper(name.split("_")[2], CTA_GROUP[name], "_ts_" in name)
-                   for name in mmas)
+    out += "".join(sm100_text.mma_helper(*mma) for mma in mmas)
     for verb in ("ld", "st"):
         ns = sorted({kw["N"] for name, kw in calls if name == f"Sm100_tmem_{verb}_32x32b_f32"})
         out += "".join(sm100_text.ld_st_helper(verb, n) for n in ns)

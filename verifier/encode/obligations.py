@@ -32,10 +32,13 @@ from verifier.encode.kills import KillSites, clipped_bounds, killed
 from verifier.encode.pairs import kept_pairs
 from verifier.encode.pruning import Pruner
 from verifier.encode.terms import conj
-from verifier.encode.ring_barriers import one_shot_sites, second_arrive
+from verifier.encode.ring_barriers import (one_shot_sites, ring_decls, second_arrive,
+                                           unrecycled_slot)
 from verifier.encode.ring_invariant import ring_lemma, ring_sites
 from verifier.encode.transactions import byte_mismatch, checks, phase_disagreement
 from verifier.encode.visibility import ANCHORED_FALLBACK, LEVELS, VisibilityBuilder
+
+LAST_USE_PREFIX = "last-use:"  # DIAL-17 free checks of endgame SMEM (they decide)
 
 
 @dataclass(frozen=True)
@@ -264,6 +267,13 @@ class ObligationBuilder:
                     arrive)),
                 description=f"each Arrive on {arrive.barrier.name} completes a ring element "
                 "no other Arrive completes"))
+        for decl in ring_decls(self.model):
+            out.append(Obligation(
+                f"recycled:{decl.sym.name}@{decl.loc.line}:{decl.loc.col}", "DIAL-16",
+                "barrier-count", decl.sym.name, decl.loc, [(decl.loc, "later access")],
+                lambda level, fallback, decl=decl: self._measured(lambda: self._recycled(decl)),
+                description=f"every slot of {decl.sym.name} is recycled by an Arrive before "
+                "its free"))
         for decl in self.model.barriers.values():
             if self.model.proc.dialect == ENDGAME:
                 continue  # endgame: no count balance at the free (DIAL-12)
@@ -285,6 +295,10 @@ class ObligationBuilder:
 
     def _one_shot(self, site: ArriveSite) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
         found, names = second_arrive(self.enc, self.vis.barriers, self.model, site)
+        return self.base + found, {**self.size_names, **names}
+
+    def _recycled(self, decl: BarrierDecl) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
+        found, names = unrecycled_slot(self.enc, self.vis.barriers, decl)
         return self.base + found, {**self.size_names, **names}
 
     def _balance(self, decl: BarrierDecl) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
@@ -397,6 +411,19 @@ class ObligationBuilder:
                 out.append(self.unique(ob))
         return out
 
+    def last_use_frees(self, prune: bool = True) -> list[Obligation]:
+        """DIAL-17: in an endgame proc the SEM-4.7 free check of a shared-memory variable also
+        sits where upstream's suballocator frees it (the early-release candidate after its
+        last use), and there it decides the verdict: the release obligations, renamed."""
+        if self.model.proc.dialect != ENDGAME:
+            return []
+        out = self.releases(prune)
+        for ob in out:
+            ob.id = LAST_USE_PREFIX + ob.id.removeprefix(RELEASE_PREFIX)
+            ob.rule, ob.release = "DIAL-17", ""
+            ob.description = ob.description.replace("early release", "free at last use", 1)
+        return out
+
     def all(self, prune: bool = True) -> list[Obligation]:
         return [self.unique(ob) for ob in self.bounds(prune) + self.barriers() + self.rings() +
-                self.transactions() + self.hazards(prune)]
+                self.transactions() + self.hazards(prune) + self.last_use_frees(prune)]

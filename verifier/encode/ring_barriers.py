@@ -1,9 +1,11 @@
-"""Obligations of the endgame dialect's ring barriers (specs/dialects.md DIAL-10).
+"""Obligations of the endgame dialect's ring barriers (specs/dialects.md DIAL-10, DIAL-16).
 
 A ring element completes with one Arrive (upstream's one-shot mbarrier): no Arrive instance
 may find an earlier arrive on its home element, and none may arrive on an element its
 `CudaMbarrierPreArrive(p)` pre-arrives (the pre-arrive counts as arrive #0, barrier_counts).
 The negation asks Z3 for an Arrive instance whose home already has an arrive before it.
+At the ring's free every slot has been recycled (DIAL-16): the negation asks for an element
+with ring index ≥ depth that no Arrive reached before the end of the allocation's scope.
 Non-goals: pairing, deadlocks and slot reuse, which the shared obligations cover (SEM-6.7
 with a_max = 0; the handoff and recycling storage sites of check/static_rings.py).
 """
@@ -12,8 +14,8 @@ from __future__ import annotations
 
 import z3
 
-from verifier.check.sites import ArriveSite, ProgramModel
-from verifier.encode.barrier_counts import BarrierCounts
+from verifier.check.sites import ArriveSite, BarrierDecl, ProgramModel
+from verifier.encode.barrier_counts import BarrierCounts, free_point
 from verifier.encode.instances import Encoder
 
 
@@ -28,3 +30,25 @@ def second_arrive(enc: Encoder, counts: BarrierCounts, model: ProgramModel, site
     inst = enc.instance(site.ctx, "q")
     home = tuple(enc.value(e, inst.iters) for e in site.home)
     return [inst.valid, counts.arrives_before(decl, home, inst) >= 1], dict(inst.names)
+
+
+def ring_decls(model: ProgramModel) -> list[BarrierDecl]:
+    return [d for d in model.barriers.values() if d.ring is not None]
+
+
+def unrecycled_slot(enc: Encoder, counts: BarrierCounts, decl: BarrierDecl
+                    ) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
+    """DIAL-16 negated: an element y ≥ depth (logical extent on the ring dimension) that no
+    Arrive reached before the free, so the slot of y - depth is freed unrecycled."""
+    assert decl.ring is not None
+    point = free_point(enc, decl, "f")
+    elem, conds = [], [point.valid]
+    for k, extent in enumerate(decl.logical_shape(decl.loc)):
+        v = z3.Int(f"{decl.sym.name}.elem{k}@f", enc.zctx)
+        lo = decl.ring.depth if k == decl.ring.dim else 0
+        conds += [v >= lo, v < enc.value(extent, point.iters)]
+        elem.append(v)
+    conds.append(counts.arrives_before(decl, tuple(elem), point) == 0)
+    names = dict(point.names)
+    names.update({f"elem{k}": v for k, v in enumerate(elem)})
+    return conds, names

@@ -184,6 +184,8 @@ def free_barrier(m: MachineView, bar: BarrierInstance, loc: SrcLoc) -> None:
         found = m.ledger.check(key, bar.sym.name, None)
         if found is not None:
             m.report(found)
+    if bar.ring is not None:
+        ring_slots.free(m, bar, loc)  # DIAL-16: every slot recycled
     if not bar.balanced:
         return  # endgame: no count balance at the free (DIAL-12)
     for elem in bar.elements():

@@ -13,6 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from verifier.diagnostics import SrcLoc
+from verifier.lang.stdlib.dialects import ENDGAME
 from verifier.lang.stdlib.timelines import InstrTL, QualTL
 from verifier.semantics import rules
 from verifier.semantics.histories import (
@@ -42,6 +43,7 @@ class HazardChecks:
     add_records: Callable[[int | None, list[Record]], None]
     collect_all: bool
     arg_syms: frozenset[Any]
+    proc: Any  # the ir.Proc run (its dialect words the free hazards)
 
     def qual_codes(self, entry: rules.QualEntry) -> tuple[tuple[int, ...], int]:
         return tuple(sorted(QIDX[q] for q in entry.extended)), qual_bits(entry.extended)
@@ -163,7 +165,11 @@ class HazardChecks:
 
         def finding(index: tuple[int, ...], check: Check, missing: Threads) -> Finding:
             hk = "WAR" if check[2] else "WAW"
-            return Finding(hk, f"{hk} HAZARD @ free({buf.sym.name}{list(index)})",
+            # an endgame file reads upstream's word for it (DIAL-17); the kind stays WAR/WAW
+            at = f"@ free({buf.sym.name}{list(index)})"
+            said = f"free_missing_sync HAZARD {at} ({hk})" if self.proc.dialect == ENDGAME \
+                else f"{hk} HAZARD {at}"
+            return Finding(hk, said,
                            buf.sym.name, index, loc, later, check[0].origin,  # type: ignore
                            lacking=f"{self.lacking_text(missing)} lacks temp visibility on "
                            "{cuda2}",

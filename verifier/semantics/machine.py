@@ -69,8 +69,10 @@ class Machine(HazardChecks):
         self.proc = proc
         # CG-R1: with `releases`, the SEM-4.7 free check also runs at every early-release
         # candidate (lang/ir/lifetimes.py), without freeing: it replays a release's candidate
+        # DIAL-17: in an endgame proc the check at the candidate (upstream's free after the
+        # last use) is always on: it decides the verdict there
         self.release_at: dict[int, list[ir.Alloc]] = {}
-        for r in early_releases(proc.body) if releases else ():
+        for r in early_releases(proc.body) if releases or proc.dialect == ENDGAME else ():
             self.release_at.setdefault(id(r.before), []).append(r.alloc)
         self.only = only  # names of the variables whose histories are kept (None: all; M8)
         self.collect_all = collect_all
@@ -215,7 +217,7 @@ class Machine(HazardChecks):
     def block(self, stmts: tuple[ir.Stmt, ...], ctx: Ctx) -> None:
         allocated: list[ir.Alloc] = []
         for s in stmts:
-            for a in self.release_at.get(id(s), ()):
+            for a in reversed(self.release_at.get(id(s), ())):  # as the frees of a scope
                 self.check_freed(a, ctx, s.loc)
             if isinstance(s, ir.Alloc):
                 allocated.append(s)

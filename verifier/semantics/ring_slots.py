@@ -1,4 +1,4 @@
-"""Endgame ring barriers in the concrete machine (specs/dialects.md DIAL-3, 4, 6, 7, 10).
+"""Endgame ring barriers in the concrete machine (specs/dialects.md DIAL-3, 4, 6, 7, 10, 15).
 
 An endgame mbarrier `z: barrier[..., n @ ring_buffer_by(d)] @ CudaMbarrierPreArrive(p)` has one
 one-shot element per logical index: elements with ring index < p start complete (arrive #0 is
@@ -7,7 +7,9 @@ element pairs with that arrive #0. Logical y and y - d share a physical slot: at
 allocation, y's storage gets a *handoff* record (qual-tl `slot`, seen by nobody) tagged with
 arrive #0 of y - d, so only an Await on y - d orders it before the accesses of y; an Arrive on
 y writes the storage of y - d (the slot's *recycling*), so every access of y - d must be
-temporally ordered before it. Non-goals: physical slots and parities (codegen).
+temporally ordered before it. At the free every slot must have been recycled: each element
+y ≥ d arrived on (DIAL-16, upstream's `free_missing_arrive`).
+Non-goals: physical slots and parities (codegen).
 """
 
 from __future__ import annotations
@@ -76,6 +78,26 @@ def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: RingBarrier,
 def a_max(bar: RingBarrier) -> int:
     """DIAL-4: every Await on a ring element pairs with its arrive #0."""
     return 0
+
+
+def free(m: MachineView, bar: RingBarrier, loc: SrcLoc) -> None:
+    """DIAL-16: at the ring's free every element y ≥ depth has had its Arrive, the one that
+    recycles (frees) the slot of y - depth; the first element whose slot was never recycled is
+    reported, named as upstream names it (the element freed without its arrive)."""
+    assert bar.ring is not None
+    r, depth = bar.ring.dim, bar.ring.depth
+    for elem in itertools.product(*(range(n) for n in bar.shape)):
+        if elem[r] < depth or bar.counts.get(elem, (0, 0))[0] > 0:
+            continue
+        freed = elem[:r] + (elem[r] - depth,) + elem[r + 1:]
+        m.report(Finding(
+            "barrier-count", f"free_missing_arrive HAZARD @ free({bar.sym.name}{list(freed)}): "
+            f"its slot is never recycled, {bar.sym.name}{list(elem)} is never arrived on",
+            bar.sym.name, freed, loc, None, None, rule="DIAL-16", code="ERR-V16",
+            sync_hint=f"arrive on every element of {bar.sym.name} with ring index >= {depth} "
+                      "before the end of its scope (e.g. the consumer's final Arrive after the "
+                      "main loop)"))
+        return
 
 
 def synchronous_rings(proc: ir.Proc) -> frozenset[ir.Sym]:

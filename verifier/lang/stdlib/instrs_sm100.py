@@ -75,27 +75,38 @@ def _alloc_pair(name: str) -> Instr:
                  ("ncols",), tmem_columns_problem, template_code=("ERR-A34", "BW-1.2"))
 
 
-def _mma(kind: str) -> Instr:
+def mma_name(kind: str, group: int, a_in_tmem: bool = False, zero: bool = False) -> str:
+    """`Sm100_mma_<kind>[_ts][_zero]_cta<group>`: `_zero` is the overwrite form (BW-2.3)."""
+    return f"Sm100_mma_{kind}{'_ts' if a_in_tmem else ''}{'_zero' if zero else ''}_cta{group}"
+
+
+def _d_access(zero: bool) -> str:
+    """BW-2.3: the overwrite form (enable-input-d false) writes D; the accumulating form,
+    D += A * B, reads and writes it."""
+    return "w" if zero else "rw"
+
+
+def _mma(kind: str, zero: bool = False) -> Instr:
     k = MMA_K[kind]
-    name = f"Sm100_mma_{kind}_cta1"
+    name = mma_name(kind, 1, zero=zero)
     return Instr(
         name,
-        (InstrParam("d", "tensor", "rw", "Sm100_Tmem", lambda kw: (kw["M"], kw["N"])),
+        (InstrParam("d", "tensor", _d_access(zero), "Sm100_Tmem", lambda kw: (kw["M"], kw["N"])),
          InstrParam("a", "tensor", "r", "CudaBasicSmem", lambda kw: (kw["M"], k)),
          InstrParam("b", "tensor", "r", "CudaBasicSmem", lambda kw: (kw["N"], k))),
         InstrTL.tcgen05_mma_instr, units.cuda_thread, ("M", "N"), mma_shape_problem,
         template_code=("ERR-P07", "BW-2.1"))
 
 
-def _mma_pair(kind: str) -> Instr:
+def _mma_pair(kind: str, zero: bool = False) -> Instr:
     """BW-5.2: tcgen05.mma.cta_group::2, issued by one thread of the pair's leader CTA: D
     (128 x N per CTA) in both CTAs' TMEM, A (128 x K per CTA) and B (N / 2 x K per CTA) in both
     CTAs' SMEM, every slice accessed by the issuing thread."""
     k = MMA_K[kind]
-    name = f"Sm100_mma_{kind}_cta2"
+    name = mma_name(kind, 2, zero=zero)
     return Instr(
         name,
-        (InstrParam("d", "tensor", "rw", "Sm100_Tmem", lambda kw: (2, TMEM_LANES, kw["N"]),
+        (InstrParam("d", "tensor", _d_access(zero), "Sm100_Tmem", lambda kw: (2, TMEM_LANES, kw["N"]),
                     cta_pair=True),
          InstrParam("a", "tensor", "r", "CudaBasicSmem", lambda kw: (2, kw["M"] // 2, k),
                     cta_pair=True),
@@ -105,13 +116,13 @@ def _mma_pair(kind: str) -> Instr:
         template_code=("ERR-P07", "BW-5.2"))
 
 
-def _mma_tmem_a(kind: str) -> Instr:
+def _mma_tmem_a(kind: str, zero: bool = False) -> Instr:
     """BW-7.3: tcgen05.mma with A in TMEM (M lanes x K columns of 32 bits), cta_group::1."""
     k = MMA_K[kind]
-    name = f"Sm100_mma_{kind}_ts_cta1"
+    name = mma_name(kind, 1, a_in_tmem=True, zero=zero)
     return Instr(
         name,
-        (InstrParam("d", "tensor", "rw", "Sm100_Tmem", lambda kw: (kw["M"], kw["N"])),
+        (InstrParam("d", "tensor", _d_access(zero), "Sm100_Tmem", lambda kw: (kw["M"], kw["N"])),
          InstrParam("a", "tensor", "r", "Sm100_Tmem", lambda kw: (kw["M"], k)),
          InstrParam("b", "tensor", "r", "CudaBasicSmem", lambda kw: (kw["N"], k))),
         InstrTL.tcgen05_mma_instr, units.cuda_thread, ("M", "N"), mma_shape_problem,
@@ -138,11 +149,11 @@ def sm100_instrs() -> dict[str, Instr]:
         "Sm100_tmem_relinquish_alloc_permit_cta2": Instr(
             "Sm100_tmem_relinquish_alloc_permit_cta2", (), InstrTL.cuda_in_order_instr,
             2 * units.cuda_warp_in_cluster_strided(1)),
-        "Sm100_mma_tf32_cta2": _mma_pair("tf32"),
-        "Sm100_mma_f16_cta2": _mma_pair("f16"),
-        "Sm100_mma_tf32_cta1": _mma("tf32"),
-        "Sm100_mma_f16_cta1": _mma("f16"),
-        "Sm100_mma_f8f6f4_cta1": _mma("f8f6f4"),  # BW-2.5
+        # BW-2.1, BW-2.3, BW-5.2: each MMA in its accumulating and its overwrite form
+        **{i.name: i for kind in ("tf32", "f16") for zero in (False, True)
+           for i in (_mma_pair(kind, zero), _mma(kind, zero))},
+        # BW-2.5: kind::f8f6f4 (e4m3), cta_group::1, both forms
+        **{i.name: i for i in (_mma("f8f6f4", False), _mma("f8f6f4", True))},
         "Sm100_tmem_ld_32x32b_f32": Instr(
             "Sm100_tmem_ld_32x32b_f32",
             (InstrParam("dst", "tensor", "w", "Sm100_RmemMatrixD", shape),
@@ -164,6 +175,7 @@ def sm100_instrs() -> dict[str, Instr]:
              InstrParam("src", "tensor", "r", "CudaBasicSmem", lambda kw: (TMEM_LANES, 8))),
             InstrTL.tcgen05_cp_instr, units.cuda_thread),
         "Sm100_mma_tf32_ts_cta1": _mma_tmem_a("tf32"),
+        "Sm100_mma_tf32_ts_zero_cta1": _mma_tmem_a("tf32", zero=True),
         # BW-7.1: the warpgroup zeroes a register tile (ordinary in-order register writes)
         "Sm100_zero_d_f32": Instr(
             "Sm100_zero_d_f32", (InstrParam("dst", "tensor", "w", "Sm100_RmemMatrixD", shape),),
