@@ -97,12 +97,12 @@ def test_f8f6f4_takes_k_32(tmp_path: Path) -> None:
     kind::f16 K of 16 is a located shape error."""
     old = "A_s[:, :], B_s[:, :], M=128"
     text = (PROGRAMS / "bw_gemm_f8.py").read_text()
-    assert text.count(old) == 1
+    assert text.count(old) == 2  # the overwrite form (k == 0) and the accumulating one
     path = tmp_path / "bw_f8_k16.py"
     path.write_text(text.replace(old, "A_s[:, 0:16], B_s[:, 0:16], M=128"))
     err = _rejection(path)
     assert err.code == "ERR-P21" and "the parameter needs 32" in str(err), err
-    assert err.loc.line == _line(path, "Sm100_mma_f8f6f4_cta1(")
+    assert err.loc.line == _line(path, "Sm100_mma_f8f6f4_zero_cta1(")
 
 
 def test_tables_cover_every_tcgen05_timeline() -> None:
