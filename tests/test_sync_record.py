@@ -66,7 +66,7 @@ def test_the_call_is_recorded_and_returns_none_at_once(tmp_path: Path) -> None:
     assert loaded.error is None
     (call,) = loaded.sync_calls
     assert call.proc is loaded.procs[0] and call.sizes == (("n", 256 * 4096),)
-    assert call.loc.line == 14 and call.answer == ""  # deferred: nothing said yet
+    assert call.loc.line == 14  # a record only: its answer comes after the proofs
     assert loaded.output == "None True\n"  # returned None at once; no note on stderr
 
 
@@ -126,14 +126,15 @@ def test_a_call_the_file_catches_runs_at_once(tmp_path: Path,
     loaded = load_isolated(path)
     assert loaded.error is None and loaded.output == "caught RejectedInput\n"
     racy, fine = loaded.sync_calls
-    assert (racy.answer, racy.loc.line, racy.finding.kind.value) == ("hazard", 13, "WAW")
-    assert (fine.answer, fine.loc.line) == ("no-hazard", 17)
+    assert (racy.loc.line, fine.loc.line) == (13, 17)
     code, doc = _json(capsys, path)
     racy_json, fine_json = doc["results"][0]["sync_checks"]
+    # answered again by the verifier, never by the file's own process (SEC-1)
     assert code == 1 and racy_json["status"] == "hazard"
-    assert racy_json["settled_by"] == "machine-while-loading"
+    assert racy_json["settled_by"] == "proof-at-sizes"
     assert racy_json["finding"]["location"]["line"] == EVERY_TASK_STORE
-    assert fine_json["status"] == "no-hazard"
+    assert racy_json["finding"]["counterexample"]["sizes"] == {"n": 512}
+    assert fine_json["status"] == "covered" and fine_json["settled_by"] == "proof-at-sizes"
 
 
 @pytest.mark.rule("SYNC-6")
@@ -263,3 +264,16 @@ def test_a_rejected_proc_is_not_run(tmp_path: Path, capsys: pytest.CaptureFixtur
     (sc,) = res["sync_checks"]
     assert res["verdict"] == "rejected" and code == 2
     assert sc["status"] == "not-run" and "ERR-L02" in sc["message"] and sc["time_s"] < 1
+
+
+@pytest.mark.rule("SYNC-3", "SEC-1")
+def test_the_reply_carries_no_answer_the_file_could_forge() -> None:
+    """A call the child ran at once (SYNC-3) comes back as a bare record: the reply has no
+    field or class through which the file's own process could state a finding or a verdict."""
+    import dataclasses
+
+    from verifier.load.load_protocol import _data_classes
+    from verifier.load.sync_record import SyncCall
+
+    assert [f.name for f in dataclasses.fields(SyncCall)] == ["proc", "sizes", "loc"]
+    assert not [key for key in _data_classes() if key[0] == "verifier.results"]

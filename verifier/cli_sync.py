@@ -53,10 +53,9 @@ def settle_call(call: SyncCall, result: ProcResult | None, opts: Options) -> Syn
     verified, e.g. never bound at module level)."""
     start = time.perf_counter()
     sizes = dict(call.sizes)
-    if call.answer:  # SYNC-3: run while loading, where the file could catch its exception
-        return dataclasses.replace(
-            _machine(call, call.answer, call.finding, call.reason, "machine-while-loading",
-                     start), time_s=call.time_s)
+    # a call the child already ran (SYNC-3) is answered here as any other: its answer was
+    # computed in the file's own process, so it decided what the file observed, never the
+    # report or a verdict (SEC-1: the reply is the attacker's data)
     if result is not None and result.sizes:  # --sizes: the machine, no proof
         if result.sizes == call.sizes:
             found = next((f for f in result.findings if f.counterexample), None)

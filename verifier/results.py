@@ -238,7 +238,6 @@ SYNC_SETTLED_BY = {
     "proof": "the proof for all sizes",
     "proof-at-sizes": "a proof at these sizes",
     "machine": "the concrete machine at these sizes",
-    "machine-while-loading": "the concrete machine while the file loaded",
 }
 
 

@@ -32,7 +32,6 @@ from verifier.lang.ir import ir
 from verifier.lang.stdlib.memories import MemoryName
 from verifier.load.sandbox import Policy
 from verifier.load.sync_record import SyncCall
-from verifier.results import Counterexample, Finding, FindingKind, Related
 
 MAGIC = b"SPORKLD1"
 _HEADER = struct.Struct(">8sQ32s")
@@ -151,7 +150,7 @@ def _data_classes() -> dict[tuple[str, str], type]:
                     dataclasses.is_dataclass(value) or issubclass(value, Enum)):
                 out[(module.__name__, name)] = value
     for cls in (ir.ProcName, MemoryName, SrcLoc, LoadReply, LoadFailure, Stage, Fraction,
-                SyncCall, Finding, FindingKind, Related, Counterexample):  # SYNC-1, SYNC-3
+                SyncCall):  # SYNC-1
         out[(cls.__module__, cls.__qualname__)] = cls
     return out
 

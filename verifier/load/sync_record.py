@@ -19,7 +19,6 @@ import ast
 import linecache
 import sys
 import threading
-import time
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any, Callable, Mapping
@@ -27,7 +26,6 @@ from typing import Any, Callable, Mapping
 from verifier.diagnostics import UNKNOWN_LOC, SrcLoc
 from verifier.lang.ir import ir
 from verifier.load.load import is_user_file
-from verifier.results import Finding
 
 
 @dataclass(frozen=True)
@@ -38,10 +36,6 @@ class SyncCall:
     proc: ir.Proc
     sizes: tuple[tuple[str, int], ...]
     loc: SrcLoc
-    answer: str = ""  # "": deferred (SYNC-1); else run while loading (SYNC-3): no-hazard,
-    reason: str = ""  # hazard, not-run (why: `reason`); the machine's first finding, as the
-    finding: Finding | None = None  # report shows it, travels with a hazard
-    time_s: float = 0.0  # the machine's run while loading
 
 
 # The semantics module (`verifier.semantics.sync_check`), imported by the entry's loader on
@@ -52,7 +46,7 @@ _CALLS: list[SyncCall] = []
 
 def install(semantics: Callable[[], Any]) -> None:
     """Record `p.sync_check(...)` calls from now on; `semantics()` gives the module with
-    `check_call`, `answer`, `machine_finding` and `as_upstream` (imported on the first call)."""
+    `check_call`, `answer` and `as_upstream` (imported on the first call)."""
     _SEMANTICS[:] = [semantics]
     _CALLS.clear()
     ir.SYNC_CHECK_HOOK[0] = record
@@ -71,15 +65,10 @@ def record(proc: ir.Proc, sizes: Mapping[str, object]) -> None:
     frame = sys._getframe(2)  # the caller of Proc.sync_check
     loc = call_site(frame)
     values = semantics.check_call(proc, sizes)  # SYNC-2: raises at once, as upstream's
-    if not observed(frame):
-        _CALLS.append(SyncCall(proc, tuple(values.items()), loc))
-        return
-    start = time.perf_counter()  # SYNC-3: the file could catch the exception; answer now
-    status, found, why = answer = semantics.answer(proc, values)
-    finding = semantics.machine_finding(found, values, True) if found is not None else None
-    _CALLS.append(SyncCall(proc, tuple(values.items()), loc, status, why, finding,
-                           time.perf_counter() - start))
-    semantics.as_upstream(proc, values, answer)  # raises on a hazard, as upstream's
+    _CALLS.append(SyncCall(proc, tuple(values.items()), loc))
+    if observed(frame):  # SYNC-3: the file could catch the exception, so it runs now; its
+        # answer steers the file only: the verifier answers the call again after the proofs
+        semantics.as_upstream(proc, values, semantics.answer(proc, values))
 
 
 def call_site(frame: FrameType | None) -> SrcLoc:

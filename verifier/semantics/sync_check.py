@@ -21,10 +21,9 @@ from verifier.diagnostics import (
     InternalError, RejectedInput, SharedLimitation, SporkError, Unsupported)
 from verifier.lang.ir import ir
 from verifier.semantics.exprs import PY_OPS, admits, eval_expr
-from verifier.semantics.report_finding import machine_finding
 from verifier.semantics.sync_remarks import log_sync_error
 
-__all__ = ["answer", "as_upstream", "check_call", "install", "machine_finding", "sync_check"]
+__all__ = ["answer", "as_upstream", "check_call", "install", "sync_check"]
 
 if TYPE_CHECKING:
     from verifier.semantics.state import Finding
