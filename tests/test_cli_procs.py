@@ -64,3 +64,20 @@ def test_a_failed_worker_leaves_its_proc_to_the_caller(tmp_path: Path) -> None:
     out = cli_procs.prove_side_by_side(procs, prove, 2)
     assert sorted(out.values()) == ["saxpy", "smem_exchange_bug_nofence"]
     assert cli_procs.prove_side_by_side(procs, prove, 1) == {}  # one core: nothing ahead
+
+
+@pytest.mark.rule("CLI-7")
+def test_a_worker_that_dies_is_not_waited_for(tmp_path: Path) -> None:
+    """A worker killed mid-proof (a solver crash, the OOM killer) ends the side-by-side run;
+    the procs not back are the caller's, and nothing hangs."""
+    procs = load_isolated(str(_three_procs(tmp_path))).procs
+    parent = os.getpid()
+
+    def prove(p):  # type: ignore[no-untyped-def]
+        if p.name == "smem_exchange" and os.getpid() != parent:
+            os._exit(9)
+        return p.name
+
+    out = cli_procs.prove_side_by_side(procs, prove, 2)
+    assert "smem_exchange" not in out.values()
+    assert set(out.values()) <= {"saxpy", "smem_exchange_bug_nofence"}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+from concurrent.futures import ProcessPoolExecutor, wait
 from typing import Callable, Sequence
 
 from verifier.cli_io import stop_if_interrupted
@@ -48,28 +49,29 @@ def _prove_one(index: int) -> ProcResult | None:
 def prove_side_by_side(procs: Sequence[Proc], prove: Callable[[Proc], ProcResult],
                        cores: int) -> dict[int, ProcResult]:
     """`prove(p)` of every proc, by `id(p)`, computed in up to `cores` forked workers; empty
-    where that cannot help (one proc, one core, no fork on this platform)."""
+    where that cannot help (one proc, one core, no fork on this platform). A worker that dies
+    (a solver crash, the OOM killer) breaks the pool: every proc not back by then is left to
+    the parent, never waited for."""
     global _WORK
     if len(procs) < 2 or cores < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return {}
     _WORK = (procs, prove)
-    pool = multiprocessing.get_context("fork").Pool(min(cores, len(procs)), _ignore_sigint)
+    pool = ProcessPoolExecutor(min(cores, len(procs)), multiprocessing.get_context("fork"),
+                               initializer=_ignore_sigint)
     try:
-        pending = [pool.apply_async(_prove_one, (k,)) for k in range(len(procs))]
+        pending = [pool.submit(_prove_one, k) for k in range(len(procs))]
         out = {}
         for proc, answer in zip(procs, pending):
-            while not answer.ready():
+            while not answer.done():
                 stop_if_interrupted()  # CLI-4: a safe point while the workers prove
-                answer.wait(0.1)
+                wait([answer], timeout=0.1)
             try:
-                result = answer.get()
-            except Exception:  # noqa: BLE001  e.g. a result that did not come back whole
+                result = answer.result()
+            except Exception:  # noqa: BLE001  a dead worker, or a result not back whole
                 result = None
             if result is not None:
                 out[id(proc)] = result
-        pool.close()
         return out
     finally:
-        pool.terminate()
-        pool.join()
+        pool.shutdown(wait=True, cancel_futures=True)
         _WORK = None
