@@ -179,3 +179,17 @@ def test_upstream_module_names_load(tmp_path: Path) -> None:
     path.write_text(text)
     proc = load_one(path, "bw_gemm")
     assert verify_proc(proc).verdict is Verdict.proved
+
+
+@pytest.mark.rule("BW-5.4", "BW-CG-9")
+def test_every_mma_and_allocator_has_its_cta_group_in_the_one_table() -> None:
+    """The static rules and codegen read one .cta_group table: every tcgen05.mma form (f8f6f4
+    included), allocator and tcgen05.cp is in it, tcgen05.ld / st are not (PTX gives them none)."""
+    from verifier.lang.stdlib.instrs_sm100 import CTA_GROUP, SM100_INSTRS
+
+    for name in SM100_INSTRS:
+        grouped = name.startswith(("Sm100_mma_", "Sm100_tmem_alloc", "Sm100_tmem_dealloc",
+                                   "Sm100_tmem_relinquish", "Sm100_tmem_cp_"))
+        assert (name in CTA_GROUP) == grouped, name
+        if grouped:
+            assert CTA_GROUP[name] == (2 if name.endswith("_cta2") else 1), name

@@ -11,6 +11,7 @@ from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
 from verifier.lang.ir import ir
 from verifier.lang.ir.printer import expr_text
 from verifier.lang.stdlib.instrs import Instr, InstrParam
+from verifier.lang.stdlib.instrs_sm100 import CTA_GROUP
 from verifier.lang.stdlib.timelines import SyncTL, implements
 from verifier.lang.stdlib.units import cuda_thread
 from verifier.check.sites import Context
@@ -61,8 +62,8 @@ def fence(first: SyncTL, second: SyncTL, loc: SrcLoc) -> str | None:
 
 
 def is_pair_instr(name: str) -> bool:
-    """The cta_group::2 instrs (BW-5): their names end in `_cta2`."""
-    return name.startswith("Sm100_") and name.endswith("_cta2")
+    """The cta_group::2 instrs (BW-5)."""
+    return CTA_GROUP.get(name) == 2
 
 
 def pair_launch(callee: Instr, ctx: Context, loc: SrcLoc) -> None:
@@ -116,7 +117,7 @@ def cta_groups(proc: ir.Proc) -> None:
     first: dict[bool, ir.Call] = {}
     for s in ir.statements(proc.body):
         if isinstance(s, ir.Call) and isinstance(s.callee, Instr) and \
-                s.callee.root().name in _CTA_GROUPED:
+                s.callee.root().name in CTA_GROUP:
             pair = is_pair_instr(s.callee.root().name)
             first.setdefault(pair, s)
             if not pair and True in first or pair and False in first:
@@ -126,15 +127,6 @@ def cta_groups(proc: ir.Proc) -> None:
                                     f"{other.callee.root().name} at line {other.loc.line}: all "
                                     "tcgen05 instructions of a kernel take the same .cta_group",
                                     s.loc, code="ERR-A35", rule="BW-5.4")
-
-
-# the instrs that carry a .cta_group qualifier in PTX (tcgen05.ld/st do not)
-_CTA_GROUPED = frozenset(f"Sm100_{n}{g}" for g in ("_cta1", "_cta2") for n in (
-    "mma_tf32", "mma_f16", "mma_tf32_ts", "mma_tf32_zero", "mma_f16_zero", "mma_tf32_ts_zero",
-    "tmem_alloc", "tmem_dealloc",
-    "tmem_relinquish_alloc_permit")) | frozenset({
-        "Sm100_tmem_alloc", "Sm100_tmem_dealloc", "Sm100_tmem_relinquish_alloc_permit",
-        "Sm100_tmem_cp_128x256b_f32"})
 
 
 def _blocks(body: tuple[ir.Stmt, ...]) -> None:

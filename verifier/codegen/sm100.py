@@ -14,9 +14,7 @@ Non-goals: tcgen05.shift, block-scaled kinds (no rows: the generic ERR-L06 refus
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from math import prod
-from types import MappingProxyType
 
 from verifier import collectives
 from verifier.codegen.exprs import OPAQUE_FAMILIES, Env, View, dense_strides
@@ -25,7 +23,7 @@ from verifier.collectives import Tiling
 from verifier.diagnostics import InternalError, SrcLoc, Unsupported
 from verifier.lang.ir import ir
 from verifier.lang.stdlib.config import CudaDeviceFunction
-from verifier.lang.stdlib.instrs_sm100 import mma_name
+from verifier.lang.stdlib.instrs_sm100 import CTA_GROUP
 from verifier.lang.stdlib.memories import Memory
 from verifier.lang.stdlib.timelines import SyncTL
 
@@ -40,17 +38,8 @@ _WAITS = {SyncTL.tcgen05_ld: "ld", SyncTL.tcgen05_st: "st"}
 TCGEN05_OPERANDS = ("Sm100_mma_", "Sm100_tmem_cp_")  # instrs reading SMEM by descriptor
 TCGEN05_SYNC = frozenset({SyncTL.tcgen05_commit, SyncTL.tcgen05_ld, SyncTL.tcgen05_st,
                           SyncTL.tcgen05_before_thread_sync, SyncTL.tcgen05_after_thread_sync})
-ALLOCATORS = {f"Sm100_tmem_{verb}{suffix}": (verb, group) for verb in ("alloc", "dealloc")
-              for suffix, group in (("", 1), ("_cta2", 2))}
-# the .cta_group of each instr that has one (BW-CG-9); tcgen05.ld / st have none
-CTA_GROUP: Mapping[str, int] = MappingProxyType({
-    **{name: group for name, (_, group) in ALLOCATORS.items()},
-    "Sm100_tmem_relinquish_alloc_permit": 1, "Sm100_tmem_relinquish_alloc_permit_cta2": 2,
-    "Sm100_tmem_cp_128x256b_f32": 1,
-    **{mma_name("tf32", 1, True, zero): 1 for zero in (False, True)},
-    **{mma_name(kind, group, zero=zero): group for kind in ("tf32", "f16") for group in (1, 2)
-       for zero in (False, True)},
-    **{mma_name("f8f6f4", 1, zero=zero): 1 for zero in (False, True)}})
+ALLOCATORS = {f"Sm100_tmem_{verb}{suffix}": (verb, CTA_GROUP[f"Sm100_tmem_{verb}{suffix}"])
+              for verb in ("alloc", "dealloc") for suffix in ("", "_cta2")}
 
 
 def keywords(s: ir.Call) -> dict[str, int]:

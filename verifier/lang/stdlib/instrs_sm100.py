@@ -9,7 +9,8 @@ error code.
 
 from __future__ import annotations
 
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Mapping
 
 from verifier.lang.stdlib import units
 from verifier.lang.stdlib.instrs import Instr, InstrParam
@@ -192,3 +193,12 @@ def sm100_instrs() -> dict[str, Instr]:
 
 
 SM100_INSTRS: dict[str, Instr] = sm100_instrs()
+
+
+# The .cta_group of every instr that carries one in PTX (tcgen05.ld / st do not): the `_cta2`
+# forms 2, the others 1. One table for the static rules (BW-5.1, BW-5.4) and codegen (BW-CG-9).
+CTA_GROUP: Mapping[str, int] = MappingProxyType({
+    name: 2 if name.endswith("_cta2") else 1 for name in SM100_INSTRS
+    if name.endswith(("_cta1", "_cta2")) or name in (
+        "Sm100_tmem_alloc", "Sm100_tmem_dealloc", "Sm100_tmem_relinquish_alloc_permit",
+        "Sm100_tmem_cp_128x256b_f32")})
