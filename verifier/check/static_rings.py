@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from verifier.diagnostics import RejectedInput, SrcLoc
 from verifier.lang.ir import ir
-from verifier.lang.ir.printer import expr_text
+from verifier.lang.ir.printer import alloc_text, expr_text
 from verifier.lang.stdlib import dialects
 from verifier.lang.stdlib.endgame import ENDGAME_MECHANISMS
 from verifier.lang.stdlib.memories import CudaMbarrier
@@ -43,6 +43,10 @@ def is_ring(decl: BarrierDecl) -> bool:
 def shape(s: ir.Alloc, typ: ir.BarrierType) -> tuple[tuple[int, ...], ir.Expr | None]:
     """Constant positive extents (LANG-5.3), but the logical extent of an mbarrier's ring
     dimension, an expression of sizes (DIAL-2); the physical shape holds its depth there."""
+    if typ.extra_rings:  # a second ring dimension, set by set_dim_size_annotation (DIAL-18)
+        raise RejectedInput(f"multiple managed ring buffer dimensions in "
+                            f"{alloc_text(s)}", s.loc, code="ERR-A16",
+                            rule="DIAL-2")
     out, extent = [], None
     for k, d in enumerate(typ.shape):
         if typ.ring is not None and k == typ.ring.dim and typ.mech is CudaMbarrier:

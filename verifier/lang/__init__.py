@@ -33,6 +33,7 @@ from verifier.lang.rewrite.scheduling import UNSUPPORTED_REWRITES as _REWRITES
 from verifier.lang.rewrite.scheduling import delete_buffer, rename, set_precision
 from verifier.lang.rewrite.replace_copy import replace
 from verifier.lang.rewrite.scheduling_loops import cut_loop, inline_window
+from verifier.lang.rewrite.rings import set_dim_size_annotation, set_ring_guarded_by
 from verifier.lang.stdlib.timelines import InstrTL, QualTL, SyncTL
 from verifier.lang.stdlib.endgame import (
     CudaMbarrierPreArrive, CudaRmemLinear, CudaRmemUniform, Sm80_CommitGroup,

@@ -64,7 +64,14 @@ class AllocCursor:
 
     def shape(self) -> tuple[DimCursor, ...]:
         typ = self.node.typ
-        ring = getattr(typ, "ring", None)  # an `ir.BarrierType`'s ring dimension (DIAL-2)
-        return tuple(DimCursor(d, ring_buffer_by(ring.depth) if ring is not None and
-                               ring.dim == k else None)
+        # the ring dimensions of a barrier (DIAL-2) or data ring (DIAL-18)
+        rings = ((typ.ring,) if getattr(typ, "ring", None) is not None else ()) + \
+            tuple(getattr(typ, "extra_rings", ()))
+        depth = {r.dim: r.depth for r in rings}
+        return tuple(DimCursor(d, ring_buffer_by(depth[k]) if k in depth else None)
                      for k, d in enumerate(getattr(typ, "shape", ())))
+
+    def ring_guarded_by(self) -> str | None:
+        """The name of the barrier a data ring buffer is guarded by (DIAL-18), else None."""
+        guard = getattr(self.node.typ, "ring_guard", None)
+        return None if guard is None else guard.name

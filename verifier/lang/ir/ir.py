@@ -82,6 +82,8 @@ class Tensor:
     base: str
     shape: tuple["Expr", ...]
     window: bool = False
+    ring: "RingDim | None" = None  # endgame managed ring buffer of data (DIAL-18)
+    ring_guard: "Sym | None" = None  # `.ring_guarded_by(b)`: the barrier b (DIAL-18)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +103,7 @@ class BarrierType:
     ring: RingDim | None = None  # endgame managed ring buffer (DIAL-2)
     pre_arrive: int = 0  # endgame `CudaMbarrierPreArrive(n)`: ring elements < n are complete
     spelled: str = ""  # the mechanism's name as written, when it is not `mech`'s (endgame)
+    extra_rings: tuple[RingDim, ...] = ()  # further ring dimensions a rewrite set (ERR-A16)
 
 
 Type = Control | Scalar | Tensor | BarrierType
@@ -434,6 +437,22 @@ class Proc:
             for part in (getattr(s, "orelse", ()), getattr(s, "body", ())):
                 stack.extend(reversed(part))
         raise LookupError(f"{self.name} has no allocation or argument named {name}")
+
+    def forward(self, cursor: AllocCursor) -> AllocCursor:
+        """`cursor` (of an older version of this proc) as a cursor of this proc: the same
+        allocation or argument, found by its binder (the rewrites keep binders; API-1)."""
+        sym = cursor.node.name
+        for a in self.args:
+            if a.name is sym:
+                return AllocCursor(a)
+        stack = list(reversed(self.body))
+        while stack:
+            s = stack.pop()
+            if isinstance(s, Alloc) and s.name is sym:
+                return AllocCursor(s)
+            for part in (getattr(s, "orelse", ()), getattr(s, "body", ())):
+                stack.extend(reversed(part))
+        raise LookupError(f"{self.name} no longer has {sym.name}")
 
     def find_loop(self, pattern: str) -> For:
         """The loop named `pattern` (`"i"`, or `"i #k"` for its k-th occurrence from 0), in

@@ -42,26 +42,41 @@ def expr_text(e: ir.Expr | ir.Access) -> str:
             raise UnhandledNode(e)
 
 
+def _dims_text(shape: tuple[ir.Expr, ...], rings: tuple[ir.RingDim, ...]) -> str:
+    """`d0, n @ ring_buffer_by(k), ...`: extents with their ring annotations (DIAL-2)."""
+    texts = [expr_text(d) for d in shape]
+    for ring in rings:
+        texts[ring.dim] += f" @ ring_buffer_by({ring.depth})"
+    return ", ".join(texts)
+
+
 def _type_text(t: ir.Type) -> str:
     match t:
         case ir.Control(kind=k):
             return k
         case ir.Scalar(name=n):
             return n
-        case ir.Tensor(base=b, shape=shape, window=w):
-            inner = f"{b}[{', '.join(expr_text(d) for d in shape)}]"
-            return f"[{b}][{', '.join(expr_text(d) for d in shape)}]" if w else inner
+        case ir.Tensor(base=b, shape=shape, window=w, ring=ring, ring_guard=rg):
+            texts = _dims_text(shape, (ring,) if ring is not None else ())
+            guarded = f".ring_guarded_by({rg.name})" if rg is not None else ""
+            return f"[{b}][{texts}]" if w else f"{b}[{texts}]{guarded}"
         case ir.BarrierType(shape=shape, mech=m, guarded_by=g, ring=ring, pre_arrive=pre,
-                            spelled=spelled):
+                            spelled=spelled, extra_rings=extra):
             guard = f"({g.name})" if g else ""
-            texts = [expr_text(d) for d in shape]
-            if ring is not None:
-                texts[ring.dim] += f" @ ring_buffer_by({ring.depth})"
+            texts = [_dims_text(shape, ((ring,) if ring is not None else ()) + extra)]
             dims = f"[{', '.join(texts)}]" if shape else ""
             mech = spelled or (f"{m}PreArrive({pre})" if pre else str(m))
             return f"barrier{guard}{dims} @ {mech}"
         case _:
             raise UnhandledNode(t)
+
+
+def alloc_text(a: ir.Alloc) -> str:
+    """An allocation as upstream prints it in messages (`x: f32[2, 16] @ CudaSmemLinear`,
+    `z: barrier[4 @ ring_buffer_by(3)] @ CudaMbarrier`)."""
+    typ = _type_text(a.typ)
+    return f"{a.name.name}: {typ}" if isinstance(a.typ, ir.BarrierType) else \
+        f"{a.name.name}: {typ} @ {a.mem}"
 
 
 def _mode_text(m: ir.LoopMode) -> str:

@@ -131,8 +131,6 @@ REWRITES = (
     "add_if", "unroll_loop", "lift_scope", "eliminate_dead_code", "specialize",
     "add_unsafe_guard", "autofission", "autolift_alloc", "make_instr", "repeat",
     "auto_stage_mem", "tile_loops", "unroll_loops", "cleanup", "hoist_stmt", "jam_stmt",
-    # endgame's managed ring buffers (specs/dialects.md)
-    "set_dim_size_annotation", "set_ring_guarded_by",
 )
 
 
