@@ -276,8 +276,7 @@ class ProcParser:
             btype = parse_sync.barrier_type(self, name, typ_node, s, mem_node)
             self.bind(name, _Binding(sym, "barrier", btype, btype.mech))
             return ir.Alloc(sym, btype, btype.mech, self.loc(s))
-        parse_ring.data_ring_check(self, typ_node)
-        typ = self.data_type(typ_node)
+        typ = parse_ring.data_type(self, typ_node) or self.data_type(typ_node)
         mem = self.memory(mem_node) if mem_node is not None else DRAM
         if not isinstance(mem, Memory):
             raise self.err(mem_node or s, f"{name}: expected @X annotation to subclass Memory, "

@@ -1,16 +1,15 @@
 """Parsing of the endgame dialect's barrier declarations (DIAL-2, DIAL-3): dimensions written
 `extent @ ring_buffer_by(depth)`, and mechanisms spelled `CudaMbarrierPreArrive(k)`,
 `Sm80_CommitGroup`, ... . Produces the `ring`, `pre_arrive` and `spelled` fields of
-`ir.BarrierType`; a ring annotation on a data dimension, or `.ring_guarded_by(...)`, is a located
-`unsupported` naming the construct (DIAL-9). Non-goals: whether a ring is legal for its
-mechanism (verifier.check.static_rings).
+`ir.BarrierType`, and of data ring buffers `T[n @ ring_buffer_by(d)].ring_guarded_by(b)` (the
+`ring` and `ring_guard` of `ir.Tensor`, DIAL-18). Non-goals: whether a ring is legal for its
+mechanism or guard (verifier.check.static_rings, static_data_rings).
 """
 
 from __future__ import annotations
 
 import ast
 
-from verifier.diagnostics import Unsupported
 from verifier.lang.ir import ir
 from verifier.lang.parse.parser_view import ParserView
 from verifier.lang.stdlib import dialects
@@ -68,22 +67,52 @@ def mechanism(p: ParserView, node: ast.expr) -> tuple[object, int, str]:
     return mech, pre, spelled
 
 
-def unsupported_data_ring(p: ParserView, node: ast.expr, what: str) -> Unsupported:
-    """DIAL-9: managed ring buffers of data are outside the verifiable fragment."""
-    return Unsupported(f"not supported by spork-verify: {what} (an endgame managed ring buffer "
-                       "of data; only barrier arrays may be ring buffers, specs/dialects.md "
-                       "DIAL-9)", p.loc(node), rule="DIAL-9", code="ERR-V11")
-
-
-def data_ring_check(p: ParserView, node: ast.expr) -> None:
-    """A data allocation's type written with `.ring_guarded_by(...)` or a ring dimension."""
+def data_type(p: ParserView, node: ast.expr) -> ir.Tensor | None:
+    """`T[d0, n @ ring_buffer_by(D), ...].ring_guarded_by(b)`: an endgame managed ring buffer
+    of data (DIAL-18), as an `ir.Tensor` with its ring dimension and guard; None for a type
+    with neither (parsed as any data type). A second ring dimension is ERR-A16, a guard that is
+    not a barrier ERR-P23 (upstream: "ring_guarded_by mult be a BarrierExpr")."""
+    guard: ir.Sym | None = None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
             node.func.attr == "ring_guarded_by":
-        raise unsupported_data_ring(p, node, f"`.ring_guarded_by({ast.unparse(node.args[0])})`"
-                                    if node.args else "`.ring_guarded_by()`")
-    if isinstance(node, ast.Subscript):
-        dims = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        for d in dims:
-            if isinstance(d, ast.BinOp) and isinstance(d.op, ast.MatMult) and \
-                    isinstance(p.py_eval(d.right), ring_buffer_by):
-                raise unsupported_data_ring(p, d, f"`{ast.unparse(d)}` on a data dimension")
+        if len(node.args) != 1 or node.keywords:
+            raise p.err(node, "ring_guarded_by takes one argument", "ERR-P18", "DIAL-18")
+        arg = node.args[0]
+        found = p.lookup(arg.id) if isinstance(arg, ast.Name) else None
+        if found is None or found.kind != "barrier":
+            raise p.err(arg, f"ring_guarded_by({ast.unparse(arg)}) must name a barrier",
+                        "ERR-P23", "DIAL-18")
+        p.note_dialect(dialects.ENDGAME, ".ring_guarded_by(...)", node)
+        guard, node = found.sym, node.func.value
+    if not isinstance(node, ast.Subscript):
+        return None if guard is None else _guarded_scalar(p, node)
+    dims = list(node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice])
+    if guard is None and not any(ring_annotation_node(p, d) for d in dims):
+        return None
+    base = p.scalar_name(node.value)
+    if base is None:
+        raise p.err(node, f"expected a data type such as f32[n], not `{ast.unparse(node)}`",
+                    "ERR-P11", "LANG-2.4")
+    shape, ring = [], None
+    for k, d in enumerate(dims):
+        found_ring = ring_annotation(p, d)
+        if found_ring is None:
+            shape.append(p.expr(d))
+            continue
+        if ring is not None:
+            raise p.err(d, "multiple managed ring buffer dimensions in "
+                        f"{ast.unparse(node)}", "ERR-A16", "DIAL-18")
+        p.note_dialect(dialects.ENDGAME, "`@ ring_buffer_by`", d)
+        ring = ir.RingDim(k, found_ring[1])
+        shape.append(p.expr(found_ring[0]))
+    return ir.Tensor(base, tuple(shape), False, ring, guard)
+
+
+def ring_annotation_node(p: ParserView, d: ast.expr) -> bool:
+    return isinstance(d, ast.BinOp) and isinstance(d.op, ast.MatMult) and \
+        isinstance(p.py_eval(d.right), ring_buffer_by)
+
+
+def _guarded_scalar(p: ParserView, node: ast.expr) -> ir.Tensor:
+    raise p.err(node, f"Unexpected .ring_guarded_by(...) for scalar type `{ast.unparse(node)}`",
+                "ERR-P11", "DIAL-18")
