@@ -152,6 +152,8 @@ class ProgramModel:
     awaits: list["AwaitSite"] = field(default_factory=list)
     tmas: list[TmaSite] = field(default_factory=list)
     releases: list[ReleaseSite] = field(default_factory=list)  # not in `accesses`
+    # DIAL-18: handoff shadows of data rings, whose records only order (as ring storage)
+    ordering: set[ir.Sym] = field(default_factory=set)
 
 
 @dataclass(frozen=True)

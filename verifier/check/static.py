@@ -23,8 +23,8 @@ from verifier.lang.ir.lifetimes import early_releases
 from verifier.lang.stdlib.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
 from verifier.lang.ir.printer import expr_text, stmt_lines
 from verifier.lang.stdlib.timelines import InstrTL, QualTL
-from verifier.check import barrier_exprs, static_barriers, static_calls, static_rings, \
-    static_sm100
+from verifier.check import barrier_exprs, static_barriers, static_calls, static_data_rings, \
+    static_rings, static_sm100
 from verifier.check.static_packed import (
     check_packed_shape, check_window_memory, scalar_access_error)
 from verifier.semantics import ring_slots, rules
@@ -78,6 +78,7 @@ class Analyzer:
         self.trailing_calls: list[ir.Call] = []  # instr calls with `>> z[...]` (LANG-5.18)
         self.elem_types: dict[ir.Sym, str] = {}
         self.commit_group_firsts: dict[ir.Sym, Any] = {}  # first Arrive's sync-tl (LANG-5.21)
+        self.data_rings: dict[ir.Sym, static_data_rings.DataRing] = {}  # DIAL-18
         for s in walk_stmts(proc.body):
             if isinstance(s, ir.Arrive) and s.targets:
                 self.commit_group_firsts.setdefault(s.targets[0].buf, s.first)
@@ -387,7 +388,9 @@ class Analyzer:
             scope = "cuda_basic_device" if ctx.cuda else "cpu_basic_device"
             raise RejectedInput(f"{s.name.name} @ {mem} cannot be allocated in a scope using "
                                 f"{scope}", s.loc, code="ERR-A02", rule="LANG-4.2")
-        shape = s.typ.shape if isinstance(s.typ, ir.Tensor) else ()
+        ring = static_data_rings.declare(self, s, self.proc)
+        shape = ring.physical if ring is not None else \
+            s.typ.shape if isinstance(s.typ, ir.Tensor) else ()
         if mem.family == "gmem" and not shape:
             self.later.append(RejectedInput("Cannot allocate scalar CudaGmemLinear", s.loc,
                                             code="ERR-A16", rule="LANG-6.1"))
@@ -414,6 +417,15 @@ class Analyzer:
         self.alloc_loops[s.name] = tuple(lp.sym for lp in ctx.loops)
         self.alloc_ctx[s.name] = ctx
         self.alloc_site_loc[s.name] = s.loc
+        if ring is not None:  # DIAL-18: the handoff shadow, of the logical shape
+            self.data_rings[s.name] = ring
+            self.mems[ring.shadow] = mem
+            self.model.shapes[ring.shadow] = ring.logical
+            self.alloc_loops[ring.shadow] = self.alloc_loops[s.name]
+            self.mutated = self.mutated | {ring.shadow}
+            self.model.ordering.add(ring.shadow)
+            self.free_exempt = self.free_exempt | {ring.shadow}
+            static_data_rings.handoff(self, ring, self.proc.body, ctx, s.loc)
 
     def free_site(self, a: ir.Alloc, ctx: Context, loc: SrcLoc, site_id: int | None = None
                   ) -> AccessSite | None:
@@ -466,6 +478,11 @@ class Analyzer:
                  conv: bool, ctx: Context, loc: SrcLoc, sub: int,
                  atomic_quals: frozenset[QualTL] = frozenset(), single_thread: bool = False,
                  out_of_order: bool = False, trailing: Trailing | None = None) -> None:
+        ring = self.data_rings.get(sym)
+        if ring is not None:  # DIAL-18: the shadow read (logical), then the slot (physical)
+            self.add_site(ring.shadow, element, AccessKind.read, qual, conv, ctx, loc, sub,
+                          frozenset(), single_thread, out_of_order)
+            element = static_data_rings.physical(ring, element, loc)
         mem = self.mems[sym]
         tracked = sym in self.mutated and not mem.sync_exempt
         self.model.accesses.append(AccessSite(

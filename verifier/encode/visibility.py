@@ -122,7 +122,8 @@ class VisibilityBuilder:
             return []
         out = []
         decl = self.model.barriers.get(sa.buf)
-        ring = decl is not None and decl.ring is not None  # DIAL-6: temporal grants carry it
+        ring = decl is not None and decl.ring is not None or sa.buf in self.model.ordering
+        # DIAL-6, DIAL-18: temporal grants carry ring storage and data rings' handoffs
         for chain in candidate_chains(self.index, sa, sb, flag, self.max_chain, temporal=ring):
             out.extend(self.chain_terms(chain, sa, a, b))
         return out

@@ -280,6 +280,8 @@ class Enumerator:
         local = self.locals.get(sym)
         if local is not None and local in rows.env:
             return local, rows.env[local]
+        if sym in self.m.data_rings:  # DIAL-18: slots and the handoff shadow, one by one
+            raise NotBatched("a data ring buffer")
         return self.m.bufs[sym], None
 
     def point(self, sym: ir.Sym, idx: tuple[ir.Expr, ...], kind: AccessKind, tl: Any,

@@ -27,7 +27,7 @@ from verifier.lang.ir.lifetimes import early_releases
 from verifier.lang.stdlib.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
 from verifier.lang.stdlib.dialects import ENDGAME
 from verifier.lang.stdlib.timelines import InstrTL, QualTL
-from verifier.semantics import barriers, ring_slots, rules
+from verifier.semantics import barriers, data_rings, ring_slots, rules
 from verifier.semantics.access import (
     InstrArg, clipped_box, instr_args, tracked_buffers, window_box,
 )
@@ -80,6 +80,7 @@ class Machine(HazardChecks):
         self.findings: list[Finding] = []
         self.env: dict[ir.Sym, int] = {}
         self.bufs: dict[ir.Sym, BufInstance] = {}
+        self.data_rings: dict[ir.Sym, data_rings.DataRingInstance] = {}  # DIAL-18
         self.tracked = tracked_buffers(proc)
         self.table = HistoryTable()
         self.tiling_cache: dict[Any, Any] = {}
@@ -165,6 +166,22 @@ class Machine(HazardChecks):
         base = ir.element_type(typ) or "f32"
         self.bufs[sym] = BufInstance(sym, shape, mem, tracked, base=base)
 
+    def declare_data_ring(self, sym: ir.Sym, typ: ir.Tensor, ctx: Ctx, loc: SrcLoc) -> None:
+        """DIAL-18: x's histories per physical slot, its handoff shadow of the logical shape."""
+        buf = self.bufs[sym]
+        shadow = BufInstance(sym, buf.shape, buf.mem, buf.tracked, base=buf.base,
+                             ordering=True)
+        self.bufs[sym] = BufInstance(sym, data_rings.physical_shape(typ, buf.shape), buf.mem,
+                                     buf.tracked, base=buf.base)
+        dr = self.data_rings[sym] = data_rings.DataRingInstance(typ.ring, buf.shape, shadow)
+        if buf.tracked:
+            data_rings.start(self, typ, dr, self.collective(ctx).task, loc)
+
+    def shape_of(self, sym: ir.Sym) -> tuple[int, ...]:
+        """The shape accesses index (a data ring's logical shape, DIAL-18)."""
+        dr = self.data_rings.get(sym)
+        return dr.logical if dr is not None else self.bufs[sym].shape
+
     def keeps(self, sym: ir.Sym) -> bool:
         """Whether this run keeps the histories of `sym` (Choice M8: a targeted replay keeps
         only its obligation's variable; no other variable's checks or records can change)."""
@@ -204,7 +221,8 @@ class Machine(HazardChecks):
             self.index.add(rec)
 
     def collect_garbage(self) -> None:
-        self.table.collect(list(self.bufs.values()))
+        self.table.collect(list(self.bufs.values()) +
+                           [dr.shadow for dr in self.data_rings.values()])
         if self.index.due():  # dead entries cost only time until then (syncs skip them)
             self.index.prune()
         if self.task_records > 2 * self.task_kept + record_index.PRUNE_ENTRIES:
@@ -253,6 +271,8 @@ class Machine(HazardChecks):
                             ctx.dev is not None and ctx.dev.clusterDim > 1:
                         raise smem_below_cluster(name.name, mem, s.loc)
                     self.declare(name, typ, mem)
+                    if isinstance(typ, ir.Tensor) and typ.ring is not None:
+                        self.declare_data_ring(name, typ, ctx, s.loc)
             case ir.DeviceFunction():
                 self.device_function(s, ctx)
             case ir.Warps(cfg=cfg, body=body):
@@ -398,7 +418,7 @@ class Machine(HazardChecks):
             bar = self.barriers[s.trailing[0].buf]
             _, named = barriers.referenced(s.trailing[0], bar, self.value)
             tags = frozenset((bar.serial, e, bar.count(e)[0]) for e in named)
-        boxes = [clipped_box(s, a, window_box(a.arg, self.value), self.bufs[a.buf].shape,
+        boxes = [clipped_box(s, a, window_box(a.arg, self.value), self.shape_of(a.buf),
                              self.value) for a in args]
         for k, (a, box) in enumerate(zip(args, boxes)):
             for part, by in self.owner_slices(s, k, a, box, ctx, threads):
@@ -492,10 +512,20 @@ class Machine(HazardChecks):
             if hi <= lo:
                 return  # an empty window touches nothing
         buf = self.bufs[sym]
-        shape = buf.shape
+        shape = self.shape_of(sym)
         inside = len(box) == len(shape) and all(
             lo >= 0 and hi <= n for (lo, hi), n in zip(box, shape))
         if inside:
+            dr = self.data_rings.get(sym)
+            if dr is not None and buf.tracked:  # DIAL-18: the handoff, then the slot
+                self.tracked_access(dr.shadow, box, AccessKind.read, instr_tl, threads, loc,
+                                    ctx, frozenset(), in_instr)
+                slot = data_rings.to_slot(dr, box)
+                if slot is None:
+                    raise Unsupported(f"not supported by spork-verify: an interval along the "
+                                      f"ring dimension of the data ring buffer {sym.name} "
+                                      "(DIAL-18)", loc, code="ERR-V11", rule="DIAL-18")
+                box = slot
             if buf.tracked:
                 self.tracked_access(buf, box, kind, instr_tl, threads, loc, ctx, atomic_quals,
                                     in_instr, tags)
@@ -509,8 +539,8 @@ class Machine(HazardChecks):
                 if not buf.tracked:
                     return  # no later element of this access can report anything new
             elif buf.tracked:
-                self.tracked_access(buf, tuple((i, i + 1) for i in index), kind, instr_tl,
-                                    threads, loc, ctx, atomic_quals, in_instr, tags)
+                self.access(sym, tuple((i, i + 1) for i in index), kind, instr_tl, threads,
+                            loc, ctx, atomic_quals, in_instr, tags)
 
     def tracked_access(self, buf: BufInstance, box: tuple[tuple[int, int], ...],
                        kind: AccessKind, instr_tl: InstrTL, threads: Threads, loc: SrcLoc,
@@ -570,6 +600,7 @@ class Machine(HazardChecks):
             barriers.free_barrier(self, bar, a.loc)
         self.check_freed(a, ctx, a.loc)
         self.bufs.pop(a.name, None)
+        self.data_rings.pop(a.name, None)
 
     def check_freed(self, a: ir.Alloc, ctx: Ctx, loc: SrcLoc) -> None:
         """The SEM-4.7 check of freeing `a` here, reported at `loc`; frees nothing."""
