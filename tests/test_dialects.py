@@ -113,17 +113,21 @@ def test_mixing_dialects_in_one_proc_exits_2_located(capsys: pytest.CaptureFixtu
     assert "Traceback" not in out + err
 
 
-@pytest.mark.rule("DIAL-9")
-@pytest.mark.parametrize("name, line, what", [
-    ("data_ring", 11, "`K @ ring_buffer_by(4)` on a data dimension"),
-    ("ring_guarded_by", 11, "`.ring_guarded_by(bar)`")])
-def test_unsupported_endgame_construct_exits_3_named(capsys: pytest.CaptureFixture[str],
-                                                     name: str, line: int, what: str) -> None:
+@pytest.mark.rule("DIAL-18")
+@pytest.mark.parametrize("name, line, what, code, err_code", [
+    ("data_ring", 12, "managed ring buffer missing .ring_guarded_by smem: f32[2, K @ "
+     "ring_buffer_by(4), 16]", 2, "ERR-A16"),
+    ("ring_guarded_by", 13, "has incorrect managed ring buffer dimension index to match smem",
+     2, "ERR-A16"),
+    ("data_ring_rmem", 12, "the data ring buffer regs @ CudaRmem outside shared memory", 3,
+     "ERR-V11")])
+def test_ill_formed_data_ring_is_located(capsys: pytest.CaptureFixture[str], name: str,
+                                         line: int, what: str, code: int, err_code: str
+                                         ) -> None:
     path = ENDGAME / f"{name}.py"
-    code = main([str(path), "--no-progress"])
+    assert main([str(path), "--no-progress"]) == code
     out, err = capsys.readouterr()
-    assert code == 3
-    assert f"{path}:{line}:" in out and what in out and "ERR-V11" in out
+    assert f"{path}:{line}:" in out and what in out and err_code in out
     assert "Traceback" not in out + err
 
 
@@ -199,14 +203,14 @@ def p(K: size):
                 Await(bar[k, 0], cuda_in_order, 0)
 
 
-p = set_dim_size_annotation(p, "bar", 1, ring_buffer_by(1))
+p = divide_loop(p, "k", 2, ["ko", "ki"])
 '''
 
 
 @pytest.mark.rule("DIAL-9")
 @pytest.mark.rule("API-2")
 @pytest.mark.parametrize("text, code, where, what", [
-    (_RING_REWRITE, 3, ":16:5: unsupported[ERR-V11]", "set_dim_size_annotation"),
+    (_RING_REWRITE, 3, ":16:5: unsupported[ERR-V11]", "divide_loop"),
     ("from exo.platforms.cuda import *\nfrom exo.platforms.cuda import ManagedRingBufferIdx\n",
      2, ":2:1: static[ERR-P00]", "exo.platforms.cuda.ManagedRingBufferIdx is not part of")])
 def test_endgame_construct_not_served_exits_named_and_located(

@@ -1,6 +1,7 @@
-# expect: data_ring unsupported ERR-V11
-# A managed ring buffer of data (`f32[2, K @ ring_buffer_by(4), 16]`): endgame's ring-buffered
-# SMEM is outside spork-verify's fragment (DIAL-9), reported at its line.
+# expect: data_ring rejected ERR-A16
+# A managed ring buffer of data (`f32[2, K @ ring_buffer_by(4), 16]`) without
+# `.ring_guarded_by(...)`: upstream's "managed ring buffer missing .ring_guarded_by" (DIAL-18),
+# at its line.
 from verifier.lang import *
 
 

@@ -89,7 +89,12 @@ class HazardChecks:
 
             def finding(index: tuple[int, ...], check: Check, missing: Threads) -> Finding:
                 hk = rules.hazard_kind(kind, check[2]).value
-                return Finding(hk, f"{hk} HAZARD @ {buf.sym.name}{list(index)}", buf.sym.name,
+                text = f"{hk} HAZARD @ {buf.sym.name}{list(index)}"
+                if buf.handoff is not None:  # DIAL-18: upstream's words for the handoff
+                    guard, rank = buf.handoff
+                    text = f"use_before_alloc HAZARD @ {buf.sym.name}{list(index)}: its ring " \
+                        f"slot is handed over by an Await on {guard}{list(index[:rank])}"
+                return Finding(hk, text, buf.sym.name,
                                index, loc, origin, check[0].origin,  # type: ignore[arg-type]
                                lacking=f"{self.lacking_text(missing)} lacks "
                                f"{_FLAG_NAME[check[1]]} visibility on {{{extended}}}")

@@ -40,6 +40,7 @@ class BufInstance:
     entries: dict[Any, Any] = field(default_factory=dict)  # instr-tl -> (QualEntry, codes)
     base: str = "f32"  # element type (a TMA's transaction bytes, TX-1)
     ordering: bool = False  # endgame ring storage: its records only order (DIAL-6)
+    handoff: tuple[str, int] | None = None  # a data ring's shadow: (guard, its rank) (DIAL-18)
     # what the collector knows of `ids` without reading it (HistoryTable.collect): a superset
     # of the ids it names (None: unknown), the ids written since, and the exact count last seen
     named: Any = None

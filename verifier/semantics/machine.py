@@ -169,8 +169,10 @@ class Machine(HazardChecks):
     def declare_data_ring(self, sym: ir.Sym, typ: ir.Tensor, ctx: Ctx, loc: SrcLoc) -> None:
         """DIAL-18: x's histories per physical slot, its handoff shadow of the logical shape."""
         buf = self.bufs[sym]
+        assert typ.ring_guard is not None
+        rank = len(self.barriers[typ.ring_guard].shape)
         shadow = BufInstance(sym, buf.shape, buf.mem, buf.tracked, base=buf.base,
-                             ordering=True)
+                             ordering=True, handoff=(typ.ring_guard.name, rank))
         self.bufs[sym] = BufInstance(sym, data_rings.physical_shape(typ, buf.shape), buf.mem,
                                      buf.tracked, base=buf.base)
         dr = self.data_rings[sym] = data_rings.DataRingInstance(typ.ring, buf.shape, shadow)

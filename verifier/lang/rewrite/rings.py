@@ -19,6 +19,11 @@ from verifier.lang.rewrite.scheduling import _replace_nodes, _target
 
 
 def _alloc(p: ir.Proc, cursor: Any, op: str) -> ir.Alloc:
+    if isinstance(cursor, ir.AllocCursor):  # a cursor of an older version of `p`
+        try:
+            cursor = p.forward(cursor)
+        except LookupError as e:
+            raise RejectedInput(f"{op}: {e}", rule="API-1", code="ERR-P00") from None
     target = _target(p, cursor, op)
     if not isinstance(target, ir.Alloc):
         raise TypeError(f"{op}: {target.name.name} is an argument, not an allocation")

@@ -1,0 +1,142 @@
+"""Endgame's managed ring buffers of data (specs/dialects.md DIAL-18) and the rewrites that set
+them (specs/upstream_api.md API-1): upstream's test_ring_buffer_scheduling.py, as a script
+calls them, with upstream's exception types and words."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from verifier.cli import main
+from verifier.lang import (
+    CudaMbarrier, ring_buffer_by, set_dim_size_annotation, set_ring_guarded_by,
+)
+from verifier.lang.ir.printer import proc_text
+from verifier.load.load import load_procs
+
+ENDGAME = Path(__file__).resolve().parent / "programs_endgame"
+
+_BARRIER = '''from verifier.lang import *
+
+
+@proc
+def p(K: size):
+    with CudaDeviceFunction(blockDim=256):
+        for task in cuda_tasks(0, 1):
+            my_barrier: barrier[4 @ ring_buffer_by(3), 2, K] @ CudaMbarrier
+            for k in seq(0, K):
+                for x in cuda_threads(0, 4, unit=2 * cuda_warp):
+                    for y in cuda_threads(0, 2, unit=cuda_warp):
+                        some_scalar: f32 @ CudaRmemUniform(32)
+                        some_scalar = 1337
+                        Arrive(cuda_in_order) >> my_barrier[x, y, k]
+                        Await(my_barrier[x, y, k], cuda_in_order, 0)
+'''
+
+
+def _proc(tmp_path: Path, text: str):  # noqa: ANN202 - an ir.Proc
+    path = tmp_path / "k.py"
+    path.write_text(text)
+    return load_procs(str(path))[0]
+
+
+@pytest.mark.rule("API-1")
+def test_set_dim_size_annotation_as_upstream(tmp_path: Path) -> None:
+    p = _proc(tmp_path, _BARRIER)
+    cursor = p.find_alloc_or_arg("my_barrier")
+    assert cursor.mem() == CudaMbarrier
+    assert [d.size_annotation() for d in cursor.shape()] == [ring_buffer_by(3), None, None]
+    p = set_dim_size_annotation(p, cursor, 2, ring_buffer_by(4))
+    cursor = p.forward(cursor)
+    assert [d.size_annotation() for d in cursor.shape()] == \
+        [ring_buffer_by(3), None, ring_buffer_by(4)]
+    p = set_dim_size_annotation(p, cursor, 0, None)
+    cursor = p.forward(cursor)
+    assert [d.size_annotation() for d in cursor.shape()] == [None, None, ring_buffer_by(4)]
+    assert "my_barrier: barrier[4, 2, K @ ring_buffer_by(4)] @ CudaMbarrier" in proc_text(p)
+    with pytest.raises(TypeError):
+        set_dim_size_annotation(p, cursor, 0, 3.4)
+    for bad in (-1, 4):
+        with pytest.raises(ValueError, match=f"out-of-bounds dimension index {bad}"):
+            set_dim_size_annotation(p, cursor, bad, None)
+    with pytest.raises(ValueError):
+        set_dim_size_annotation(p, p.find_alloc_or_arg("some_scalar"), 0, None)
+
+
+@pytest.mark.rule("DIAL-2")
+def test_a_second_ring_dimension_set_by_the_rewrite_is_rejected(tmp_path: Path) -> None:
+    text = _BARRIER + '\n\np = set_dim_size_annotation(p, "my_barrier", 2, ring_buffer_by(3))\n'
+    path = tmp_path / "two_rings.py"
+    path.write_text(text)
+    out = tmp_path / "out.json"
+    assert main([str(path), "--no-progress", "--format", "json", "--output", str(out)]) == 2
+    finding = json.loads(out.read_text())["results"][0]["findings"][0]
+    assert "multiple managed ring buffer dimensions in my_barrier: barrier[" in \
+        finding["message"]
+    assert finding["location"]["line"] == 8
+
+
+_GUARDED = '''from verifier.lang import *
+
+
+@proc
+def p(K: size):
+    with CudaDeviceFunction(blockDim=256):
+        for task in cuda_tasks(0, 1):
+            dummy_smem: f32[2, 16] @ CudaSmemLinear
+            dummy_barrier: barrier[K @ ring_buffer_by(4)] @ CudaMbarrier
+            my_barrier: barrier[K] @ CudaMbarrier
+            smem: f32[K @ ring_buffer_by(4), 16].ring_guarded_by(dummy_barrier) @ CudaSmemLinear
+            for k in seq(0, K):
+                for i in cuda_threads(0, 16):
+                    dummy_smem[0, i] = 2
+'''
+
+
+@pytest.mark.rule("API-1")
+@pytest.mark.rule("DIAL-18")
+def test_set_ring_guarded_by_as_upstream(tmp_path: Path) -> None:
+    p = _proc(tmp_path, _GUARDED)
+    smem = p.find_alloc_or_arg("smem")
+    assert smem.ring_guarded_by() == "dummy_barrier"
+    assert [d.size_annotation() for d in smem.shape()] == [ring_buffer_by(4), None]
+    p = set_ring_guarded_by(p, smem, None)
+    assert p.forward(smem).ring_guarded_by() is None
+    my_barrier = p.find_alloc_or_arg("my_barrier")
+    p = set_ring_guarded_by(p, smem, my_barrier)
+    assert p.forward(smem).ring_guarded_by() == "my_barrier"
+    assert ".ring_guarded_by(my_barrier) @ CudaSmemLinear" in proc_text(p)
+    with pytest.raises(TypeError) as exc:
+        set_ring_guarded_by(p, smem, "dummy_smem")
+    assert "dummy_smem: f32[2, 16]" in str(exc.value) and "not a barrier" in str(exc.value)
+    with pytest.raises(TypeError, match="K is an argument, not an allocation"):
+        set_ring_guarded_by(p, p.find_alloc_or_arg("K"), my_barrier)
+
+
+def _json(path: Path, tmp_path: Path) -> dict:
+    out = tmp_path / "out.json"
+    main([str(path), "--no-progress", "--format", "json", "--output", str(out)])
+    return json.loads(out.read_text())["results"][0]
+
+
+@pytest.mark.rule("DIAL-18")
+@pytest.mark.parametrize("name, kind, line, words", [
+    ("data_ring_ws_bug_reorder_await", "RAW", 22, "use_before_alloc HAZARD @ buf[0, "),
+    ("data_ring_ws_bug_early_release", "WAR", 23, "WAR HAZARD @ buf["),
+    ("data_ring_ws_bug_shallow", "WAR", 24, "WAR HAZARD @ buf[")])
+def test_data_ring_bugs_refuted_with_kind_variable_line(tmp_path: Path, name: str, kind: str,
+                                                        line: int, words: str) -> None:
+    result = _json(ENDGAME / f"{name}.py", tmp_path)
+    assert result["verdict"] == "refuted"
+    found = [(f["kind"], f["variable"], f["location"]["line"]) for f in result["findings"]]
+    assert (kind, "buf", line) in found
+    assert any(words in f["message"] for f in result["findings"])
+    assert all(f["counterexample"]["replayed"] for f in result["findings"]
+               if f.get("counterexample"))
+
+
+@pytest.mark.rule("DIAL-18")
+def test_data_ring_pipeline_proved(tmp_path: Path) -> None:
+    assert _json(ENDGAME / "data_ring_ws.py", tmp_path)["verdict"] == "proved"
