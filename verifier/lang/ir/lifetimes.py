@@ -123,6 +123,8 @@ def early_releases(body: tuple[ir.Stmt, ...]) -> list[EarlyRelease]:
             if not _is_smem(s):
                 continue
             assert isinstance(s, ir.Alloc)
+            if isinstance(s.typ, ir.Tensor) and s.typ.ring is not None:
+                continue  # DIAL-18: a data ring's space is persistent (never released early)
             names = aliases.get(s.name, {s.name})
             last = max((i for i in range(k + 1, len(block)) if uses[i] & names), default=k)
             index = next((i for i in range(last + 1, len(block)) if holds[i]), None)

@@ -1,12 +1,12 @@
 """Names of the July 2026 Exo-GPU dialect (upstream branch endgame) that February's lacks:
 managed ring buffers and the renamed barrier mechanisms (specs/dialects.md DIAL-2, DIAL-3).
 
-`ring_buffer_by(depth)` annotates one dimension of a barrier array (`n @ ring_buffer_by(d)`);
+`ring_buffer_by(depth)` annotates one dimension of a barrier array (`n @ ring_buffer_by(d)`) or
+of a data buffer guarded by one (`.ring_guarded_by(b)`, DIAL-18);
 `CudaMbarrierPreArrive(k)` is an mbarrier whose ring elements 0..k-1 start complete; the
 commit-group mechanisms are `CudaCommitGroup` with the kind (first sync-tl) fixed by the name.
 These are descriptors only: the parser turns them into `ir.BarrierType` fields, the rules live
-in check/, semantics/ and encode/. Non-goals: data buffers guarded by a ring (`.ring_guarded_by`,
-unsupported, DIAL-9).
+in check/, semantics/ and encode/.
 """
 
 from __future__ import annotations
