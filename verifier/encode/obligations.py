@@ -32,7 +32,8 @@ from verifier.encode.kills import KillSites, clipped_bounds, killed
 from verifier.encode.pairs import kept_pairs
 from verifier.encode.pruning import Pruner
 from verifier.encode.terms import conj
-from verifier.encode.ring_barriers import (one_shot_sites, ring_decls, second_arrive,
+from verifier.encode.ring_barriers import (one_shot_sites, ring_decls, ring_trailing_sites,
+                                           second_arrive, trailing_after_arrive,
                                            unrecycled_slot)
 from verifier.encode.ring_invariant import ring_lemma, ring_sites
 from verifier.encode.transactions import byte_mismatch, checks, phase_disagreement
@@ -267,6 +268,13 @@ class ObligationBuilder:
                     arrive)),
                 description=f"each Arrive on {arrive.barrier.name} completes a ring element "
                 "no other Arrive completes"))
+        for tma in ring_trailing_sites(self.model):
+            out.append(Obligation(
+                f"trailing:{tma.trailing.barrier.name}@{tma.loc.line}:{tma.loc.col}", "DIAL-10",
+                "barrier-count", tma.trailing.barrier.name, tma.loc, [(tma.loc, "later access")],
+                lambda level, fallback, tma=tma: self._measured(lambda: self._trailing(tma)),
+                description=f"the trailing barrier {tma.trailing.barrier.name} of this instr "
+                "names no element already arrived on"))
         for decl in ring_decls(self.model):
             out.append(Obligation(
                 f"recycled:{decl.sym.name}@{decl.loc.line}:{decl.loc.col}", "DIAL-16",
@@ -295,6 +303,10 @@ class ObligationBuilder:
 
     def _one_shot(self, site: ArriveSite) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
         found, names = second_arrive(self.enc, self.vis.barriers, self.model, site)
+        return self.base + found, {**self.size_names, **names}
+
+    def _trailing(self, site: TmaSite) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
+        found, names = trailing_after_arrive(self.enc, self.vis.barriers, self.model, site)
         return self.base + found, {**self.size_names, **names}
 
     def _recycled(self, decl: BarrierDecl) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import z3
 
-from verifier.check.sites import ArriveSite, BarrierDecl, ProgramModel
+from verifier.check.sites import ArriveSite, BarrierDecl, ProgramModel, TmaSite
 from verifier.encode.barrier_counts import BarrierCounts, free_point
 from verifier.encode.instances import Encoder
 
@@ -30,6 +30,29 @@ def second_arrive(enc: Encoder, counts: BarrierCounts, model: ProgramModel, site
     inst = enc.instance(site.ctx, "q")
     home = tuple(enc.value(e, inst.iters) for e in site.home)
     return [inst.valid, counts.arrives_before(decl, home, inst) >= 1], dict(inst.names)
+
+
+def ring_trailing_sites(model: ProgramModel) -> list[TmaSite]:
+    return [t for t in model.tmas if model.barriers[t.trailing.barrier].ring is not None]
+
+
+def trailing_after_arrive(enc: Encoder, counts: BarrierCounts, model: ProgramModel,
+                          site: TmaSite) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
+    """DIAL-10 negated: an instance of a TMA whose trailing element (any of a multicast's) was
+    arrived on (or pre-arrived) before it."""
+    decl = model.barriers[site.trailing.barrier]
+    inst = enc.instance(site.ctx, "t")
+    elem, conds = [], [inst.valid]
+    for k, (pt, extent) in enumerate(zip(site.trailing.points,
+                                         decl.logical_shape(site.loc))):
+        if pt is not None:
+            elem.append(enc.value(pt, inst.iters))
+            continue
+        v = z3.Int(f"{decl.sym.name}.elem{k}@t", enc.zctx)
+        conds += [v >= 0, v < enc.value(extent, inst.iters)]
+        elem.append(v)
+    conds.append(counts.arrives_before(decl, tuple(elem), inst) >= 1)
+    return conds, dict(inst.names)
 
 
 def ring_decls(model: ProgramModel) -> list[BarrierDecl]:

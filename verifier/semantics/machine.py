@@ -420,6 +420,7 @@ class Machine(HazardChecks):
             bar = self.barriers[s.trailing[0].buf]
             _, named = barriers.referenced(s.trailing[0], bar, self.value)
             tags = frozenset((bar.serial, e, bar.count(e)[0]) for e in named)
+            ring_slots.trailing(self, s, threads, bar, named)  # DIAL-10
         boxes = [clipped_box(s, a, window_box(a.arg, self.value), self.shape_of(a.buf),
                              self.value) for a in args]
         for k, (a, box) in enumerate(zip(args, boxes)):

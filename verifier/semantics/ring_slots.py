@@ -75,6 +75,24 @@ def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: RingBarrier,
                             s.loc, entry, frozenset(), recycle=True)
 
 
+def trailing(m: MachineView, s: ir.Call, threads: Threads, bar: RingBarrier,
+             named: list[tuple[int, ...]]) -> None:
+    """DIAL-10: an instr's trailing barrier is part of its element's one arrival, so it may not
+    name a ring element that already had its Arrive (or is pre-arrived): upstream's "Cannot use
+    this barrier as trailing barrier after previous Arrive"."""
+    if bar.ring is None:
+        return
+    for elem in named:
+        if bar.counts.get(elem, (0, 0))[0] > 0:
+            m.report(Finding(
+                "barrier-count", f"Cannot use this barrier as trailing barrier after previous "
+                f"Arrive @ {bar.sym.name}{list(elem)}", bar.sym.name, elem, s.loc,
+                m.origin(s.loc, "arrive", threads), None, rule="DIAL-10", code="ERR-V15",
+                sync_hint=f"issue the instr before the Arrive on {bar.sym.name}"
+                          f"{list(elem)} (the Arrive completes the element)"))
+            return
+
+
 def a_max(bar: RingBarrier) -> int:
     """DIAL-4: every Await on a ring element pairs with its arrive #0."""
     return 0
