@@ -138,5 +138,11 @@ def test_data_ring_bugs_refuted_with_kind_variable_line(tmp_path: Path, name: st
 
 
 @pytest.mark.rule("DIAL-18")
-def test_data_ring_pipeline_proved(tmp_path: Path) -> None:
+def test_data_ring_pipeline_proved_and_lowered_on_its_slots(tmp_path: Path) -> None:
     assert _json(ENDGAME / "data_ring_ws.py", tmp_path)["verdict"] == "proved"
+    out = tmp_path / "cuda"
+    out.mkdir()
+    assert main([str(ENDGAME / "data_ring_ws.py"), "--no-progress", "--emit-cuda",
+                 str(out)]) == 0
+    text = (out / "data_ring_ws.cu").read_text()
+    assert "buf[(k % 3) * 128 + exo_1thr_t] = exo_deviceArgs.A[k * 128 + exo_1thr_t];" in text

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from verifier.codegen import sm100, tma
 from verifier.codegen.certificate import check_certificate, emitted_file
+from verifier.codegen.data_rings import lower_data_rings
 from verifier.codegen.host import HostEmitter
 from verifier.codegen.instrs import helpers_for
 from verifier.codegen.mbarrier_text import helpers as mbarrier_helpers
@@ -116,6 +117,7 @@ def emit_cuda(proc: ir.Proc, cert: Certificate) -> str:
     Rules: LANG-8.1 (BW-CG-8), LANG-8.2, LANG-8.3, LANG-8.4, LANG-8.5, LANG-8.6, LANG-8.7, SEM-8.1,
     SEM-8.5, COLL-4.3, COLL-4.6, COLL-5.8"""
     check_certificate(proc, cert)
+    proc = lower_data_rings(proc)  # DIAL-18: a data ring is its physical slots
     sm100.check_kernels(proc)
     try:
         host = HostEmitter(proc, Namer(proc), dict(cert.releases), cert.assumptions)

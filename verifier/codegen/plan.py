@@ -273,10 +273,6 @@ class _Planner:
                     self.mbars[name] = new_facts(s, tiling)
                 self.bound.add(name)
                 self.plan.barriers[name] = mech
-            case ir.Alloc(name=name, typ=ir.Tensor(ring=ring)) if ring is not None:
-                raise Unsupported(f"codegen of the data ring buffer {name.name} (endgame's "
-                                  "managed ring buffer of SMEM) is not supported yet", s.loc,
-                                  code="ERR-V11", rule="DIAL-18")
             case ir.Alloc(name=name):
                 self.bound.add(name)
                 self.allocs[name] = _AllocUse(s, tiling)
