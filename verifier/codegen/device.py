@@ -337,7 +337,11 @@ class TaskEmitter:
         assert isinstance(smem_arg, ir.Window)
         smem = window_view(smem_arg, env)
         slot = None
-        if row.is_load:
+        if row.is_load and s.trailing[0].buf in self.plan.indexed:  # TMA-CG-2
+            indexed = self.plan.indexed[s.trailing[0].buf]
+            idx, y = self.indexed_index(indexed, s.trailing[:1], env)
+            slot = indexed_ring.trailing_slot(indexed, idx, y)
+        elif row.is_load:
             ref = s.trailing[0]
             ring = self.plan.rings[ref.buf]
             slot = mbarrier.trailing_slot(ring, self.namer(ref.buf),

@@ -10,8 +10,8 @@ freshly initialised mbarriers (a CTA or cluster barrier, thread 0 initialises, t
 cluster barrier): the first barrier (in-order rings) or the SEM-4.7 free check of the previous
 instance (rings with asynchronous arrives, DIAL-12) orders every access of its slots before the
 re-initialisation, and DIAL-6, 7, 10, 11 make every slot's phases complete in ring order.
-Non-goals: rings allocated below task scope, TMA trailing barriers on rings, cp.async
-multicast (all `Unsupported`, ERR-V11).
+A TMA with a trailing `>> z[y]` posts its bytes on y's slot (TMA-CG-2).
+Non-goals: rings allocated below task scope, cp.async multicast (`Unsupported`, ERR-V11).
 """
 
 from __future__ import annotations
@@ -58,9 +58,7 @@ def plan_indexed(facts: dict[ir.Sym, RingFacts], dev: CudaDeviceFunction, top_ti
             raise Unsupported(f"codegen of ring mbarrier {sym.name} allocated below task scope "
                               "(its initialisation needs every thread of the CTA)", f.alloc.loc,
                               code="ERR-V11", rule="DIAL-13")
-        if f.trailing:
-            raise Unsupported(f"codegen of TMA trailing barriers on ring mbarrier {sym.name}",
-                              f.trailing[0][2], code="ERR-V11", rule="DIAL-13")
+        _check_trailing(f)
         ring_dim, depth = typ.ring.dim, typ.ring.depth
         extents = [_const(d, f) for k, d in enumerate(typ.shape) if k != ring_dim]
         positions = [k for k in range(len(typ.shape)) if k != ring_dim]
@@ -99,6 +97,25 @@ def plan_indexed(facts: dict[ir.Sym, RingFacts], dev: CudaDeviceFunction, top_ti
         out[sym] = IndexedRing(ring, ring_dim, typ.pre_arrive, local)
         top += ring.nbytes
     return out, top
+
+
+def _check_trailing(f: RingFacts) -> None:
+    """A TMA completing on element y posts its bytes on y's slot before the phase can complete:
+    its issuing threads arrive on y themselves, after the TMA (an Arrive with the same threads,
+    the same home element and a later location), so the phase is still pending when the bytes
+    are expected. Rules: TMA-CG-2, SEM-8.6"""
+    for tiling, entries, loc in f.trailing:
+        if not any(t == tiling and home == entries and (at.line, at.col) > (loc.line, loc.col)
+                   for t, home, at in f.roles["Arrive"]):
+            raise Unsupported(f"a TMA completing on {f.sym.name} whose issuing threads do not "
+                              "then arrive on the same element: its expected bytes could land "
+                              "after the phase completed", loc, code="ERR-V11", rule="TMA-CG-2")
+
+
+def trailing_slot(r: IndexedRing, idx: list[str], index: str) -> str:
+    """The shared address of the slot of element `index`, where a TMA posts its bytes.
+    Rules: TMA-CG-2"""
+    return slot_address(r.ring, idx, _position(r, index))
 
 
 def _const(d: ir.Expr, f: RingFacts) -> int:

@@ -237,10 +237,12 @@ class _Planner:
             else:
                 self.expr(a, tiling)
         if row.is_load:
-            if s.trailing and s.trailing[0].buf in self.indexed:
-                raise Unsupported(f"codegen of TMA trailing barriers on ring mbarrier "
-                                  f"{s.trailing[0].buf.name}", s.loc, code="ERR-V11",
-                                  rule="DIAL-13")
+            if len(s.trailing) == 1 and s.trailing[0].buf in self.indexed:  # TMA-CG-2
+                ref = s.trailing[0]
+                entries = tuple(_entry(a.pt) if isinstance(a, ir.Point) else None
+                                for a in ref.idx)
+                self.indexed[ref.buf].trailing.append((tiling, entries, s.loc))
+                return
             if len(s.trailing) != 1 or s.trailing[0].buf not in self.mbars:
                 raise InternalError(f"{s.callee} needs one trailing CudaMbarrier expression",
                                     s.loc)
