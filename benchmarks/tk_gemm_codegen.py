@@ -33,6 +33,8 @@ from verifier.codegen import emit_cuda  # noqa: E402
 from verifier.codegen.targets import NVCC_FLAGS, TK_FLAGS  # noqa: E402
 from verifier.diagnostics import SporkError  # noqa: E402
 from verifier.encode import Options, verify_proc  # noqa: E402
+from verifier.load.load_isolated import load_isolated  # noqa: E402
+from verifier.load.load_protocol import PrintedProc  # noqa: E402
 from verifier.load.load_scheduled import load_by_exo_gpu  # noqa: E402
 from verifier.results import Verdict  # noqa: E402
 
@@ -97,6 +99,9 @@ def main() -> int:
     ap.add_argument("--thunderkittens", default=os.environ.get("THUNDERKITTENS_INCLUDE", ""))
     ap.add_argument("--out", type=Path)
     ap.add_argument("--only", nargs="*", help="names of GEMMS rows to build (default: all)")
+    ap.add_argument("--printed", action="store_true",
+                    help="parse the procs printed by an earlier run into --out again instead of "
+                         "running upstream (the text is the program either way, SCHED-3)")
     args = ap.parse_args()
     rows = [g for g in GEMMS if not args.only or g[0] in args.only]
     out = args.out or Path(tempfile.mkdtemp(prefix="tk_gemm_codegen"))
@@ -104,15 +109,22 @@ def main() -> int:
     script = out / "tk_gemms.py"
     script.write_text(SCRIPT.format(calls=", ".join(f"handwrite_gemm({c})" for _, _, c, _ in rows)))
     start, cpu0 = time.monotonic(), _cpu()
-    loaded = load_by_exo_gpu(str(script), args.upstream_python, 3600.0, "gemms()")
+    if args.printed:
+        texts = tuple(PrintedProc(name, (out / f"{name}.printed.py").read_text(),
+                                  f"{script}@exo-gpu/{name}.py", True) for name, *_ in rows)
+        loaded = load_isolated(script, 600.0, texts)
+    else:
+        loaded = load_by_exo_gpu(str(script), args.upstream_python, 3600.0, "gemms()")
     if loaded.error is not None:
         print(f"upstream build failed: {loaded.error.render()}")
         return 1
-    print(f"# built {len(loaded.procs)} procs under upstream in {time.monotonic() - start:.0f} s "
-          f"wall, {_cpu() - cpu0:.0f} s CPU")
+    print(f"# {'parsed' if args.printed else 'built under upstream'} {len(loaded.procs)} procs "
+          f"in {time.monotonic() - start:.0f} s wall, {_cpu() - cpu0:.0f} s CPU")
     emitted = 0
-    for (name, test, _, split), proc, by in zip(rows, loaded.procs, loaded.scheduled_by):
-        (out / f"{name}.printed.py").write_text("".join(linecache.getlines(by.file)))
+    for (name, test, _, split), proc in zip(rows, loaded.procs):
+        if not args.printed:
+            text = "".join(linecache.getlines(proc.loc.file))
+            (out / f"{name}.printed.py").write_text(text)
         cpu = _cpu()
         result = verify_proc(proc, Options(releases=True,
                                            fixed_sizes=None if split else {"K_split": 1}))

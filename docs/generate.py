@@ -20,12 +20,13 @@ sys.path.insert(0, str(ROOT))
 from verifier.report.catalog import to_markdown  # noqa: E402
 
 RULE_ID = re.compile(r"\b(?:(?:LANG|SEM|COLL|LOAD|SYNC|CHAIN|SEC|DIAL|BW|TK)-\d+(?:\.\d+)?"
-                     r"|(?:BW|TK)-CG-\d+)\b")
+                     r"|(?:BW|TK|TMA)-CG-\d+)\b")
 _FAMILY = {"LANG": "docs/reference/language.md", "SEM": "docs/reference/semantics.md",
            "COLL": "docs/reference/collectives.md", "LOAD": "specs/loading.md",
            "SYNC": "specs/loading.md", "CHAIN": "specs/chain.md", "SEC": "specs/threat_model.md",
            "DIAL": "specs/dialects.md", "BW": "specs/blackwell.md", "BW-CG": "specs/blackwell.md",
-           "TK": "specs/upstream_api.md", "TK-CG": "specs/codegen.md"}
+           "TK": "specs/upstream_api.md", "TK-CG": "specs/codegen.md",
+           "TMA-CG": "specs/codegen.md"}
 
 
 def cited_rules() -> dict[str, list[str]]:
