@@ -21,7 +21,7 @@ from math import prod
 
 from verifier import collectives
 from verifier.codegen.mbarrier import (
-    MBARRIER_BYTES, MbarrierRing, RingFacts, SliceDigit, rank_deltas, slice_digits,
+    MBARRIER_BYTES, MbarrierRing, RingFacts, SliceDigit, all_threads, rank_deltas, slice_digits,
 )
 from verifier.codegen.mbarrier_text import (
     PROXY_FENCE, asm_line, block_barrier, setup_lines, slot_address, u32,
@@ -58,7 +58,6 @@ def plan_indexed(facts: dict[ir.Sym, RingFacts], dev: CudaDeviceFunction, top_ti
             raise Unsupported(f"codegen of ring mbarrier {sym.name} allocated below task scope "
                               "(its initialisation needs every thread of the CTA)", f.alloc.loc,
                               code="ERR-V11", rule="DIAL-13")
-        _check_trailing(f)
         ring_dim, depth = typ.ring.dim, typ.ring.depth
         extents = [_const(d, f) for k, d in enumerate(typ.shape) if k != ring_dim]
         positions = [k for k in range(len(typ.shape)) if k != ring_dim]
@@ -76,6 +75,7 @@ def plan_indexed(facts: dict[ir.Sym, RingFacts], dev: CudaDeviceFunction, top_ti
                              else None, c.extent, c.stride) for c in ctas)
         cta_pos = {c.position for c in ctas if c.position is not None}
         local = tuple(k for k in positions if k not in cta_pos)
+        _check_trailing(f, dev, (ring_dim, *local))
         digits = tuple(SliceDigit(f"i{k}", None, _const(typ.shape[k], f)) for k in local)
         deltas = rank_deltas(_without_ring(f, ring_dim), ctas)
         cp_async = {not implements(t, SyncTL.cuda_in_order) for t in f.firsts}
@@ -99,13 +99,16 @@ def plan_indexed(facts: dict[ir.Sym, RingFacts], dev: CudaDeviceFunction, top_ti
     return out, top
 
 
-def _check_trailing(f: RingFacts) -> None:
-    """A TMA completing on element y posts its bytes on y's slot before the phase can complete:
-    its issuing threads arrive on y themselves, after the TMA (an Arrive with the same threads,
-    the same home element and a later location), so the phase is still pending when the bytes
-    are expected. Rules: TMA-CG-2, SEM-8.6"""
+def _check_trailing(f: RingFacts, dev: CudaDeviceFunction, keep: tuple[int, ...]) -> None:
+    """A TMA completing on element y posts its bytes on its own CTA's slot of y before that
+    phase can complete: every issuing thread arrives on y itself, after the TMA (a later Arrive
+    run by a superset of the issuing threads whose home element has the same ring index and
+    per-CTA slice digits, positions `keep`; the CTA digits name each thread's own CTA), so the
+    phase is still pending when the bytes are expected. Rules: TMA-CG-2, SEM-8.6"""
     for tiling, entries, loc in f.trailing:
-        if not any(t == tiling and home == entries and (at.line, at.col) > (loc.line, loc.col)
+        issuers = all_threads(tiling, dev)
+        if not any((at.line, at.col) > (loc.line, loc.col) and
+                   all(home[k] == entries[k] for k in keep) and issuers <= all_threads(t, dev)
                    for t, home, at in f.roles["Arrive"]):
             raise Unsupported(f"a TMA completing on {f.sym.name} whose issuing threads do not "
                               "then arrive on the same element: its expected bytes could land "
