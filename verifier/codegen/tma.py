@@ -76,15 +76,15 @@ def box_sizes(kwargs: Mapping[str, int]) -> tuple[int, ...]:
     return tuple(kwargs[f"size{k}"] for k in range(5) if f"size{k}" in kwargs)
 
 
-def element_bytes(s: ir.Call, row: TmaRow) -> int:
-    """The bytes of one element the instruction moves: f32 for February's rows, the `dst=`
-    precision for endgame's (its expect-tx bytes are counted in that type, TX-1).
-    Rules: SEM-8.6, TMA-CG-1"""
+def element_type(s: ir.Call, row: TmaRow) -> str:
+    """The element type the instruction moves: f32 for February's rows, the `dst=` precision
+    for endgame's (its expect-tx bytes are counted in that type, TX-1). Rules: SEM-8.6,
+    TMA-CG-1"""
     if not row.endgame:
-        return ELEMENT_BYTES
+        return "f32"
     callee = s.callee
     given = {k: getattr(v, "name", v) for k, v in (*getattr(callee, "bound", ()), *s.kwargs)}
-    return ScalarInfo(str(given["dst"])).bits // 8
+    return str(given["dst"])
 
 
 def _window_arg(s: ir.Call, name: str) -> ir.Window:
@@ -166,11 +166,11 @@ def lower_tma(s: ir.Call, row: TmaRow, env: Env, smem: View, tm: TensorMap,
     kwargs = {k: v for k, v in s.kwargs if isinstance(v, int)}
     sizes = box_sizes(kwargs)
     window = map_window(s, row)
-    elem = element_bytes(s, row)
-    if tm.elem_bytes != elem:
+    elem = element_type(s, row)
+    if tm.elem_bytes != ScalarInfo(elem).bits // 8:
         # the verified transaction counts are in the instruction's elements (SEM-8.6); the
         # hardware would count the map's element size
-        raise RejectedInput(f"{what} moves {elem}-byte elements, but {tm.sym.name} has "
+        raise RejectedInput(f"{what} moves {elem} elements, but {tm.sym.name} has "
                             f"{tm.ctype} elements", s.loc, code="ERR-L06", rule="LANG-6.6")
     coords = coordinates(tm, window, env, s.loc)
     mapref = f"&{tm.cname}"
