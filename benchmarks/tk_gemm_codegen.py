@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import linecache
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -110,9 +111,12 @@ def main() -> int:
     script.write_text(SCRIPT.format(calls=", ".join(f"handwrite_gemm({c})" for _, _, c, _ in rows)))
     start, cpu0 = time.monotonic(), _cpu()
     if args.printed:
-        texts = tuple(PrintedProc(name, (out / f"{name}.printed.py").read_text(),
-                                  f"{script}@exo-gpu/{name}.py", True) for name, *_ in rows)
-        loaded = load_isolated(script, 600.0, texts)
+        texts = []
+        for row_name, *_ in rows:
+            text = (out / f"{row_name}.printed.py").read_text()
+            name = re.search(r"^def (\w+)\(", text, re.M)[1]  # upstream's name of the proc
+            texts.append(PrintedProc(name, text, f"{script}@exo-gpu/{name}.py", True))
+        loaded = load_isolated(script, 600.0, tuple(texts))
     else:
         loaded = load_by_exo_gpu(str(script), args.upstream_python, 3600.0, "gemms()")
     if loaded.error is not None:

@@ -75,7 +75,8 @@ def plan_indexed(facts: dict[ir.Sym, RingFacts], dev: CudaDeviceFunction, top_ti
                              else None, c.extent, c.stride) for c in ctas)
         cta_pos = {c.position for c in ctas if c.position is not None}
         local = tuple(k for k in positions if k not in cta_pos)
-        _check_trailing(f, dev, (ring_dim, *local))
+        # an extent-1 digit names the same slot whatever the index (an interval included)
+        _check_trailing(f, dev, (ring_dim, *(k for k in local if _const(typ.shape[k], f) > 1)))
         digits = tuple(SliceDigit(f"i{k}", None, _const(typ.shape[k], f)) for k in local)
         deltas = rank_deltas(_without_ring(f, ring_dim), ctas)
         cp_async = {not implements(t, SyncTL.cuda_in_order) for t in f.firsts}
@@ -103,8 +104,8 @@ def _check_trailing(f: RingFacts, dev: CudaDeviceFunction, keep: tuple[int, ...]
     """A TMA completing on element y posts its bytes on its own CTA's slot of y before that
     phase can complete: every issuing thread arrives on y itself, after the TMA (a later Arrive
     run by a superset of the issuing threads whose home element has the same ring index and
-    per-CTA slice digits, positions `keep`; the CTA digits name each thread's own CTA), so the
-    phase is still pending when the bytes are expected. Rules: TMA-CG-2, SEM-8.6"""
+    per-CTA slice digits of extent > 1, positions `keep`; the CTA digits name each thread's own
+    CTA), so the phase is still pending when the bytes are expected. Rules: TMA-CG-2, SEM-8.6"""
     for tiling, entries, loc in f.trailing:
         issuers = all_threads(tiling, dev)
         if not any((at.line, at.col) > (loc.line, loc.col) and
