@@ -61,6 +61,27 @@ def test_ring_trailing_tma_posts_bf16_bytes_on_the_elements_slot() -> None:
     assert "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16" in text and "CU_TENSOR_MAP_SWIZZLE_128B" in text
 
 
+@pytest.mark.rule("TMA-CG-2")
+@pytest.mark.rule("COLL-5.12")
+def test_cluster_multicast_completes_on_every_ctas_ring_element() -> None:
+    text = emit_cuda(*example("tk_tma_gemm_cluster"))
+    # CTA exo_cta loads rows [128 exo_cta, +128) of the 256 x 64 bf16 B tile into both CTAs and
+    # expects the whole tile's bytes on its own slot of `full[., k]`
+    assert "const uint16_t exo_ctaMask = static_cast<uint16_t>(3u << (blockIdx.x % 2u - " \
+        "exo_cta * 1u));" in text
+    multicast = re.search(r"exo_Sm90_tmaLoadMulticast<2>\(\(B_s \+ \(k % 2\) \* 16384\) \+ "
+                          r"exo_cta \* 8192, &exo_deviceArgs\.B_map, \{static_cast<int32_t>"
+                          r"\(\(64 \* k\)\), static_cast<int32_t>\(0 \+ exo_cta \* 128\)\}, "
+                          r"(.*?), 32768u, exo_ctaMask\);", text)
+    assert multicast is not None
+    load_a = re.search(r"exo_Sm90_tmaLoad<2>\(\(A_s \+ \(k % 2\) \* 4096\), .*?\}, (.*?), "
+                       r"8192u\);", text)
+    assert load_a is not None and load_a[1] == multicast[1]  # one slot: full[own CTA, k]
+    # each producer then arrives on `full` here and in the peer (count 2 x 32)
+    assert "exo_mbarrierArriveRemote(exo_bar, exo_rank ^ 1u);" in text
+    assert '"r"(64u) : "memory");' in text
+
+
 @pytest.mark.rule("TMA-CG-1")
 def test_rank3_store_with_the_swizzle_keyword(tmp_path: Path) -> None:
     path = tmp_path / "eg_tma_store.py"

@@ -70,7 +70,7 @@ def _source(name: str) -> str:
 
 @pytest.fixture(scope="module")
 def texts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """Every variant, proved and emitted; and tests/programs_tk/tk_wgmma.py, tk_tma_gemm.py."""
+    """Every variant, proved and emitted; and tests/programs_tk/tk_wgmma.py, tk_tma_gemm*.py."""
     folder = tmp_path_factory.mktemp("tkw")
     out = {}
     for name in VARIANTS:
@@ -82,6 +82,7 @@ def texts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         out[name] = emit_cuda(proc, result.certificate)
     out["tk_wgmma"] = emit_cuda(*example("tk_wgmma"))
     out["tk_tma_gemm"] = emit_cuda(*example("tk_tma_gemm"))  # endgame TMA and a ring (TMA-CG)
+    out["tk_tma_gemm_cluster"] = emit_cuda(*example("tk_tma_gemm_cluster"))  # multicast
     return out
 
 
