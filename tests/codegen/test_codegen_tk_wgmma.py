@@ -13,12 +13,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from codegen_support import example
+from codegen_support import example, hand_certified
 from test_codegen_nvcc import NVCC
 from test_codegen_tk import TK_INCLUDE, needs_tk
 
 from verifier.codegen import emit_cuda
 from verifier.codegen.targets import NVCC_FLAGS, TK_FLAGS
+from verifier.diagnostics import Unsupported
 from verifier.encode import Options, verify_proc
 from verifier.load.load import load_procs
 from verifier.results import Verdict
@@ -158,6 +159,20 @@ def test_operand_modes(texts: dict[str, str], name: str, instr: str, count: int,
     assert f"exo_p, {tail}" in text
     for d in descs:
         assert d in text
+
+
+@pytest.mark.rule("TK-CG-3")
+def test_operand_rows_not_one_swizzle_row_apart_are_refused(tmp_path: Path) -> None:
+    """A [64, 64] window of a [64, 128] bf16 tile: rows 256 bytes apart, not one 128-byte
+    swizzle row; the descriptor cannot describe it (upstream checks this when it emits code)."""
+    source = _source("tkw_row_col_bf16").replace("A_s: bf16[64, 64]", "A_s: bf16[64, 128]") \
+        .replace("A_s[:, :]", "A_s[:, 0:64]")
+    path = tmp_path / "wide.py"
+    path.write_text(source)
+    with pytest.raises(Unsupported, match=r"strides \[\.\.\., 64, 1\].*not \['128', '1'\]") as err:
+        emit_cuda(*hand_certified(path, "tkw_row_col_bf16"))
+    assert err.value.code == "ERR-L06"
+    assert (err.value.loc.file, err.value.loc.line) == (str(path), 14)  # the mma's line
 
 
 @pytest.mark.rule("TK-CG-5")

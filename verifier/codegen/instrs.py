@@ -20,7 +20,7 @@ from types import MappingProxyType
 from verifier.codegen import sm100_rows, tk, tk_wgmma, wgmma
 from verifier.codegen.exprs import Env, View, atom, c_add, c_mul, cexpr, window_view
 from verifier.codegen.wgmma import WGMMA_ROWS, WgmmaLowering
-from verifier.diagnostics import InternalError, RejectedInput, Unsupported
+from verifier.diagnostics import InternalError, RejectedInput, SporkError, Unsupported
 from verifier.lang.ir import ir
 from verifier.lang.stdlib.instrs import INSTRS, Instr
 
@@ -231,7 +231,12 @@ def _tk_row(row: tk.Row) -> Lowering:
         callee = args.call.callee
         assert isinstance(callee, Instr)
         keywords = {k: getattr(v, "name", v) for k, v in (*callee.bound, *args.call.kwargs)}
-        return row(tk.TkCall(args.tensors, args.sizes, keywords))
+        try:
+            return row(tk.TkCall(args.tensors, args.sizes, keywords))
+        except SporkError as err:  # a row's refusal is located at the call
+            if err.loc is None or err.loc.line == 0:
+                err.loc = args.call.loc
+            raise
     return lower
 
 
