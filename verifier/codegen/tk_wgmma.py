@@ -1,8 +1,8 @@
 """CUDA text of upstream's Sm90 ThunderKittens wgmma family (TK-5; TK-CG-1..TK-CG-6).
 
-Reads allocations of `Sm90_TkRmemTileD(N)` / `Sm90_TkRmemTileA(K)` and calls of
-`Sm90_tk_zero_scale_d` and `Sm90_tk_mma_{row,col,rmem}_{col,row}`; produces the declaration of
-a warp's accumulator (a ThunderKittens row tile that also carries wgmma's scale-d flag), one
+Reads the views of `Sm90_TkRmemTileD(N)` / `Sm90_TkRmemTileA(K)` tiles (declared by `tk.alloc`:
+a warp's accumulator is a ThunderKittens row tile that also carries wgmma's scale-d flag) and
+calls of `Sm90_tk_zero_scale_d` and `Sm90_tk_mma_{row,col,rmem}_{col,row}`; produces one
 `wgmma.mma_async` per 32 bytes of K on the tile's registers with SMEM matrix descriptors, and
 the register pins that keep the compiler from moving tile accesses across `wgmma.fence` and
 `wgmma.wait_group`. The register order is the PTX ISA's m64nNk* fragment layout read off
@@ -24,13 +24,7 @@ from verifier.lang.stdlib.scalars import ScalarInfo
 from verifier.lang.stdlib.sm90_tk_mma import A_MODES, B_MODES
 
 PTX_TYPE = {"f32": "tf32", "bf16": "bf16", "f16": "f16"}  # A and B (f32 operands are tf32)
-ACCUM_FAMILIES = ("rmem_tk_d",)  # tiles wgmma writes asynchronously
 OPERAND_FAMILIES = ("rmem_tk_d", "rmem_tk_a")  # tiles a wgmma reads or writes
-
-
-def accum_type(tile_type: str) -> str:
-    """The C++ type of one `Sm90_TkRmemTileD` tile. Rules: TK-CG-1"""
-    return f"exo_tk_accumD<{tile_type}>"
 
 
 def _ints(view: View, what: str) -> list[int]:
