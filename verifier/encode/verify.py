@@ -373,16 +373,18 @@ class _Run:
         step: Step = (0, False)
         if ob.discharged_by:
             return None, step, 0, set()
+        used = 0
+        premises: set[int] = set()
         if ob.shared is not None:  # PR-8: the twins' merged query first, solved once
             first = ob.shared.id not in self.shared
             if first:
                 self.shared[ob.shared.id] = self.solve(ob.shared)
-            outcome, step, used, premises = self.shared[ob.shared.id]
+            outcome, shared_step, shared_used, shared_premises = self.shared[ob.shared.id]
+            used = shared_used if first else 0  # reported once, with the first twin
+            premises = set(shared_premises)
             if outcome is not None and outcome.status is Status.proved:
                 self.shared_by.add(ob.id)
-                return outcome, step, used if first else 0, premises
-        used = 0
-        premises: set[int] = set()
+                return outcome, shared_step, used, premises
         candidate: tuple[Outcome, Step] | None = None  # the last level's anchored candidate
         while True:
             outcome, built = self.decide(ob, step)
