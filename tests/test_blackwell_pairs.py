@@ -53,6 +53,7 @@ RACES = [
     ("bw_gemm_tmem_a_bug_no_wait_st", "Sm100_tmem_st_32x32b_f32("),
     ("bw_gemm_tmem_a_bug_st_no_after_fence", "Sm100_tmem_st_32x32b_f32("),
     ("bw_gemm_f16_bug_no_proxy_fence", "A_s[r, j] = "),
+    ("bw_gemm_f8_bug_no_step_sync", "Sm100_mma_f8f6f4_zero_cta1("),
     ("bw_gemm_multicast_bug_commit_mask", "Sm100_mma_tf32_zero_cta1("),
 ]
 
@@ -163,6 +164,7 @@ def test_tables_cover_st_and_cp() -> None:
     ("bw_gemm_cta2_bug_no_pair_sync", 3), ("bw_gemm_persistent", 2),
     ("bw_gemm_persistent_bug_lag3", 3), ("bw_gemm_tmem_a", 3), ("bw_gemm_f16", 2),
     ("bw_gemm_multicast", 2), ("bw_gemm_multicast_bug_commit_mask", 2),
+    ("bw_gemm_f8_bug_no_step_sync", 2),  # its RAW on D was an unreplayed candidate (BW-2.2)
 ])
 def test_symbolic_equals_concrete(name: str, bound: int) -> None:
     check_symbolic_equals_concrete(load_one(PROGRAMS / f"{name}.py", name), count=2,
