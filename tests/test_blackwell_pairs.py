@@ -40,6 +40,13 @@ def _json(capsys: pytest.CaptureFixture[str], path: Path) -> tuple[int, dict]:
 # (bug file, text of the earlier statement): the later statement is the header's line; a race
 # with the MMA names its first K step, the overwrite form (BW-2.3)
 RACES = [
+    ("bw_gemm_bug_no_after_fence", "Sm100_mma_tf32_zero_cta1("),
+    ("bw_gemm_bug_early_ld", "Sm100_mma_tf32_zero_cta1("),
+    ("bw_gemm_bug_plain_arrive_done", "Sm100_mma_tf32_zero_cta1("),
+    ("bw_gemm_bug_plain_arrive_war", "Sm100_mma_tf32_zero_cta1("),
+    ("bw_gemm_bug_no_alloc_fence", "Sm100_tmem_alloc("),
+    ("bw_gemm_bug_no_wait_ld", "Sm100_tmem_ld_32x32b_f32("),
+    ("bw_gemm_f8_bug_no_proxy_fence", "A_s[r, j] = "),
     ("bw_gemm_cta2_bug_no_pair_sync", "Sm90_copy_tensor_to_smem_swizzled_2f32(A_s"),
     ("bw_gemm_cta2_bug_no_release", "Sm100_mma_tf32_zero_cta2("),
     ("bw_gemm_cta2_bug_no_after_fence", "Sm100_mma_tf32_zero_cta2("),
