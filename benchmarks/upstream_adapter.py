@@ -29,6 +29,7 @@ import importlib.util
 import json
 import multiprocessing
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -208,10 +209,13 @@ def _verify_limited(p: Any, run: Callable[[], Any]) -> Any:
     receive, send = ctx.Pipe(duplex=False)
 
     def child() -> None:
+        # the debug log's entries the run adds (API-6) go back with its answer
+        _debug_entries().clear()  # this forked copy's: the parent has them already
         try:
-            send.send(("ok", run()))
+            value: tuple[str, Any] = ("ok", run())
         except BaseException as e:  # noqa: BLE001 - handed to the parent, raised there
-            send.send(("error", e))
+            value = ("error", e)
+        send.send((*value, _debug_entries()))
 
     worker = ctx.Process(target=child, daemon=True)
     worker.start()
@@ -219,7 +223,8 @@ def _verify_limited(p: Any, run: Callable[[], Any]) -> Any:
     try:
         if not receive.poll(limit):
             return None
-        kind, value = receive.recv()
+        kind, value, entries = receive.recv()
+        _merge_debug_entries(entries)
     except EOFError:
         kind, value = "error", RuntimeError(f"{p.name}: the verifying child died")
     finally:
@@ -229,6 +234,21 @@ def _verify_limited(p: Any, run: Callable[[], Any]) -> Any:
     if kind == "error":
         raise value
     return value
+
+
+def _debug_entries() -> dict[tuple[str, str], Any]:
+    from verifier.lang.stdlib import debug_log
+
+    return getattr(debug_log.get_global_debug_log(), "entries", {})
+
+
+def _merge_debug_entries(entries: dict[tuple[str, str], Any]) -> None:
+    """The remarks a verifying child logged, into this process's debug log (API-6)."""
+    from verifier.lang.stdlib import debug_log
+
+    log = debug_log.get_global_debug_log()
+    for (name, kind), (proc, remarks) in entries.items():
+        log.log(name, kind, proc, remarks)
 
 
 def _record_error(name: str, e: SporkError) -> None:
@@ -384,9 +404,57 @@ def compiler_Sm90a() -> None:
     pytest.skip(f"{GPU_ONLY}: compiler_Sm90a runs kernels on an sm_90a device")
 
 
+class RemarkGolden:
+    """Upstream's `golden` as the remark tests use it: `golden == text` of a debug-log file the
+    test read. Generated C is out of scope (never compared); a remark file spork-verify wrote
+    (API-6) is compared byte for byte with upstream's golden file, as upstream's test does, and
+    where they differ the test ends `unsupported`, naming the remark and what of upstream's
+    golden spork-verify's analysis does not have."""
+
+    def __init__(self, workdir: Path, golden: Path) -> None:
+        self.workdir, self.golden = workdir, golden
+
+    def __eq__(self, other: object) -> bool:
+        written = [f for f in sorted((self.workdir / "debug").glob("*.py"))
+                   if isinstance(other, str) and f.read_text() == other]
+        if not written:
+            return False  # not a remark file spork-verify wrote (C text: never produced)
+        theirs = self.golden.read_text() if self.golden.exists() else None
+        if theirs == other:
+            return True
+        _calls.append({"proc": written[0].name, "verdict": "unsupported",
+                       "message": remark_difference(written[0].name, other, theirs)})
+        return False
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def remark_difference(name: str, ours: str, theirs: str | None) -> str:
+    """Why remark file `name` (text `ours`) is not upstream's golden `theirs`, precisely."""
+    kind = name.rsplit("-", 1)[-1].removesuffix(".py")
+    head = (f"not supported by spork-verify: the byte comparison of upstream's debug-log "
+            f"remark `{kind}` ({name}) with upstream's golden file")
+    if theirs is None:
+        return head + " (no golden file in the checkout) (specs/upstream_api.md API-6)"
+    remarks = [line.strip() for line in ours.splitlines() if line.strip().startswith("# ")]
+    golden_lines = {line.strip() for line in theirs.splitlines()}
+    same = sum(line in golden_lines for line in remarks)
+    missing = ["its statement and expression ids (`(s40)`, `(e8)`) after each location"
+               if re.search(r":\(s\d+\)", theirs) else "",
+               "its machine's VisRecord traces and qual-tl sets" if "VisRecord" in theirs else "",
+               "its alignment notes (`pow2 align`)" if "pow2 align" in theirs else ""]
+    return (f"{head}: spork-verify writes this remark from its own analysis ({same} of its "
+            f"{len(remarks)} remark lines are lines of upstream's golden), in its own printer's "
+            f"layout; upstream's golden also holds "
+            f"{', '.join(m for m in missing if m) or 'other text'}, internal state of upstream's "
+            "checker (specs/upstream_api.md API-6)")
+
+
 @pytest.fixture
-def golden() -> None:
-    return None  # generated C is not compared (out of scope)
+def golden(request: pytest.FixtureRequest, tmp_path: Path) -> RemarkGolden:
+    checkout = Path(os.environ.get("SPORK_UPSTREAM_CHECKOUT", "."))
+    return RemarkGolden(tmp_path, checkout / "tests" / "golden" / "cuda" /
+                        Path(str(request.fspath)).stem / f"{request.node.name}.txt")
 
 
 @pytest.hookimpl(tryfirst=True)
