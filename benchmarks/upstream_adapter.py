@@ -215,7 +215,9 @@ def _verify_limited(p: Any, run: Callable[[], Any]) -> Any:
             value: tuple[str, Any] = ("ok", run())
         except BaseException as e:  # noqa: BLE001 - handed to the parent, raised there
             value = ("error", e)
-        send.send((*value, _debug_entries()))
+        # remarks only: a proc need not pickle; the parent prints its own copy (inlined, as
+        # the checks read it, CALL-1)
+        send.send((*value, {key: remarks for key, (_, remarks) in _debug_entries().items()}))
 
     worker = ctx.Process(target=child, daemon=True)
     worker.start()
@@ -224,7 +226,7 @@ def _verify_limited(p: Any, run: Callable[[], Any]) -> Any:
         if not receive.poll(limit):
             return None
         kind, value, entries = receive.recv()
-        _merge_debug_entries(entries)
+        _merge_debug_entries(p, entries)
     except EOFError:
         kind, value = "error", RuntimeError(f"{p.name}: the verifying child died")
     finally:
@@ -242,13 +244,14 @@ def _debug_entries() -> dict[tuple[str, str], Any]:
     return getattr(debug_log.get_global_debug_log(), "entries", {})
 
 
-def _merge_debug_entries(entries: dict[tuple[str, str], Any]) -> None:
-    """The remarks a verifying child logged, into this process's debug log (API-6)."""
+def _merge_debug_entries(p: Any, entries: dict[tuple[str, str], Any]) -> None:
+    """The remarks a child verifying `p` logged, into this process's debug log (API-6)."""
+    from verifier.lang.rewrite.inline import inline_calls
     from verifier.lang.stdlib import debug_log
 
     log = debug_log.get_global_debug_log()
-    for (name, kind), (proc, remarks) in entries.items():
-        log.log(name, kind, proc, remarks)
+    for (name, kind), remarks in entries.items():
+        log.log(name, kind, inline_calls(p), remarks)
 
 
 def _record_error(name: str, e: SporkError) -> None:
@@ -430,24 +433,25 @@ class RemarkGolden:
 
 
 def remark_difference(name: str, ours: str, theirs: str | None) -> str:
-    """Why remark file `name` (text `ours`) is not upstream's golden `theirs`, precisely."""
+    """Why remark file `name` (text `ours`) is not upstream's golden `theirs`: what upstream's
+    golden holds that spork-verify's analysis does not, first (the table shows 150 characters),
+    and how many of our remark lines are lines of it."""
     kind = name.rsplit("-", 1)[-1].removesuffix(".py")
-    head = (f"not supported by spork-verify: the byte comparison of upstream's debug-log "
-            f"remark `{kind}` ({name}) with upstream's golden file")
     if theirs is None:
-        return head + " (no golden file in the checkout) (specs/upstream_api.md API-6)"
+        return (f"not supported by spork-verify: upstream's golden `{kind}` remark ({name}) is "
+                "not in the checkout (specs/upstream_api.md API-6)")
     remarks = [line.strip() for line in ours.splitlines() if line.strip().startswith("# ")]
     golden_lines = {line.strip() for line in theirs.splitlines()}
     same = sum(line in golden_lines for line in remarks)
-    missing = ["its statement and expression ids (`(s40)`, `(e8)`) after each location"
-               if re.search(r":\(s\d+\)", theirs) else "",
-               "its machine's VisRecord traces and qual-tl sets" if "VisRecord" in theirs else "",
-               "its alignment notes (`pow2 align`)" if "pow2 align" in theirs else ""]
-    return (f"{head}: spork-verify writes this remark from its own analysis ({same} of its "
-            f"{len(remarks)} remark lines are lines of upstream's golden), in its own printer's "
-            f"layout; upstream's golden also holds "
-            f"{', '.join(m for m in missing if m) or 'other text'}, internal state of upstream's "
-            "checker (specs/upstream_api.md API-6)")
+    holds = [what for what, found in (
+        ("VisRecord traces", "VisRecord" in theirs),
+        ("stmt ids (s40)", re.search(r":\(s\d+\)", theirs) is not None),
+        ("expr ids (e8)", re.search(r"\(e\d+\)", theirs) is not None),
+        ("pow2 align", "pow2 align" in theirs)) if found] + ["its printer's layout"]
+    return (f"not supported by spork-verify: upstream's golden `{kind}` remark (compared byte "
+            f"for byte) holds {', '.join(holds)}; {same} of our {len(remarks)} remark lines "
+            f"are in it ({name}: spork-verify writes it from its own analysis, specs/"
+            "upstream_api.md API-6)")
 
 
 @pytest.fixture
