@@ -448,10 +448,10 @@ def remark_difference(name: str, ours: str, theirs: str | None) -> str:
         ("stmt ids (s40)", re.search(r":\(s\d+\)", theirs) is not None),
         ("expr ids (e8)", re.search(r"\(e\d+\)", theirs) is not None),
         ("pow2 align", "pow2 align" in theirs)) if found] + ["its printer's layout"]
-    return (f"not supported by spork-verify: upstream's golden `{kind}` remark (compared byte "
-            f"for byte) holds {', '.join(holds)}; {same} of our {len(remarks)} remark lines "
-            f"are in it ({name}: spork-verify writes it from its own analysis, specs/"
-            "upstream_api.md API-6)")
+    return (f"not supported by spork-verify: remark `{kind}` vs upstream's golden, byte for "
+            f"byte: {same}/{len(remarks)} of our lines are in it; it also holds "
+            f"{', '.join(holds)} ({name}: spork-verify writes it from its own analysis, "
+            "specs/upstream_api.md API-6)")
 
 
 @pytest.fixture

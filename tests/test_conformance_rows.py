@@ -77,10 +77,10 @@ def test_a_remark_compared_with_upstreams_golden_names_what_differs(tmp_path: Pa
     assert not adapter.RemarkGolden(tmp_path, golden) == ours
     (call,) = adapter._calls
     assert call["verdict"] == "unsupported" and call["proc"] == "k-analysis.py"
-    assert call["message"].startswith("not supported by spork-verify: upstream's golden "
-                                      "`analysis` remark (compared byte for byte) holds "
-                                      "VisRecord traces, stmt ids (s40), its printer's layout; "
-                                      "1 of our 2 remark lines are in it")
+    assert call["message"].startswith("not supported by spork-verify: remark `analysis` vs "
+                                      "upstream's golden, byte for byte: 1/2 of our lines are "
+                                      "in it; it also holds VisRecord traces, stmt ids (s40), "
+                                      "its printer's layout (k-analysis.py: ")
     kind, why = conf.classify({"outcome": "failed", "longrepr": "E   AssertionError",
                                "calls": [call]})
     assert kind == "unsupported" and why == call["message"][:150]
