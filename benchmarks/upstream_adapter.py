@@ -250,8 +250,9 @@ def _merge_debug_entries(p: Any, entries: dict[tuple[str, str], Any]) -> None:
     from verifier.lang.stdlib import debug_log
 
     log = debug_log.get_global_debug_log()
-    for (name, kind), remarks in entries.items():
-        log.log(name, kind, inline_calls(p), remarks)
+    for (name, kind), passes in entries.items():
+        for source, remarks in passes.items():
+            log.log(name, kind, inline_calls(p), remarks, source)
 
 
 def _record_error(name: str, e: SporkError) -> None:

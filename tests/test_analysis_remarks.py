@@ -99,6 +99,17 @@ def test_sync_check_hazard_joins_the_analysis(debug_folder: Path) -> None:
 
 
 @pytest.mark.rule("API-6")
+def test_a_pass_run_again_replaces_its_remarks(debug_folder: Path) -> None:
+    (p,) = load_procs(PROGRAMS / "threads_variable_hi.py")
+    for _ in range(2):
+        assert verify_proc(p).verdict is Verdict.rejected
+    debug_log.get_global_debug_log().write_all_impl()
+    text = (debug_folder / "debug" / f"{p.name}-analysis.py").read_text()
+    assert text.count("expected literal int value") == 1
+    assert text.count("Domain (ω.D)") == 1
+
+
+@pytest.mark.rule("API-6")
 def test_no_debug_folder_no_analysis(tmp_path: Path) -> None:
     assert debug_log.get_global_debug_log_path() is None
     (p,) = load_procs(PROGRAMS / "threads_variable_hi.py")

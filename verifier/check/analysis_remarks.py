@@ -36,7 +36,8 @@ def log_analysis(proc: ir.Proc) -> None:
     except SporkError as e:
         error = e
     checked = seen[0].proc if seen else proc
-    log.log(str(proc.name), KIND, checked, analysis_remarks(seen[0] if seen else None, error))
+    log.log(str(proc.name), KIND, checked, analysis_remarks(seen[0] if seen else None, error),
+            "static checks")
 
 
 def analysis_remarks(an: Analyzer | None, error: SporkError | None

@@ -29,7 +29,7 @@ def log_sync_error(proc: ir.Proc, sizes: Mapping[str, int], finding: Finding) ->
     checked = inline_calls(proc)  # the program the machine ran (CALL-1)
     remarks = sync_error_remarks(checked, finding)
     log.log("-".join([str(proc.name)] + values), "sync-error", checked, remarks)
-    log.log(str(proc.name), "analysis", checked, remarks)  # upstream's gathers it too
+    log.log(str(proc.name), "analysis", checked, remarks, "sync_check")  # upstream's too
 
 
 def sync_error_remarks(proc: ir.Proc, f: Finding) -> dict[SrcLoc, list[str]]:

@@ -60,7 +60,8 @@ class BaseCompilerDebugLog:
     def get_path(self) -> Path | None:
         return None
 
-    def log(self, proc_name: str, kind: str, proc: ir.Proc, remarks: Remarks) -> None:
+    def log(self, proc_name: str, kind: str, proc: ir.Proc, remarks: Remarks,
+            source: str = "") -> None:
         pass
 
     def write_all_impl(self) -> None:
@@ -72,30 +73,34 @@ class BaseCompilerDebugLog:
 
 @dataclass
 class CompilerDebugLog(BaseCompilerDebugLog):
-    """The log of one debug folder: by (proc name, kind), the proc last logged and every
-    remark logged for it (upstream's files likewise gather the remarks of several passes)."""
+    """The log of one debug folder: by (proc name, kind), the proc last logged and the remarks
+    of each pass that logged it (upstream's files likewise gather the remarks of several
+    passes); a pass that logs again replaces its own remarks, as a re-run would."""
 
     path: Path
-    entries: dict[tuple[str, str], tuple[ir.Proc, dict[SrcLoc, list[str]]]] = \
+    entries: dict[tuple[str, str], tuple[ir.Proc, dict[str, Remarks]]] = \
         field(default_factory=dict)
 
     def get_path(self) -> Path | None:
         return self.path
 
-    def log(self, proc_name: str, kind: str, proc: ir.Proc, remarks: Remarks) -> None:
-        """Add `remarks` to `debug/PROC_NAME-KIND.py`, which prints `proc` with every remark
-        logged for it. Only served kinds are ever logged (API-6)."""
+    def log(self, proc_name: str, kind: str, proc: ir.Proc, remarks: Remarks,
+            source: str = "") -> None:
+        """Set the remarks of pass `source` in `debug/PROC_NAME-KIND.py`, which prints `proc`
+        with the remarks of every pass. Only served kinds are ever logged (API-6)."""
         assert REMARK_KINDS[kind].served, kind
-        _, merged = self.entries.get((proc_name, kind), (proc, {}))
-        for loc, lines in remarks.items():
-            merged.setdefault(loc, []).extend(lines)
-        self.entries[(proc_name, kind)] = (proc, merged)
+        _, passes = self.entries.get((proc_name, kind), (proc, {}))
+        self.entries[(proc_name, kind)] = (proc, {**passes, source: remarks})
 
     def write_all_impl(self) -> None:
         folder = self.path / "debug"
         folder.mkdir(parents=True, exist_ok=True)
-        for (name, kind), (proc, remarks) in self.entries.items():
-            (folder / f"{name}-{kind}.py").write_text(proc_text(proc, remarks))
+        for (name, kind), (proc, passes) in self.entries.items():
+            merged: dict[SrcLoc, list[str]] = {}
+            for remarks in passes.values():
+                for loc, lines in remarks.items():
+                    merged.setdefault(loc, []).extend(lines)
+            (folder / f"{name}-{kind}.py").write_text(proc_text(proc, merged))
 
 
 def missing(path: str | Path) -> str | None:
