@@ -99,6 +99,20 @@ def test_sync_check_hazard_joins_the_analysis(debug_folder: Path) -> None:
 
 
 @pytest.mark.rule("API-6")
+def test_an_error_on_no_statements_line_shows_above_the_first() -> None:
+    from verifier.check.analysis_remarks import analysis_remarks
+    from verifier.check.static import Analyzer
+    from verifier.lang.ir.printer import proc_text
+
+    (p,) = load_procs(PROGRAMS / "threads_variable_hi.py")
+    an = Analyzer(p)
+    error = RejectedInput("an argument's memory", p.args[1].loc)  # the def line: no statement
+    lines = [line.strip() for line in proc_text(p, analysis_remarks(an, error)).splitlines()]
+    first = next(i for i, line in enumerate(lines) if line.startswith("with CudaDeviceFunction"))
+    assert lines[first - 1] == f"# {p.args[1].loc}: an argument's memory"
+
+
+@pytest.mark.rule("API-6")
 def test_a_pass_run_again_replaces_its_remarks(debug_folder: Path) -> None:
     (p,) = load_procs(PROGRAMS / "threads_variable_hi.py")
     for _ in range(2):

@@ -47,8 +47,10 @@ def analysis_remarks(an: Analyzer | None, error: SporkError | None
     stmts = list(walk_stmts(an.proc.body)) if an is not None else []
 
     def add(loc: SrcLoc, *lines: str) -> None:
-        # an expression's location: above the innermost statement on its line
+        # an expression's location: above the innermost statement on its line; one on no
+        # statement's line (an argument, an assert): above the first statement, so it shows
         at = [s.loc for s in stmts if (s.loc.file, s.loc.line) == (loc.file, loc.line)]
+        at = at or [s.loc for s in stmts[:1]]
         out.setdefault(at[-1] if at else loc, []).extend(lines)
 
     for s, tiling in an.scopes if an is not None else ():
