@@ -92,8 +92,12 @@ def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: BarrierInstance,
     for rec in m.index.witness_candidates(threads, code):
         target = m.witnessed_part(rec, threads, code)
         if target is not None:
+            # a record already tagged on an element is already in that element's index list
+            # (tags are never removed): listed once, an Await visits it once
+            fresh = [e for e in named if (bar.serial, e) not in target.pending]
             target.tag(tags)
-            m.index.tag(target, bar.serial, named)
+            if fresh:
+                m.index.tag(target, bar.serial, fresh)
     for elem in named if each else [home_elem]:
         bar.count(elem)[0] += 1
     if bar.ring is not None:
