@@ -255,7 +255,8 @@ def check_old(m: Any, hist: np.ndarray, sig: np.ndarray, col: np.ndarray) -> Non
             raise NotBatched("collectives of several tasks")
         task = int(tasks[0])
         hs, ss = np.divmod(uniq, len(m.sigs))
-        masks = [m.history_passing(h, m.sigs[s], task)
+        memos: dict[int, dict[tuple[int, int], int]] = {}  # per signature (task is one)
+        masks = [m.history_passing(h, m.sigs[s], task, memos.setdefault(s, {}))
                  for h, s in zip(hists[hs].tolist(), ss.tolist())]
         if (t1 >= width).any() or not _bits(masks, width)[inv, t1].all():
             raise Diverge("hazard against an older history")

@@ -169,10 +169,17 @@ class FastMachine(Machine):
             out += [(r, TEMP) for g in reads for r in g.records]
         return out
 
-    def history_passing(self, h: int, sig: Sig, task: int) -> int:
+    def history_passing(self, h: int, sig: Sig, task: int,
+                        memo: dict[tuple[int, int], int]) -> int:
+        """The threads of `task` whose single-thread access `sig` passes history h (`memo`:
+        each record's `Record.passing` per flag, for one signature and task: histories share
+        most of their records)."""
         mask = ALL
         for r, f in self._checked(h, sig):
-            mask &= r.passing(task, sig.quals, sig.qbits, f, sig.conv)
+            got = memo.get((id(r), f))
+            if got is None:
+                got = memo[(id(r), f)] = r.passing(task, sig.quals, sig.qbits, f, sig.conv)
+            mask &= got
         return mask
 
     def history_ok(self, h: int, sig: Sig, threads: Threads,

@@ -364,7 +364,8 @@ class Machine(HazardChecks):
             self.collect_garbage()  # a fence visits every record it witnesses: drop dead ones
         done = augment_key(threads, second_code)
         for rec in self.index.witness_candidates(threads, first_code):
-            if rec.augmented(done):
+            applied = rec.applied  # Record.augmented, inlined (the machine's hottest loop)
+            if applied is not None and done in applied:
                 continue
             target = self.witnessed_part(rec, threads, first_code)
             if target is not None:
