@@ -268,9 +268,10 @@ def check_old(m: Any, hist: np.ndarray, sig: np.ndarray, col: np.ndarray) -> Non
         hs, rest = np.divmod(uniq, ns * nc)
         hs = hists[hs]
         ss, cs = np.divmod(rest, nc)
-        checks: dict[tuple[int, int], Any] = {}
+        checks: dict[tuple[int, int, int | None], Any] = {}
+        terms_of: dict[tuple[int, int, int, int], Any] = {}
         for h, s, c in zip(hs.tolist(), ss.tolist(), cs.tolist()):
-            if not m.history_ok(h, m.sigs[s], m.cols[c], checks):
+            if not m.history_ok(h, m.sigs[s], m.cols[c], checks, terms_of):
                 raise Diverge("hazard against an older history")
 
 

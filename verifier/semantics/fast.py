@@ -39,6 +39,7 @@ class RegionRecords:
 
 class FastMachine(Machine):
     collectives = collectives
+    exact_families = False  # a family split that changes no record is skipped (Machine)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -183,19 +184,31 @@ class FastMachine(Machine):
         return mask
 
     def history_ok(self, h: int, sig: Sig, threads: Threads,
-                   memo: dict[tuple[int, int, int | None], Any]) -> bool:
-        """SEM-4.5 of an access by `threads` against history h (`memo`: each checked record's
-        `Record.terms`, per history, signature and task, for the caller's region)."""
+                   memo: dict[tuple[int, int, int | None], Any],
+                   terms_of: dict[tuple[int, int, int, int], Any]) -> bool:
+        """SEM-4.5 of an access by `threads` against history h (for the caller's region,
+        `memo`: the distinct `Record.terms` of each history per signature and task;
+        `terms_of`: each record's, which histories share)."""
         key = (h, id(sig), threads.task)
         terms = memo.get(key)
         if terms is None:
-            if threads.task is None:
+            task = threads.task
+            if task is None:
                 checked = self._checked(h, sig)
                 return all(r.lacking(threads, sig.quals, sig.qbits, f, sig.conv) is None
                            for r, f in checked)
-            terms = memo[key] = [r.terms(threads.task, sig.quals, sig.qbits, f, sig.conv)
-                                 for r, f in self._checked(h, sig)]
+            got = []
+            for r, f in self._checked(h, sig):
+                rkey = (id(r), f, id(sig), task)
+                t = terms_of.get(rkey)
+                if t is None:
+                    t = terms_of[rkey] = r.terms(task, sig.quals, sig.qbits, f, sig.conv)
+                got.append(t)
+            terms = memo[key] = list(dict.fromkeys(got))  # alike records checked once
         c = threads.mask
-        return all(passes(t, c) for t in terms)
+        for t in terms:
+            if not passes(t, c):
+                return False
+        return True
 
 __all__ = ["FastMachine", "Diverge"]
