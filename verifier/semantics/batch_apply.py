@@ -27,7 +27,7 @@ import numpy as np
 from verifier.semantics import rules
 from verifier.semantics.batch import LocalBuf, NotBatched, Site
 from verifier.semantics.histories import EMPTY, BufInstance
-from verifier.semantics.records import FIDX, FLAGS_ALL, QIDX, TEMP, Group, Record
+from verifier.semantics.records import FIDX, FLAGS_ALL, QIDX, TEMP, Group, Record, passes
 from verifier.semantics.rules import AccessKind, Flag
 from verifier.semantics.threads import Threads
 from verifier.semantics.uniq import unique_first, unique_inverse, unique_values
@@ -134,7 +134,8 @@ def sig_ids(m: Any, site: Site, cols: np.ndarray) -> np.ndarray:
         single = t.task is not None and t.mask & (t.mask - 1) == 0 and t.mask != 0
         conv = rules.access_convergent(entry.q0, site.kind, site.in_instr, t.task is not None,
                                        single)
-        ids.append(m.sig_id(Sig(site.kind, entry, quals, qbits, conv)))
+        k = m.sig_ids.get((site.kind, entry, conv))  # Sig.key, without making the Sig
+        ids.append(m.sig_id(Sig(site.kind, entry, quals, qbits, conv)) if k is None else k)
     return np.asarray(ids, dtype=np.int64)[inv]
 
 
@@ -262,17 +263,43 @@ def check_old(m: Any, hist: np.ndarray, sig: np.ndarray, col: np.ndarray) -> Non
             raise Diverge("hazard against an older history")
     many = np.flatnonzero(~one)
     if len(many):
-        ns, nc = len(m.sigs), len(m.cols)
-        hists, rank = unique_inverse(hist[many])
-        uniq = unique_values((rank * ns + sig[many]) * nc + col[many])
-        hs, rest = np.divmod(uniq, ns * nc)
-        hs = hists[hs]
+        check_many(m, hist[many], sig[many], col[many])
+
+
+def check_many(m: Any, hist: np.ndarray, sig: np.ndarray, col: np.ndarray) -> None:
+    """check_old for collectives of several threads: each distinct (history, signature,
+    task) reduced to its distinct `Record.terms`, which few histories differ in, and each
+    distinct (terms, collective) decided once."""
+    ns, nc = len(m.sigs), len(m.cols)
+    task = m.col_task[col]
+    cpu = task < 0  # 𝔾 (CPU scope): Record.lacking, per distinct (history, sig, collective)
+    if cpu.any():
+        hists, rank = unique_inverse(hist[cpu])
+        hs, rest = np.divmod(unique_values((rank * ns + sig[cpu]) * nc + col[cpu]), ns * nc)
         ss, cs = np.divmod(rest, nc)
-        checks: dict[tuple[int, int, int | None], Any] = {}
-        terms_of: dict[tuple[int, int, int, int], Any] = {}
-        for h, s, c in zip(hs.tolist(), ss.tolist(), cs.tolist()):
-            if not m.history_ok(h, m.sigs[s], m.cols[c], checks, terms_of):
+        for h, s, c in zip(hists[hs].tolist(), ss.tolist(), cs.tolist()):
+            if not m.history_ok_everyone(h, m.sigs[s], m.cols[c]):
                 raise Diverge("hazard against an older history")
+        hist, sig, col, task = hist[~cpu], sig[~cpu], col[~cpu], task[~cpu]
+    if not len(hist):
+        return
+    hists, hrank = unique_inverse(hist)
+    tasks, trank = unique_inverse(task)
+    nt = len(tasks)
+    keys, kinv = unique_inverse((hrank * ns + sig) * nt + trank)
+    rest, ts = np.divmod(keys, nt)
+    hs, ss = np.divmod(rest, ns)
+    distinct: dict[tuple[Any, ...], int] = {}
+    terms_of: dict[tuple[int, int, int, int], Any] = {}
+    tids = [distinct.setdefault(m.history_terms(h, m.sigs[s], t, terms_of), len(distinct))
+            for h, s, t in zip(hists[hs].tolist(), ss.tolist(), tasks[ts].tolist())]
+    by_id = list(distinct)
+    pairs = np.asarray(tids, dtype=np.int64)[kinv] * nc + col
+    for k in unique_values(pairs).tolist():
+        t, c = divmod(k, nc)
+        mask = m.cols[c].mask
+        if not all(passes(x, mask) for x in by_id[t]):
+            raise Diverge("hazard against an older history")
 
 
 def _bits(masks: list[int], width: int) -> np.ndarray:

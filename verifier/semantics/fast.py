@@ -18,7 +18,7 @@ from verifier import collectives
 from verifier.semantics.batch import Enumerator, NotBatched, region_ok
 from verifier.semantics.batch_apply import Diverge, Sig, apply_region, new_record
 from verifier.semantics.machine import Ctx, Machine
-from verifier.semantics.records import ALL, TEMP, Group, Record, passes
+from verifier.semantics.records import ALL, TEMP, Group, Record
 from verifier.semantics.rules import AccessKind
 from verifier.semantics.state import Finding
 from verifier.semantics.threads import Threads
@@ -183,32 +183,23 @@ class FastMachine(Machine):
             mask &= got
         return mask
 
-    def history_ok(self, h: int, sig: Sig, threads: Threads,
-                   memo: dict[tuple[int, int, int | None], Any],
-                   terms_of: dict[tuple[int, int, int, int], Any]) -> bool:
-        """SEM-4.5 of an access by `threads` against history h (for the caller's region,
-        `memo`: the distinct `Record.terms` of each history per signature and task;
-        `terms_of`: each record's, which histories share)."""
-        key = (h, id(sig), threads.task)
-        terms = memo.get(key)
-        if terms is None:
-            task = threads.task
-            if task is None:
-                checked = self._checked(h, sig)
-                return all(r.lacking(threads, sig.quals, sig.qbits, f, sig.conv) is None
-                           for r, f in checked)
-            got = []
-            for r, f in self._checked(h, sig):
-                rkey = (id(r), f, id(sig), task)
-                t = terms_of.get(rkey)
-                if t is None:
-                    t = terms_of[rkey] = r.terms(task, sig.quals, sig.qbits, f, sig.conv)
-                got.append(t)
-            terms = memo[key] = list(dict.fromkeys(got))  # alike records checked once
-        c = threads.mask
-        for t in terms:
-            if not passes(t, c):
-                return False
-        return True
+    def history_ok_everyone(self, h: int, sig: Sig, threads: Threads) -> bool:
+        """SEM-4.5 of an access by 𝔾 (CPU scope) against history h."""
+        return all(r.lacking(threads, sig.quals, sig.qbits, f, sig.conv) is None
+                   for r, f in self._checked(h, sig))
+
+    def history_terms(self, h: int, sig: Sig, task: int,
+                      terms_of: dict[tuple[int, int, int, int], Any]) -> tuple[Any, ...]:
+        """The distinct `Record.terms` of the records history h checks an access `sig` of
+        `task` against: the access passes iff its collective passes every one (`terms_of`:
+        each record's, for the caller's region, which histories share)."""
+        got = []
+        for r, f in self._checked(h, sig):
+            key = (id(r), f, id(sig), task)
+            t = terms_of.get(key)
+            if t is None:
+                t = terms_of[key] = r.terms(task, sig.quals, sig.qbits, f, sig.conv)
+            got.append(t)
+        return tuple(dict.fromkeys(got))
 
 __all__ = ["FastMachine", "Diverge"]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from typing import Iterator
 
 from verifier.semantics.records import Record, SyncCode
 from verifier.semantics.threads import Threads
