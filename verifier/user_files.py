@@ -20,13 +20,15 @@ Non-goals: decoding a kernel's bytes (`verifier.load.source` does, as Python wou
 from __future__ import annotations
 
 import contextlib
+import inspect
 import linecache
 import os
 import re
 import stat
+import sys
 from typing import Any
 
-from verifier.diagnostics import SrcLoc
+from verifier.diagnostics import SrcLoc, char_column
 
 _OWN_DESCRIPTOR = re.compile(r"/dev/stdin|/dev/fd/\d+|/proc/self/fd/\d+")
 
@@ -113,6 +115,16 @@ def source_line(file: str, line: int) -> str:
     """Line `line` (1-based) of `file` as `source_lines` reads it, "" when there is none."""
     lines = source_lines(file)
     return lines[line - 1] if 0 < line <= len(lines) else ""
+
+
+def call_site(depth: int = 2) -> SrcLoc:
+    """Where the script called an upstream API function: the caller of the function `depth`
+    frames up, with its column (SCHED-1: an error is located at the call, not `<unknown>`)."""
+    frame = sys._getframe(depth)
+    positions = inspect.getframeinfo(frame).positions
+    col = positions.col_offset if positions and positions.col_offset is not None else 0
+    file = frame.f_code.co_filename
+    return SrcLoc(file, frame.f_lineno, char_column(source_line(file, frame.f_lineno), col))
 
 
 def escape_char(ch: str) -> str:

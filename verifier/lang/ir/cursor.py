@@ -9,7 +9,10 @@ imports nothing of `ir` (which imports it): it reads the node's fields by name.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, NoReturn
+
+from verifier.diagnostics import Unsupported
+from verifier.user_files import call_site
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +74,29 @@ class AllocCursor:
         return tuple(DimCursor(d, ring_buffer_by(depth[k]) if k in depth else None)
                      for k, d in enumerate(getattr(typ, "shape", ())))
 
+    def __getattr__(self, name: str) -> Callable[..., NoReturn]:
+        """Upstream's cursor navigation and queries spork-verify does not serve (`before()`,
+        `parent()`, ...): a located `unsupported` when called (API-2), not an AttributeError
+        the script would end with (a `blocked` verdict)."""
+        if name not in NAVIGATION:
+            raise AttributeError(name)
+
+        def navigation(*args: Any, **kwargs: Any) -> NoReturn:
+            raise Unsupported(f"not supported by spork-verify: the cursor operation "
+                              f"`.{name}()` on {self.name()} (upstream's cursor navigation, "
+                              "used with its scheduling rewrites)", call_site(), rule="API-2",
+                              code="ERR-V11")
+        return navigation
+
     def ring_guarded_by(self) -> str | None:
         """The name of the barrier a data ring buffer is guarded by (DIAL-18), else None."""
         guard = getattr(self.node.typ, "ring_guard", None)
         return None if guard is None else guard.name
+
+
+# Upstream's cursor methods that navigate or query the program around an allocation
+# (exo's public cursor API); `AllocCursor` answers them with `unsupported` (API-2).
+NAVIGATION = frozenset({
+    "before", "after", "prev", "next", "parent", "body", "orelse", "expand", "as_block",
+    "anchor", "idx", "is_invalid", "proc", "get_root", "move", "is_win", "type", "stmt",
+})

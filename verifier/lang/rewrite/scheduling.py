@@ -11,12 +11,10 @@ real rewrite of the program that spork-verify does not reproduce: calling one ra
 from __future__ import annotations
 
 import dataclasses
-import inspect
-import sys
 from typing import Any, Callable
 
-from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported, char_column
-from verifier.user_files import source_line
+from verifier.diagnostics import RejectedInput, Unsupported
+from verifier.user_files import call_site
 from verifier.lang.ir import ir
 from verifier.lang.ir.ir import EXO_GPU_HINT
 
@@ -132,16 +130,6 @@ REWRITES = (
     "add_unsafe_guard", "autofission", "autolift_alloc", "make_instr", "repeat",
     "auto_stage_mem", "tile_loops", "unroll_loops", "cleanup", "hoist_stmt", "jam_stmt",
 )
-
-
-def call_site(depth: int = 2) -> SrcLoc:
-    """Where the script called the operation: the caller of the function `depth` frames up
-    (SCHED-1: the error is located at the rewrite's call, not `<unknown>`)."""
-    frame = sys._getframe(depth)
-    positions = inspect.getframeinfo(frame).positions
-    col = positions.col_offset if positions and positions.col_offset is not None else 0
-    file = frame.f_code.co_filename
-    return SrcLoc(file, frame.f_lineno, char_column(source_line(file, frame.f_lineno), col))
 
 
 def _rewrite(name: str) -> Callable[..., ir.Proc]:
