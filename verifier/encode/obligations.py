@@ -32,8 +32,8 @@ from verifier.encode.kills import KillSites, clipped_bounds, killed
 from verifier.encode.pairs import kept_pairs
 from verifier.encode.pruning import Pruner
 from verifier.encode.terms import conj
-from verifier.encode.ring_barriers import (one_shot_sites, ring_decls, second_arrive,
-                                           unrecycled_slot)
+from verifier.encode.ring_barriers import (lockstep_missed, one_shot_sites, ring_decls,
+                                           second_arrive, unrecycled_slot)
 from verifier.encode.ring_invariant import ring_lemma, ring_sites
 from verifier.encode.transactions import byte_mismatch, checks, phase_disagreement
 from verifier.encode.visibility import ANCHORED_FALLBACK, LEVELS, VisibilityBuilder
@@ -291,7 +291,12 @@ class ObligationBuilder:
         elem = tuple(self.enc.value(e, inst.iters) for e in site.element)
         a_max = counts.a_max(decl, site, elem, inst)
         short = short_of_partner(counts, self.model, decl, elem, inst, a_max)
-        return self.base + [inst.valid, a_max >= 0, short], {**self.size_names, **inst.names}
+        conds, names = [inst.valid, a_max >= 0, short], {**self.size_names, **inst.names}
+        if decl.ring is not None:  # DIAL-11: and the lockstep schedule misses one too
+            missed, more = lockstep_missed(self.enc, counts, self.model)
+            conds.append(missed)
+            names.update(more)
+        return self.base + conds, names
 
     def _one_shot(self, site: ArriveSite) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
         found, names = second_arrive(self.enc, self.vis.barriers, self.model, site)
