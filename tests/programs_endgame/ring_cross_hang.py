@@ -1,11 +1,15 @@
-# expect: cross_hang refuted deadlock b 22
+# expect: cross_hang unsupported ERR-V11
 # A hang that a per-Await choice of schedule would pass: DIAL-11 needs ONE schedule for every
-# Await. Warp 1 awaits `a` (line 19) before it arrives on `b` (line 20); warp 0 awaits `b`
-# (line 22) before it arrives on `a` (line 23): each warp waits for the other forever. The
+# Await. Warp 1 awaits `a` (line 23) before it arrives on `b` (line 24); warp 0 awaits `b`
+# (line 26) before it arrives on `a` (line 27): each warp waits for the other forever. The
 # sequential trace (warp 0's iteration first) satisfies the Await on `a` but not the one on
 # `b`; the lockstep schedule (both iterations statement by statement) satisfies the Await on
-# `b` but not the one on `a`. The first Await the sequential trace leaves unsatisfied is
-# reported (line 22).
+# `b` but not the one on `a`. The concrete machine (`--sizes`) refutes it at the first Await the
+# sequential trace leaves unsatisfied (deadlock on b, line 26: tests/test_dial11.py); the Z3
+# encoding counts no barrier site in a thread loop that does not index it (COLL-5.9), so the
+# proof is `unsupported` (line 21). In that fragment each multicast Arrive is reached by every
+# CTA of its group at one statement, and the lockstep schedule satisfies every Await the
+# sequential trace does.
 from verifier.lang import *
 
 @proc
