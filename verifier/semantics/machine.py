@@ -157,8 +157,11 @@ class Machine(HazardChecks):
         for at, f in self.deferred:  # each Await site once, at its first instance
             if all((g.kind, g.variable, g.loc) != (f.kind, f.variable, f.loc) for _, g in found):
                 found.append((at, replace(f, message=f.message + also)))
-        if not self.collect_all:
-            self.findings = [found[0][1]]  # it comes before the error the run stopped at
+        if not self.collect_all:  # it comes before the error the run stopped at, if any
+            try:
+                self.report(found[0][1])  # raises (the batched machine: Diverge)
+            except MachineError as e:
+                self.findings = [e.finding]
             return
         for at, f in reversed(found):
             if all((g.kind, g.variable, g.loc) != (f.kind, f.variable, f.loc)
