@@ -77,6 +77,17 @@ D3_NOTE = ("D3: a free needs only temporal visibility of an earlier write (SEM-4
            "temporal-only sync (e.g. Fence(cuda_in_order, cuda_temporal)) is all that orders "
            "the write before it")
 
+# DIAL-12: the free of a ring with asynchronous arrives keeps SEM-4.7, which endgame skips
+DIAL12_NOTE = ("DIAL-12: stricter than endgame's sync_check, which checks no managed ring "
+               "buffer at its free. An asynchronous arrive (cp.async.mbarrier.arrive.noinc, a "
+               "TMA's complete-tx) lands on the mbarrier after its thread moved on, and PTX "
+               "orders it before nothing the thread does next; only a wait on the phase it "
+               "completes observes it. Landing after the slot's mbarrier.init for the next "
+               "allocation instance (DIAL-13) it counts toward that instance's phase, which then "
+               "completes early; PTX does not say the CTA's exit waits for it either. An Await "
+               "of the last phases and a CTA-scope Fence before the end of the ring's scope "
+               "order it")
+
 
 def required_flag(earlier: AccessSite, later: AccessSite) -> Flag | None:
     """The flag `later` needs on `earlier`'s record, or None when they cannot conflict."""
@@ -204,6 +215,9 @@ class ObligationBuilder:
         what = f"free({sb.buf.name})" if sb.is_free else sb.buf.name
         note = D3_NOTE if sb.is_free and flag is Flag.temp and \
             sa.kind is not AccessKind.read and self._temporal_only(sa.qual.q0) else ""
+        decl = self.model.barriers.get(sb.buf)
+        if sb.is_free and decl is not None and decl.ring is not None:
+            note = DIAL12_NOTE  # only rings with an asynchronous arrive keep a free check
         return Obligation(
             f"{kind}:{sb.buf.name}@{sa.loc.line}:{sa.loc.col}->{sb.loc.line}:{sb.loc.col}",
             "SEM-4.7" if sb.is_free else "SEM-4.5", kind, sb.buf.name, sb.loc,
