@@ -47,3 +47,40 @@ def test_lockstep_positions_drop_thread_iterators_only() -> None:
         assert len(seq[key]) == len(lock[key]) + 1  # the CTA iterator c, in seq only
     log = AwaitLog(lock)
     assert log.first_unsatisfied() is None
+
+
+RACE_AFTER = '''
+from verifier.lang import *
+
+@proc
+def {name}(y: f32[32] @ CudaGmemLinear):
+    with CudaDeviceFunction(clusterDim=2, blockDim=32):
+        for task in cuda_tasks(0, 1):
+            bar: barrier[2, 1 @ ring_buffer_by(1)] @ CudaMbarrier
+            tile: f32[32] @ CudaSmemLinear
+            for c in cuda_threads(0, 2, unit=cuda_cta_in_cluster):
+                {first}
+                {second}
+            for t in cuda_threads(0, 32):
+                tile[t] = y[t]
+            for t in cuda_threads(0, 32):
+                y[t] = tile[31 - t]
+            Fence(cuda_in_order, cuda_in_order)
+'''
+ARRIVE = "Arrive(cuda_in_order, 1) >> bar[c, 0] >> bar[:, 0]"
+AWAIT = "Await(bar[c, 0], cuda_in_order, 0)"
+
+
+def test_a_run_stopped_by_a_later_error_completes_the_log_first(tmp_path: Path) -> None:
+    """The first-error run meets the race after a deferred Await: it decides the Await on a
+    log completed by a counting run, so the race is reported when lockstep satisfies every
+    Await, the Await (earlier in the trace) when no schedule does."""
+    for name, first, second, want in (("gather_then_race", ARRIVE, AWAIT, ("RAW", "tile", 16)),
+                                      ("hang_then_race", AWAIT, ARRIVE, ("deadlock", "bar", 11))):
+        path = tmp_path / f"{name}.py"
+        path.write_text(RACE_AFTER.format(name=name, first=first, second=second))
+        proc = load_one(path, name)
+        for kwargs in ({}, {"batched": False}, {"collect_all": True}):
+            holds, found = run_machine(proc, {}, **kwargs)
+            assert holds and found, (name, kwargs)
+            assert (found[0].kind, found[0].variable, found[0].loc.line) == want, (name, found)
