@@ -30,6 +30,7 @@ from verifier.results import (
     ProcResult, Related, Verdict,
 )
 from verifier.check import analyze
+from verifier.check.analysis_remarks import log_analysis
 from verifier.collectives.symbolic import fresh_context
 from verifier.semantics.report_finding import machine_finding
 from verifier.semantics.state import Finding as MachineFinding
@@ -185,6 +186,7 @@ def _verify_proc(proc: ir.Proc, opts: Options | None,
 
     try:
         check_assumed_names(proc, assumed)
+        log_analysis(proc)  # API-6: only with a debug folder set
         model = analyze(proc)
     except RejectedInput as e:
         return done(Verdict.rejected, [], [static_finding(e)])
