@@ -7,9 +7,9 @@
 # `b` but not the one on `a`. The concrete machine (`--sizes`) refutes it at the first Await the
 # sequential trace leaves unsatisfied (deadlock on b, line 26: tests/test_dial11.py); the Z3
 # encoding counts no barrier site in a thread loop that does not index it (COLL-5.9), so the
-# proof is `unsupported` (line 21). In that fragment each multicast Arrive is reached by every
-# CTA of its group at one statement, and the lockstep schedule satisfies every Await the
-# sequential trace does.
+# proof is `unsupported` (line 21). In that fragment a multicast Arrive is reached by every CTA
+# of its group at one statement, and we know of no program whose Awaits the sequential trace
+# satisfies and lockstep does not.
 from verifier.lang import *
 
 @proc
