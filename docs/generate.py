@@ -19,12 +19,14 @@ sys.path.insert(0, str(ROOT))
 
 from verifier.report.catalog import to_markdown  # noqa: E402
 
-RULE_ID = re.compile(r"\b(?:(?:LANG|SEM|COLL|LOAD|SYNC|CHAIN|SEC|DIAL|BW)-\d+(?:\.\d+)?"
-                     r"|BW-CG-\d+)\b")
+RULE_ID = re.compile(r"\b(?:(?:LANG|SEM|COLL|LOAD|SYNC|CHAIN|SEC|DIAL|BW|TK)-\d+(?:\.\d+)?"
+                     r"|(?:BW|TK|TMA)-CG-\d+)\b")
 _FAMILY = {"LANG": "docs/reference/language.md", "SEM": "docs/reference/semantics.md",
            "COLL": "docs/reference/collectives.md", "LOAD": "specs/loading.md",
            "SYNC": "specs/loading.md", "CHAIN": "specs/chain.md", "SEC": "specs/threat_model.md",
-           "DIAL": "specs/dialects.md", "BW": "specs/blackwell.md"}
+           "DIAL": "specs/dialects.md", "BW": "specs/blackwell.md", "BW-CG": "specs/blackwell.md",
+           "TK": "specs/upstream_api.md", "TK-CG": "specs/codegen.md",
+           "TMA-CG": "specs/codegen.md"}
 
 
 def cited_rules() -> dict[str, list[str]]:
@@ -44,7 +46,7 @@ def _sort_key(rule: str) -> tuple[str, tuple[int, ...]]:
 def definition(rule: str) -> tuple[str, str] | None:
     """(reference file, one-line summary) of a rule: its `**ID ...**` bullet, or for a bare
     section id (`SEM-6`) the section heading `## 6. ...`."""
-    family, _, number = rule.partition("-")
+    family, _, number = rule.rpartition("-")  # TK-CG-3: family TK-CG
     ref = _FAMILY[family]
     text = (ROOT / ref).read_text(encoding="utf-8")
     bullet = re.search(rf"^\*\s+\*\*{re.escape(rule)}(?![.\d])(?P<head>[^*]*)\*\*(?P<body>.*)$", text,

@@ -105,8 +105,8 @@ def uses_mbarriers(proc: ir.Proc, ring: bool | None = None) -> bool:
 
 def unlowered_construct(proc: ir.Proc) -> str | None:
     """The first construct of `proc` that codegen refuses by design (mbarriers in a cluster or
-    multicast, events, tensor maps, trailing barriers, wgmma fences, tensor-map parameters, the
-    Sm90 ThunderKittens wgmma instrs), or None."""
+    multicast, events, tensor maps, trailing barriers, wgmma fences, tensor-map parameters), or
+    None."""
     params = {a.name for a in proc.args}
 
     def walk(stmts: tuple[ir.Stmt, ...], cluster: int = 1) -> str | None:
@@ -124,9 +124,6 @@ def unlowered_construct(proc: ir.Proc) -> str | None:
                 return "multicast Arrive"
             if isinstance(s, ir.WindowStmt) and s.special is not None:
                 return "tensor map"
-            if isinstance(s, ir.Call) and \
-                    str(getattr(s.callee, "name", "")).startswith("Sm90_tk_"):
-                return "the Sm90 ThunderKittens wgmma family (TK-5)"
             if isinstance(s, ir.Call) and s.trailing:
                 return "trailing barrier"
             if isinstance(s, ir.Call) and any(isinstance(a, ir.Window) and a.tensor_map and

@@ -16,7 +16,7 @@ from math import prod
 from verifier import collectives
 from verifier.codegen import mbarrier_text as mbarrier
 from verifier.codegen import sm100
-from verifier.codegen import tk
+from verifier.codegen import tk, tk_wgmma
 from verifier.codegen.barriers import COMMIT_GROUP_ROWS, arrive_lines, await_lines
 from verifier.codegen.exprs import Env, View, cexpr, dense_strides, window_view
 from verifier.codegen.instrs import lower_device_call
@@ -236,9 +236,13 @@ class TaskEmitter:
                 return [pad + f"// Fence({first}, {second}): tcgen05.wait"] + \
                     [pad + line for line in lines]
             case ir.Fence(first=first, second=second):
-                scope = "warpgroup" if first == SyncTL.wgmma_fence_1 else \
+                wgmma = first == SyncTL.wgmma_fence_1
+                scope = "warpgroup" if wgmma else \
                     collectives.fence_scope(self.plan.tiling(s), self.plan.dev)
-                return [pad + line for line in fence_lines(first, second, scope, s.loc)]
+                lines = fence_lines(first, second, scope, s.loc)
+                if wgmma:  # the tiles' register writes land before wgmma.fence (TK-CG-5)
+                    lines[1:1] = tk_wgmma.pin_lines(list(env.views.values()))
+                return [pad + line for line in lines]
             case ir.Arrive(first=first, targets=targets):
                 ref = targets[0]
                 mech = self.plan.barriers[ref.buf]
@@ -278,6 +282,7 @@ class TaskEmitter:
                     if first is not None and COMMIT_GROUP_ROWS.get(first) == \
                             COMMIT_GROUP_ROWS[SyncTL.wgmma_async]:
                         lines += fence_accumulators(_accumulators(env))
+                        lines += tk_wgmma.pin_lines(list(env.views.values()))  # TK-CG-5
                 if second is SyncTL.tcgen05_after_thread_sync:  # BW-CG-7
                     lines.append(sm100.FENCE_AFTER)
                 shown = f"~{~n}" if n < 0 else str(n)
@@ -332,7 +337,11 @@ class TaskEmitter:
         assert isinstance(smem_arg, ir.Window)
         smem = window_view(smem_arg, env)
         slot = None
-        if row.is_load:
+        if row.is_load and s.trailing[0].buf in self.plan.indexed:  # TMA-CG-2
+            indexed = self.plan.indexed[s.trailing[0].buf]
+            idx, y = self.indexed_index(indexed, s.trailing[:1], env)
+            slot = indexed_ring.trailing_slot(indexed, idx, y)
+        elif row.is_load:
             ref = s.trailing[0]
             ring = self.plan.rings[ref.buf]
             slot = mbarrier.trailing_slot(ring, self.namer(ref.buf),

@@ -127,7 +127,7 @@ def emit_cuda(proc: ir.Proc, cert: Certificate) -> str:
     calls: list[tuple[str, dict[str, int]]] = []
     _instr_calls(proc.body, calls)
     target = required_target(proc, (name for name, _ in calls))
-    thunderkittens = any(name.startswith("cuda_tk_") for name, _ in calls)  # TK-4
+    thunderkittens = any(name.startswith(("cuda_tk_", "Sm90_tk_")) for name, _ in calls)  # TK-4, TK-CG-6
     parts = ["\n".join(target_lines(proc, target, thunderkittens)), PRELUDE]
     if cert.assumptions:  # the host function reports a violated assumption (CG-A1)
         parts.append("#include <stdio.h>\n")

@@ -17,10 +17,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from verifier.codegen import sm100_rows, tk, wgmma
+from verifier.codegen import sm100_rows, tk, tk_wgmma, wgmma
 from verifier.codegen.exprs import Env, View, atom, c_add, c_mul, cexpr, window_view
 from verifier.codegen.wgmma import WGMMA_ROWS, WgmmaLowering
-from verifier.diagnostics import InternalError, RejectedInput, Unsupported
+from verifier.diagnostics import InternalError, RejectedInput, SporkError, Unsupported
 from verifier.lang.ir import ir
 from verifier.lang.stdlib.instrs import INSTRS, Instr
 
@@ -231,7 +231,12 @@ def _tk_row(row: tk.Row) -> Lowering:
         callee = args.call.callee
         assert isinstance(callee, Instr)
         keywords = {k: getattr(v, "name", v) for k, v in (*callee.bound, *args.call.kwargs)}
-        return row(tk.TkCall(args.tensors, args.sizes, keywords))
+        try:
+            return row(tk.TkCall(args.tensors, args.sizes, keywords))
+        except SporkError as err:  # a row's refusal is located at the call
+            if err.loc is None or err.loc.line == 0:
+                err.loc = args.call.loc
+            raise
     return lower
 
 
@@ -244,6 +249,7 @@ def _device_rows() -> dict[str, Lowering]:
     rows.update({name: _view_row(row) for name, row in WGMMA_ROWS.items()})
     rows.update({name: _view_row(row) for name, row in sm100_rows.SM100_ROWS.items()})
     rows.update({name: _tk_row(row) for name, row in tk.TK_ROWS.items()})
+    rows.update({name: _tk_row(row) for name, row in tk_wgmma.TK_WGMMA_ROWS.items()})
     for major in ("row", "col"):
         col = major == "col"
         rows[f"Sm80_mma_load_a_{major}_major_tf32"] = _mma_load("a", col)
@@ -363,6 +369,8 @@ def helpers_for(calls: list[tuple[str, dict[str, int]]]) -> str:
     out = ""
     if any(name.startswith("Sm80_mma") for name, _ in calls):
         out += _SM80_FRAGMENTS
-    if any(name.startswith("cuda_tk_") for name, _ in calls):
+    if any(name.startswith("cuda_tk_") for name, _ in calls) or tk_wgmma.used(calls):
         out += tk.HELPERS
+    if tk_wgmma.used(calls):
+        out += tk_wgmma.HELPERS
     return out + wgmma.helpers(calls) + sm100_rows.helpers(calls)

@@ -308,6 +308,11 @@ def _instances(tiling: Tiling, dev: CudaDeviceFunction
             yield iters, threads
 
 
+def all_threads(tiling: Tiling, dev: CudaDeviceFunction) -> frozenset[int]:
+    """Every thread (r * blockDim + x) some instance of `tiling` runs."""
+    return frozenset().union(*(threads for _, threads in _instances(tiling, dev)))
+
+
 @dataclass(frozen=True, slots=True)
 class _Layout:
     """How an element's digits split into the per-CTA slice and the CTA part."""

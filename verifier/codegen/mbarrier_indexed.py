@@ -10,8 +10,8 @@ freshly initialised mbarriers (a CTA or cluster barrier, thread 0 initialises, t
 cluster barrier): the first barrier (in-order rings) or the SEM-4.7 free check of the previous
 instance (rings with asynchronous arrives, DIAL-12) orders every access of its slots before the
 re-initialisation, and DIAL-6, 7, 10, 11 make every slot's phases complete in ring order.
-Non-goals: rings allocated below task scope, TMA trailing barriers on rings, cp.async
-multicast (all `Unsupported`, ERR-V11).
+A TMA with a trailing `>> z[y]` posts its bytes on y's slot (TMA-CG-2).
+Non-goals: rings allocated below task scope, cp.async multicast (`Unsupported`, ERR-V11).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from math import prod
 
 from verifier import collectives
 from verifier.codegen.mbarrier import (
-    MBARRIER_BYTES, MbarrierRing, RingFacts, SliceDigit, rank_deltas, slice_digits,
+    MBARRIER_BYTES, MbarrierRing, RingFacts, SliceDigit, all_threads, rank_deltas, slice_digits,
 )
 from verifier.codegen.mbarrier_text import (
     PROXY_FENCE, asm_line, block_barrier, setup_lines, slot_address, u32,
@@ -58,9 +58,6 @@ def plan_indexed(facts: dict[ir.Sym, RingFacts], dev: CudaDeviceFunction, top_ti
             raise Unsupported(f"codegen of ring mbarrier {sym.name} allocated below task scope "
                               "(its initialisation needs every thread of the CTA)", f.alloc.loc,
                               code="ERR-V11", rule="DIAL-13")
-        if f.trailing:
-            raise Unsupported(f"codegen of TMA trailing barriers on ring mbarrier {sym.name}",
-                              f.trailing[0][2], code="ERR-V11", rule="DIAL-13")
         ring_dim, depth = typ.ring.dim, typ.ring.depth
         extents = [_const(d, f) for k, d in enumerate(typ.shape) if k != ring_dim]
         positions = [k for k in range(len(typ.shape)) if k != ring_dim]
@@ -78,6 +75,8 @@ def plan_indexed(facts: dict[ir.Sym, RingFacts], dev: CudaDeviceFunction, top_ti
                              else None, c.extent, c.stride) for c in ctas)
         cta_pos = {c.position for c in ctas if c.position is not None}
         local = tuple(k for k in positions if k not in cta_pos)
+        # an extent-1 digit names the same slot whatever the index (an interval included)
+        _check_trailing(f, dev, (ring_dim, *(k for k in local if _const(typ.shape[k], f) > 1)))
         digits = tuple(SliceDigit(f"i{k}", None, _const(typ.shape[k], f)) for k in local)
         deltas = rank_deltas(_without_ring(f, ring_dim), ctas)
         cp_async = {not implements(t, SyncTL.cuda_in_order) for t in f.firsts}
@@ -99,6 +98,28 @@ def plan_indexed(facts: dict[ir.Sym, RingFacts], dev: CudaDeviceFunction, top_ti
         out[sym] = IndexedRing(ring, ring_dim, typ.pre_arrive, local)
         top += ring.nbytes
     return out, top
+
+
+def _check_trailing(f: RingFacts, dev: CudaDeviceFunction, keep: tuple[int, ...]) -> None:
+    """A TMA completing on element y posts its bytes on its own CTA's slot of y before that
+    phase can complete: every issuing thread arrives on y itself, after the TMA (a later Arrive
+    run by a superset of the issuing threads whose home element has the same ring index and
+    per-CTA slice digits of extent > 1, positions `keep`; the CTA digits name each thread's own
+    CTA), so the phase is still pending when the bytes are expected. Rules: TMA-CG-2, SEM-8.6"""
+    for tiling, entries, loc in f.trailing:
+        issuers = all_threads(tiling, dev)
+        if not any((at.line, at.col) > (loc.line, loc.col) and
+                   all(home[k] == entries[k] for k in keep) and issuers <= all_threads(t, dev)
+                   for t, home, at in f.roles["Arrive"]):
+            raise Unsupported(f"a TMA completing on {f.sym.name} whose issuing threads do not "
+                              "then arrive on the same element: its expected bytes could land "
+                              "after the phase completed", loc, code="ERR-V11", rule="TMA-CG-2")
+
+
+def trailing_slot(r: IndexedRing, idx: list[str], index: str) -> str:
+    """The shared address of the slot of element `index`, where a TMA posts its bytes.
+    Rules: TMA-CG-2"""
+    return slot_address(r.ring, idx, _position(r, index))
 
 
 def _const(d: ir.Expr, f: RingFacts) -> int:

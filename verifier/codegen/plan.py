@@ -236,17 +236,14 @@ class _Planner:
                 self.index_exprs(a, tiling)
             else:
                 self.expr(a, tiling)
-        if row.is_load:
-            if s.trailing and s.trailing[0].buf in self.indexed:
-                raise Unsupported(f"codegen of TMA trailing barriers on ring mbarrier "
-                                  f"{s.trailing[0].buf.name}", s.loc, code="ERR-V11",
-                                  rule="DIAL-13")
-            if len(s.trailing) != 1 or s.trailing[0].buf not in self.mbars:
+        if row.is_load:  # an endgame ring's element (TMA-CG-2) or a February ring
+            rings = {**self.mbars, **self.indexed}
+            if len(s.trailing) != 1 or s.trailing[0].buf not in rings:
                 raise InternalError(f"{s.callee} needs one trailing CudaMbarrier expression",
                                     s.loc)
             ref = s.trailing[0]
             entries = tuple(_entry(a.pt) if isinstance(a, ir.Point) else None for a in ref.idx)
-            note_trailing(self.mbars[ref.buf], tiling, entries, s.loc)
+            note_trailing(rings[ref.buf], tiling, entries, s.loc)
 
     def block(self, stmts: tuple[ir.Stmt, ...], tiling: Tiling, warp: str | None) -> None:
         for s in stmts:

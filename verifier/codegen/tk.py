@@ -40,16 +40,21 @@ def tk_type(mem: TkTile | TkVec, elem: str) -> str:
 def alloc(mem: TkTile | TkVec, elem: str, shard: tuple[int, ...], drop: int, cname: str
           ) -> tuple[list[str], View]:
     """One warp's tiles (vectors): an array over the shard's leading dimensions; its view
-    steps in whole tiles (`frag`), so only instrs reach elements. Rules: LANG-8.6, TK-4"""
+    steps in whole tiles (`frag`), so only instrs reach elements; `elems` counts the tiles
+    (the wgmma register pins, TK-CG-5). Rules: LANG-8.6, TK-4, TK-CG-1"""
     packed = 2 if isinstance(mem, TkTile) else 1
     lead = [str(d) for d in shard[:-packed]]
-    return ([f"{tk_type(mem, elem)} {cname}[{prod(shard[:-packed])}];"],
-            View(tk_type(mem, elem), cname, dense_strides(lead), drop, False, 1, "rmem_tk"))
+    ctype = tk_type(mem, elem)
+    if mem.family == "rmem_tk_d":  # Sm90_TkRmemTileD: the tile and wgmma's scale-d (TK-CG-1)
+        ctype = f"exo_tk_accumD<{ctype}>"
+    count = prod(shard[:-packed])
+    return ([f"{ctype} {cname}[{count}];"],
+            View(ctype, cname, dense_strides(lead), drop, False, 1, mem.family, str(count)))
 
 
 def _obj(view: View) -> str:
     """The lvalue of the tile or vector a window of a tk allocation names."""
-    if view.family != "rmem_tk":
+    if not view.family.startswith("rmem_tk"):
         raise InternalError(f"{view.base} is not a ThunderKittens register window")
     return f"(*{atom(view.base)})"
 

@@ -23,6 +23,7 @@ from verifier.codegen.tensormap import coordinates, map_shape, resolve
 from verifier.diagnostics import InternalError, RejectedInput, SrcLoc, Unsupported
 from verifier.lang.ir import ir
 from verifier.lang.stdlib.memories import SpecialWindow
+from verifier.lang.stdlib.scalars import ScalarInfo
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +34,7 @@ class TmaRow:
     swizzled: bool
     map_param: str
     smem_param: str
+    endgame: bool = False  # `Sm90_tma_*_{n}d`: swizzle and element type are keywords (DIAL-1)
 
     @property
     def is_load(self) -> bool:
@@ -48,6 +50,11 @@ def _rows() -> dict[str, TmaRow]:
         out[f"Sm90_reduce_tensor_to_gmem_{layout}_2f32"] = TmaRow("reduce", swz, "dst", "src")
     out["Sm90_multicast_copy_tensor_to_smem_swizzled_2f32"] = TmaRow("multicast", True, "src",
                                                                       "dst")
+    for rank in range(1, 6):  # endgame's names (TMA-CG-1)
+        out[f"Sm90_tma_load_{rank}d"] = TmaRow("load", True, "src", "dst", True)
+        out[f"Sm90_tma_store_{rank}d"] = TmaRow("store", True, "dst", "src", True)
+        out[f"Sm90_tma_reduce_add_{rank}d"] = TmaRow("reduce", True, "dst", "src", True)
+    out["Sm90_tma_load_multicast_2d"] = TmaRow("multicast", True, "src", "dst", True)
     return out
 
 
@@ -56,9 +63,28 @@ ELEMENT_BYTES = 4  # the stdlib's TMA instructions move f32
 
 
 def map_swizzle(row: TmaRow, kwargs: Mapping[str, int]) -> int:
-    """The swizzle the instruction's tensor map must have: the bytes of one SMEM row for the
-    swizzled instructions (32, 64 or 128), 0 for the linear ones. Rules: LANG-6.6"""
+    """The swizzle the instruction's tensor map must have: the bytes of one SMEM row for
+    February's swizzled instructions (32, 64 or 128), 0 for the linear ones; endgame's
+    `swizzle=` keyword (128 when absent, 0: linear). Rules: LANG-6.6, TMA-CG-1"""
+    if row.endgame:
+        return kwargs.get("swizzle", 128)
     return kwargs["size1"] * ELEMENT_BYTES if row.swizzled else 0
+
+
+def box_sizes(kwargs: Mapping[str, int]) -> tuple[int, ...]:
+    """`size0`, `size1`, ...: the window every issuing CTA names (February's are 2-D)."""
+    return tuple(kwargs[f"size{k}"] for k in range(5) if f"size{k}" in kwargs)
+
+
+def element_type(s: ir.Call, row: TmaRow) -> str:
+    """The element type the instruction moves: f32 for February's rows, the `dst=` precision
+    for endgame's (its expect-tx bytes are counted in that type, TX-1). Rules: SEM-8.6,
+    TMA-CG-1"""
+    if not row.endgame:
+        return "f32"
+    callee = s.callee
+    given = {k: getattr(v, "name", v) for k, v in (*getattr(callee, "bound", ()), *s.kwargs)}
+    return str(given["dst"])
 
 
 def _window_arg(s: ir.Call, name: str) -> ir.Window:
@@ -104,20 +130,24 @@ def _nonunit(extents: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(e for e in extents if e != 1)
 
 
-def _check_box(tm: TensorMap, rows: int, cols: int, what: str, loc: SrcLoc) -> None:
-    """The map's box, extent-1 dimensions aside, is the (rows, cols) tile. Rules: LANG-6.6"""
-    if _nonunit(tm.box) != _nonunit((rows, cols)):
+def _check_box(tm: TensorMap, sizes: tuple[int, ...], what: str, loc: SrcLoc) -> None:
+    """The map's box, extent-1 dimensions aside, is the tile of `sizes`. Rules: LANG-6.6"""
+    if _nonunit(tm.box) != _nonunit(sizes):
         raise RejectedInput(f"{what}: the box {list(tm.box)} of {tm.sym.name} does not match "
-                            f"the {rows} x {cols} tile the instruction copies", loc,
-                            code="ERR-L06", rule="LANG-6.6")
+                            f"the {' x '.join(map(str, sizes))} tile the instruction copies",
+                            loc, code="ERR-L06", rule="LANG-6.6")
 
 
-def _check_smem(view: View, tm: TensorMap, cols: int, what: str, loc: SrcLoc) -> None:
-    """Dense rows of `cols` elements, in the map's swizzle. Rules: LANG-6.3, LANG-8.7"""
-    if view.scalar or len(view.strides) != 2 or view.strides != (str(cols), "1"):
-        raise RejectedInput(f"{what}: the SMEM operand must be a dense [rows, {cols}] tile "
-                            f"(strides {cols}, 1), not strides {list(view.strides)}", loc,
-                            code="ERR-L06", rule="LANG-8.7")
+def _check_smem(view: View, tm: TensorMap, sizes: tuple[int, ...], what: str,
+                loc: SrcLoc) -> None:
+    """A dense tile of `sizes` (extent-1 dimensions at any stride), in the map's swizzle.
+    Rules: LANG-6.3, LANG-8.7"""
+    dense = [str(prod(sizes[k + 1:])) for k in range(len(sizes))]
+    if view.scalar or len(view.strides) != len(sizes) or any(
+            n != 1 and st != d for n, st, d in zip(sizes, view.strides, dense)):
+        raise RejectedInput(f"{what}: the SMEM operand must be a dense {list(sizes)} tile "
+                            f"(strides {', '.join(dense)}), not strides "
+                            f"{list(view.strides)}", loc, code="ERR-L06", rule="LANG-8.7")
     if view.family != "smem" or view.swizzle != tm.swizzle:
         raise RejectedInput(f"{what}: SMEM swizzle {view.swizzle} differs from the swizzle "
                             f"{tm.swizzle} of {tm.sym.name}", loc, code="ERR-L06",
@@ -134,19 +164,20 @@ def lower_tma(s: ir.Call, row: TmaRow, env: Env, smem: View, tm: TensorMap,
     """The lines of one TMA call (SEM-8.6). Rules: LANG-6.6, LANG-8.7, SEM-8.4, SEM-8.6"""
     what = str(s.callee)
     kwargs = {k: v for k, v in s.kwargs if isinstance(v, int)}
-    rows, cols = kwargs["size0"], kwargs["size1"]
+    sizes = box_sizes(kwargs)
     window = map_window(s, row)
-    if tm.elem_bytes != ELEMENT_BYTES:
-        # the verified transaction counts are in f32 elements (SEM-8.6); the hardware would
-        # count the map's element size
-        raise RejectedInput(f"{what} moves f32 elements, but {tm.sym.name} has {tm.ctype} "
-                            "elements", s.loc, code="ERR-L06", rule="LANG-6.6")
+    elem = element_type(s, row)
+    if tm.elem_bytes != ScalarInfo(elem).bits // 8:
+        # the verified transaction counts are in the instruction's elements (SEM-8.6); the
+        # hardware would count the map's element size
+        raise RejectedInput(f"{what} moves {elem} elements, but {tm.sym.name} has "
+                            f"{tm.ctype} elements", s.loc, code="ERR-L06", rule="LANG-6.6")
     coords = coordinates(tm, window, env, s.loc)
     mapref = f"&{tm.cname}"
     if row.kind == "multicast":
         return _multicast(s, kwargs, smem, tm, coords, slot, cluster_dim)
-    _check_box(tm, rows, cols, what, s.loc)
-    _check_smem(smem, tm, cols, what, s.loc)
+    _check_box(tm, sizes, what, s.loc)
+    _check_smem(smem, tm, sizes, what, s.loc)
     rank = tm.rank
     if row.kind == "load":
         if slot is None:
@@ -185,8 +216,8 @@ def _multicast(s: ir.Call, kwargs: Mapping[str, int], smem: View, tm: TensorMap,
     if ncta == 1 and len(smem.strides) == 3:
         # COLL-5.12: a one-CTA destination dimension is not distributed; it has extent 1
         smem = replace(smem, strides=smem.strides[1:])
-    _check_box(tm, coop, cols, what, s.loc)
-    _check_smem(smem, tm, cols, what, s.loc)
+    _check_box(tm, (coop, cols), what, s.loc)
+    _check_smem(smem, tm, (coop, cols), what, s.loc)
     first = next((k for k, extent in enumerate(tm.box) if extent != 1), None)
     if first is None:
         raise InternalError(f"{what}: no row dimension in the box {tm.box}", s.loc)

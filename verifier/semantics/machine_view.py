@@ -27,6 +27,7 @@ class MachineView(Protocol):
     ledger: TxLedger
     await_log: AwaitLog
     env: dict[ir.Sym, int]
+    exact_families: bool
 
     def report(self, finding: Finding) -> None: ...
 
