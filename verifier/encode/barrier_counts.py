@@ -12,6 +12,7 @@ import z3
 
 from verifier.lang.ir import ir
 from verifier.semantics.rings import ring_info
+from verifier.semantics.schedules import Schedule
 from verifier.check.sites import ArriveSite, AwaitSite, BarrierDecl, ProgramModel
 from verifier.encode.counting import count_before
 from verifier.encode.instances import Encoder, Instance
@@ -45,20 +46,23 @@ class BarrierCounts:
 
     @staticmethod
     def _key(what: str, decl: BarrierDecl, elem: tuple[z3.ArithRef, ...], point: Instance,
-             flag: bool) -> tuple:
+             flag: object) -> tuple:
         return (what, decl.sym, tuple(address(e) for e in elem), id(point.ctx),
                 tuple((s, address(v)) for s, v in point.iters.items()), flag)
 
     def arrives_before(self, decl: BarrierDecl, elem: tuple[z3.ArithRef, ...], point: Instance,
-                       inclusive_textual: bool = False) -> z3.ArithRef:
-        """β(z[elem]).a just before `point` (SEM-2.3, SEM-6.3: only home counters move)."""
-        return self._memoised(self._key("a", decl, elem, point, inclusive_textual),
+                       inclusive_textual: bool = False,
+                       schedule: Schedule = Schedule.SEQUENTIAL) -> z3.ArithRef:
+        """β(z[elem]).a just before `point` (SEM-2.3, SEM-6.3: only home counters move), in
+        the sequential trace or the lockstep `schedule` (DIAL-11)."""
+        return self._memoised(self._key("a", decl, elem, point, (inclusive_textual, schedule)),
                               (elem, point.ctx, tuple(point.iters.values())),
                               lambda: self._arrives_before(decl, elem, point,
-                                                           inclusive_textual))
+                                                           inclusive_textual, schedule))
 
     def _arrives_before(self, decl: BarrierDecl, elem: tuple[z3.ArithRef, ...],
-                        point: Instance, inclusive_textual: bool) -> z3.ArithRef:
+                        point: Instance, inclusive_textual: bool,
+                        schedule: Schedule) -> z3.ArithRef:
         total: z3.ArithRef = z3.IntVal(0, self.enc.zctx)
         if decl.ring is not None and decl.pre_arrive:  # DIAL-3: arrive #0 is the pre-arrive
             total = z3.If(elem[decl.ring.dim] < decl.pre_arrive, z3.IntVal(1, self.enc.zctx),
@@ -69,7 +73,7 @@ class BarrierCounts:
                                              decl.alloc_loops, point.ctx, point.iters,
                                              not inclusive_textual, site,
                                              decl.ring is not None,
-                                             site.on_behalf)
+                                             site.on_behalf, schedule)
         return total
 
     def awaits_before(self, decl: BarrierDecl, elem: tuple[z3.ArithRef, ...], point: Instance
@@ -150,14 +154,14 @@ def last_instance(enc: Encoder, site: AwaitSite, point: Instance,
 
 
 def short_of_partner(counts: BarrierCounts, model: ProgramModel, decl: BarrierDecl,
-                     elem: tuple[z3.ArithRef, ...], point: Instance, a_max: z3.ArithRef
-                     ) -> z3.BoolRef:
+                     elem: tuple[z3.ArithRef, ...], point: Instance, a_max: z3.ArithRef,
+                     schedule: Schedule = Schedule.SEQUENTIAL) -> z3.BoolRef:
     """SEM-6.7 negated: some home h in the multicast group G(z[elem]) (SEM-6.1) has at most
     a_max arrives before `point`; without multicast G is the element itself. The group is a
     static function of the element (barrier shapes are constants), so the condition is a case
     split over the elements whose group is larger than themselves."""
     zctx = counts.enc.zctx
-    own = counts.arrives_before(decl, elem, point) <= a_max
+    own = counts.arrives_before(decl, elem, point, schedule=schedule) <= a_max
     info = ring_info(model.proc.body)
     cases = []
     ring = decl.ring.dim if decl.ring is not None else None
@@ -170,6 +174,7 @@ def short_of_partner(counts: BarrierCounts, model: ProgramModel, decl: BarrierDe
         here = z3.And(*[v == c for k, (v, c) in enumerate(zip(elem, e)) if k != ring])
         consts = [tuple(elem[k] if k == ring else z3.IntVal(c, zctx) for k, c in enumerate(h))
                   for h in group]
-        cases.append(z3.And(here, z3.Or(*[counts.arrives_before(decl, h, point) <= a_max
+        cases.append(z3.And(here, z3.Or(*[counts.arrives_before(decl, h, point,
+                                                                schedule=schedule) <= a_max
                                           for h in consts])))
     return z3.Or(own, *cases) if cases else own

@@ -23,6 +23,7 @@ from verifier.lang.ir.guards import free_syms
 from verifier.check.sites import Context, Loop
 from verifier.encode.instances import Encoder
 from verifier.encode.terms import conj
+from verifier.semantics.schedules import Schedule, tied
 
 if TYPE_CHECKING:
     import sympy
@@ -32,10 +33,13 @@ def count_before(enc: Encoder, site_ctx: Context, site_index: tuple[ir.Expr, ...
                  element: tuple[z3.ArithRef, ...], alloc_loops: tuple[ir.Sym, ...],
                  point_ctx: Context, point_iters: Mapping[ir.Sym, z3.ArithRef],
                  strict_textual: bool = True, site_loc: object = None,
-                 affine: bool = False, pins_in_range: bool = False) -> z3.ArithRef:
+                 affine: bool = False, pins_in_range: bool = False,
+                 schedule: Schedule = Schedule.SEQUENTIAL) -> z3.ArithRef:
     """#instances of the site, on `element`, before the point (x) in trace order. With
     `affine` (an endgame ring, DIAL-2) an index `i + c` (c free of loop iterators) pins i to
-    element - c, and the site has an instance only where that value is in i's range."""
+    element - c, and the site has an instance only where that value is in i's range. In the
+    lockstep `schedule` (DIAL-11, semantics/schedules.py) a pinned thread loop orders
+    nothing: the site's instance in another iteration compares as if in x's."""
     zctx = enc.zctx
     loc = getattr(site_loc, "loc", None)
     fixed = set(alloc_loops) | {lp.sym for lp in site_ctx.loops if lp.kind == "task"}
@@ -60,7 +64,7 @@ def count_before(enc: Encoder, site_ctx: Context, site_index: tuple[ir.Expr, ...
         textual = site_ctx.path < point_ctx.path if strict_textual else \
             site_ctx.path <= point_ctx.path
         return _count_polynomial(enc, site_ctx, pinned, point_loops, point_iters, fixed,
-                                 textual)
+                                 textual, schedule)
     known = {**{s: point_iters[s] for s in fixed if s in point_iters}, **pinned}
     summed = all_syms - set(known)
     tight, present = _conditions(enc, site_ctx, summed, known, loc)
@@ -102,7 +106,9 @@ def count_before(enc: Encoder, site_ctx: Context, site_index: tuple[ir.Expr, ...
         if lp.sym in fixed:
             env[lp.sym] = x
             continue
-        if lp.sym in pinned:
+        if lp.sym in pinned and tied(schedule, lp.kind):
+            env[lp.sym] = pinned[lp.sym]
+        elif lp.sym in pinned:
             v = pinned[lp.sym]
             before = z3.If(conj((prefix_ok, v < x), zctx), size_inside(k), 0)
             count = count + before
@@ -216,7 +222,8 @@ def _conditions(enc: Encoder, ctx: Context, summed: set[ir.Sym],
 
 def _count_polynomial(enc: Encoder, site_ctx: Context, pinned: dict[ir.Sym, z3.ArithRef],
                       point_loops: set[ir.Sym], point_iters: Mapping[ir.Sym, z3.ArithRef],
-                      fixed: set[ir.Sym], textual: bool) -> z3.ArithRef:
+                      fixed: set[ir.Sym], textual: bool,
+                      schedule: Schedule = Schedule.SEQUENTIAL) -> z3.ArithRef:
     """count_before for a nest whose bounds use outer iterators: the same lexicographic rank,
     with the per-iteration sizes summed symbolically (nest_sums.py). Its premise (non-negative
     extents) is left in `enc.premises` for the verifier to discharge. (nest_sums loads
@@ -239,6 +246,8 @@ def _count_polynomial(enc: Encoder, site_ctx: Context, pinned: dict[ir.Sym, z3.A
         var = sums.iters[lp.sym]
         if lp.sym in fixed:
             bound[var] = x
+        elif lp.sym in pinned and tied(schedule, lp.kind):
+            bound[var] = pinned[lp.sym]
         elif lp.sym in pinned:
             inside = sums.instances_inside(k, pins).subs(var, pins[lp.sym])
             count = count + z3.If(conj((prefix_ok, pinned[lp.sym] < x), zctx),

@@ -32,9 +32,9 @@ from verifier.encode.kills import KillSites, clipped_bounds, killed
 from verifier.encode.pairs import kept_pairs
 from verifier.encode.pruning import Pruner
 from verifier.encode.terms import conj
-from verifier.encode.ring_barriers import (one_shot_sites, ring_decls, ring_trailing_sites,
-                                           second_arrive, trailing_after_arrive,
-                                           unrecycled_slot)
+from verifier.encode.ring_barriers import (lockstep_missed, one_shot_sites, ring_decls,
+                                           ring_trailing_sites, second_arrive,
+                                           trailing_after_arrive, unrecycled_slot)
 from verifier.encode.ring_invariant import ring_lemma, ring_sites
 from verifier.encode.transactions import byte_mismatch, checks, phase_disagreement
 from verifier.encode.twins import merged_sites
@@ -80,6 +80,17 @@ D3_NOTE = ("D3: a free needs only temporal visibility of an earlier write (SEM-4
            "sync_check demands full visibility and reports a WAW hazard at this free when a "
            "temporal-only sync (e.g. Fence(cuda_in_order, cuda_temporal)) is all that orders "
            "the write before it")
+
+# DIAL-12: the free of a ring with asynchronous arrives keeps SEM-4.7, which endgame skips
+DIAL12_NOTE = ("DIAL-12: stricter than endgame's sync_check, which checks no managed ring "
+               "buffer at its free. An asynchronous arrive (cp.async.mbarrier.arrive.noinc, a "
+               "TMA's complete-tx) lands on the mbarrier after its thread moved on, and PTX "
+               "orders it before nothing the thread does next; only a wait on the phase it "
+               "completes observes it. Landing after the slot's mbarrier.init for the next "
+               "allocation instance (DIAL-13) it counts toward that instance's phase, which then "
+               "completes early; PTX does not say the CTA's exit waits for it either. An Await "
+               "of the last phases and a CTA-scope Fence before the end of the ring's scope "
+               "order it")
 
 
 def required_flag(earlier: AccessSite, later: AccessSite) -> Flag | None:
@@ -227,6 +238,9 @@ class ObligationBuilder:
         what = f"free({sb.buf.name})" if sb.is_free else sb.buf.name
         note = D3_NOTE if sb.is_free and flag is Flag.temp and \
             sa.kind is not AccessKind.read and self._temporal_only(sa.qual.q0) else ""
+        decl = self.model.barriers.get(sb.buf)
+        if sb.is_free and decl is not None and decl.ring is not None:
+            note = DIAL12_NOTE  # only rings with an asynchronous arrive keep a free check
         return Obligation(
             f"{kind}:{sb.buf.name}@{sa.loc.line}:{sa.loc.col}->{sb.loc.line}:{sb.loc.col}",
             "SEM-4.7" if sb.is_free else "SEM-4.5", kind, sb.buf.name, sb.loc,
@@ -321,7 +335,12 @@ class ObligationBuilder:
         elem = tuple(self.enc.value(e, inst.iters) for e in site.element)
         a_max = counts.a_max(decl, site, elem, inst)
         short = short_of_partner(counts, self.model, decl, elem, inst, a_max)
-        return self.base + [inst.valid, a_max >= 0, short], {**self.size_names, **inst.names}
+        conds, names = [inst.valid, a_max >= 0, short], {**self.size_names, **inst.names}
+        if decl.ring is not None:  # DIAL-11: and the lockstep schedule misses one too
+            missed, more = lockstep_missed(self.enc, counts, self.model)
+            conds.append(missed)
+            names.update(more)
+        return self.base + conds, names
 
     def _one_shot(self, site: ArriveSite) -> tuple[list[z3.BoolRef], dict[str, z3.ArithRef]]:
         found, names = second_arrive(self.enc, self.vis.barriers, self.model, site)

@@ -1,4 +1,4 @@
-"""Obligations of the endgame dialect's ring barriers (specs/dialects.md DIAL-10, DIAL-16).
+"""Obligations of the endgame dialect's ring barriers (specs/dialects.md DIAL-10, 11, 16).
 
 A ring element completes with one Arrive (upstream's one-shot mbarrier): no Arrive instance
 may find an earlier arrive on its home element, and none may arrive on an element its
@@ -6,8 +6,11 @@ may find an earlier arrive on its home element, and none may arrive on an elemen
 The negation asks Z3 for an Arrive instance whose home already has an arrive before it.
 At the ring's free every slot has been recycled (DIAL-16): the negation asks for an element
 with ring index ≥ depth that no Arrive reached before the end of the allocation's scope.
-Non-goals: pairing, deadlocks and slot reuse, which the shared obligations cover (SEM-6.7
-with a_max = 0; the handoff and recycling storage sites of check/static_rings.py).
+An Await is satisfied when one schedule satisfies every ring Await (DIAL-11): the shared
+deadlock obligation (SEM-6.7 with a_max = 0, in the sequential trace) of a ring Await is
+conjoined with `lockstep_missed`, some ring Await the lockstep schedule leaves unsatisfied.
+Non-goals: slot reuse, which the handoff and recycling storage sites of
+check/static_rings.py cover.
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ from __future__ import annotations
 import z3
 
 from verifier.check.sites import ArriveSite, BarrierDecl, ProgramModel, TmaSite
-from verifier.encode.barrier_counts import BarrierCounts, free_point
+from verifier.encode.barrier_counts import BarrierCounts, free_point, short_of_partner
 from verifier.encode.instances import Encoder
+from verifier.semantics.schedules import Schedule
 
 
 def one_shot_sites(model: ProgramModel) -> list[ArriveSite]:
@@ -75,3 +79,21 @@ def unrecycled_slot(enc: Encoder, counts: BarrierCounts, decl: BarrierDecl
     names = dict(point.names)
     names.update({f"elem{k}": v for k, v in enumerate(elem)})
     return conds, names
+
+
+def lockstep_missed(enc: Encoder, counts: BarrierCounts, model: ProgramModel
+                    ) -> tuple[z3.BoolRef, dict[str, z3.ArithRef]]:
+    """DIAL-11 for the lockstep schedule, negated: an instance of some ring Await some home of
+    whose group has no arrive before it when sibling thread-loop iterations run together
+    (semantics/schedules.py). The same term in every ring Await's obligation."""
+    cases, names = [], {}
+    sites = [s for s in model.awaits if model.barriers[s.barrier].ring is not None]
+    for k, site in enumerate(sites):
+        decl = model.barriers[site.barrier]
+        inst = enc.instance(site.ctx, f"lockstep{k}")
+        elem = tuple(enc.value(e, inst.iters) for e in site.element)
+        a_max = counts.a_max(decl, site, elem, inst)
+        cases.append(z3.And(inst.valid, a_max >= 0, short_of_partner(
+            counts, model, decl, elem, inst, a_max, Schedule.LOCKSTEP)))
+        names.update(inst.names)
+    return z3.Or(*cases), names

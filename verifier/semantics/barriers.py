@@ -102,9 +102,11 @@ def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: BarrierInstance,
             target.tag(tags)
             if fresh:
                 m.index.tag(target, bar.serial, fresh)
-    for elem in named if each else [home_elem]:
+    counted = named if each else [home_elem]
+    for elem in counted:
         bar.count(elem)[0] += 1
     if bar.ring is not None:
+        m.await_log.arrive(s, m.env, [(bar.serial, e) for e in counted])  # DIAL-11
         ring_slots.arrive(m, s, threads, bar, home_elem, named, a,
                           rules.Q.Sm80 in first.full)
     elif bar.mech is CudaMbarrier:
@@ -154,16 +156,28 @@ def await_(m: MachineView, s: ir.Await, threads: Threads, bar: BarrierInstance) 
         a_max, w_new = (ring_slots.a_max(bar), w + 1) if bar.ring is not None else \
             (w - ~s.n, w + 1)
         short = [h for h in homes if bar.count(h)[0] <= a_max]
+        if bar.ring is not None:  # DIAL-11: the lockstep schedule may satisfy it instead
+            m.await_log.await_(s, m.env, [(bar.serial, h) for h in homes], a_max,
+                               [int(h[bar.ring.dim] < bar.pre_arrive) for h in homes],
+                               f"{bar.sym.name}{list(elem)} at line {s.loc.line}")
         if a_max >= 0 and short:
             h = short[0]
             via = "" if h == elem else f" (multicast home {bar.sym.name}{list(h)})"
-            m.report(Finding(
+            found = Finding(
                 "deadlock", f"UNSATISFIABLE AWAIT @ {bar.sym.name}{list(elem)}: await #{w} "
                 f"pairs with arrive #{a_max}{via} but only {bar.count(h)[0]} arrive(s) precede "
                 "it in the sequential trace", bar.sym.name, elem, s.loc,
                 m.origin(s.loc, "await", threads), None,
                 sync_hint="the paired Arrive must come before this Await in the sequential "
-                          "trace (SEM-6.7)"))
+                          "trace (SEM-6.7)" if bar.ring is None else
+                          "order every Arrive this Await needs before it, in the sequential "
+                          "trace or with sibling cuda_threads iterations in lockstep, the same "
+                          "schedule for every Await (DIAL-11)",
+                **({"rule": "DIAL-11", "code": "ERR-V07"} if bar.ring is not None else {}))
+            if bar.ring is not None:
+                m.defer(found)
+            else:
+                m.report(found)
         if a_max >= 0:  # TX-1: the phase this Await consumes has all its bytes
             found = m.ledger.check((bar.serial, elem, a_max), bar.sym.name,
                                    m.origin(s.loc, "await", threads))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gc
 import itertools
+from dataclasses import replace
 from typing import Any, Callable, Iterator, Mapping
 
 from verifier import collectives
@@ -39,6 +40,7 @@ from verifier.semantics.index import RecordIndex
 from verifier.semantics.records import Record, SyncCode, augment_key
 from verifier.semantics.rings import CompletionOrder, ring_info
 from verifier.semantics.rules import AccessKind
+from verifier.semantics.schedules import AwaitLog, Schedule, layouts
 from verifier.semantics.state import Finding, MachineError, Origin
 from verifier.semantics.threads import EVERYONE, Threads
 from verifier.semantics.transactions import TxLedger, tma_bytes
@@ -102,6 +104,11 @@ class Machine(HazardChecks):
         self.rings = ring_info(proc.body)
         self.free_exempt = ring_slots.synchronous_rings(proc)  # DIAL-12
         self.ledger = TxLedger()  # TMA transaction counts (TX-1)
+        self.sizes = dict(sizes)
+        # DIAL-11: ring Awaits the sequential trace leaves unsatisfied wait (`deferred`, with
+        # the count of findings before them) for the lockstep schedule's verdict at the end
+        self.await_log = AwaitLog(layouts(proc.body, Schedule.LOCKSTEP))
+        self.deferred: list[tuple[int, Finding]] = []
         self.arg_syms = frozenset(a.name for a in proc.args)
         for a in proc.args:
             if isinstance(a.typ, ir.Control):
@@ -123,11 +130,49 @@ class Machine(HazardChecks):
     def run(self) -> list[Finding]:
         """Errors in trace order: the first only, or (collect_all) every distinct one, the
         machine carrying on after a hazard as if the check had passed."""
+        ended = False
         try:
             self.block(self.proc.body, Ctx())
+            ended = True
         except MachineError as e:
             self.findings.append(e.finding)
+        if self.deferred:
+            self.settle_deferred(ended)
         return self.findings
+
+    def defer(self, finding: Finding) -> None:
+        """A ring Await unsatisfied in the sequential trace (DIAL-11): an error only if the
+        lockstep schedule also leaves some Await unsatisfied, known at the end of the run."""
+        self.deferred.append((len(self.findings), finding))
+
+    def settle_deferred(self, ended: bool) -> None:
+        """DIAL-11: the deferred Awaits are errors unless the lockstep schedule satisfies
+        every ring Await of the run (one schedule for all, schedules.py). A run stopped early
+        has not logged them all: a run that only counts (no histories) logs the rest."""
+        log = self.await_log
+        if not ended:
+            whole = Machine(self.proc, self.sizes, collect_all=True, only=frozenset())
+            whole.run()
+            log = whole.await_log
+        missed = log.first_unsatisfied()
+        if missed is None:
+            return
+        also = (f"; nor does {Schedule.LOCKSTEP.value} satisfy every Await ({missed.what} "
+                "misses an arrive there), so no schedule of DIAL-11 does")
+        found: list[tuple[int, Finding]] = []
+        for at, f in self.deferred:  # each Await site once, at its first instance
+            if all((g.kind, g.variable, g.loc) != (f.kind, f.variable, f.loc) for _, g in found):
+                found.append((at, replace(f, message=f.message + also)))
+        if not self.collect_all:  # it comes before the error the run stopped at, if any
+            try:
+                self.report(found[0][1])  # raises (the batched machine: Diverge)
+            except MachineError as e:
+                self.findings = [e.finding]
+            return
+        for at, f in reversed(found):
+            if all((g.kind, g.variable, g.loc) != (f.kind, f.variable, f.loc)
+                   for g in self.findings):
+                self.findings.insert(at, f)
 
     def report(self, finding: Finding) -> None:
         if not self.collect_all:

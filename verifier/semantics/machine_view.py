@@ -14,6 +14,7 @@ from verifier.semantics import rules
 from verifier.semantics.index import RecordIndex
 from verifier.semantics.rings import CompletionOrder, RingInfo
 from verifier.semantics.records import Record, SyncCode
+from verifier.semantics.schedules import AwaitLog
 from verifier.semantics.state import Finding, Origin
 from verifier.semantics.threads import Threads
 from verifier.semantics.transactions import TxLedger
@@ -24,9 +25,13 @@ class MachineView(Protocol):
     order: CompletionOrder
     rings: RingInfo
     ledger: TxLedger
+    await_log: AwaitLog
+    env: dict[ir.Sym, int]
     exact_families: bool
 
     def report(self, finding: Finding) -> None: ...
+
+    def defer(self, finding: Finding) -> None: ...
 
     def value(self, e: ir.Expr) -> int: ...
 
