@@ -187,7 +187,7 @@ class _Inliner:
     def precondition(self, s: ir.Call, callee: ir.Proc, pred: ir.Expr,
                      env: dict[ir.Sym, Bound]) -> None:
         """CALL-4: the callee's assertion `pred` (over the caller's names) holds at the call."""
-        pred = _fold(pred)
+        pred = _fold(self.dense_strides(pred))
         if _implied(pred, self.caller.preds, env):
             names: set[ir.Sym] = set()
             _walk(pred, lambda n: names.add(n.name) if isinstance(n, ir.Var) else None)
@@ -199,6 +199,23 @@ class _Inliner:
                           f"assertion `{expr_text(pred)}` holds at this call from "
                           f"{self.caller.name}'s assertions; assert it in {self.caller.name}",
                           s.loc, rule="CALL-4", code="ERR-V11")
+
+    def dense_strides(self, e: ir.Expr) -> ir.Expr:
+        """`e` with the stride of each dense caller buffer as its extents' product: a window
+        parameter's stride is the actual's at the call (LANG-2.8)."""
+        match e:
+            case ir.Stride(buf=buf, dim=dim):
+                typ = self.types.get(buf, (None, None))[0]
+                if isinstance(typ, ir.Tensor) and not typ.window and 0 <= dim < len(typ.shape):
+                    return ir.dense_stride(typ.shape[dim + 1:], e.loc)
+                return e
+            case ir.BinOp(lhs=lhs, rhs=rhs):
+                return dataclasses.replace(e, lhs=self.dense_strides(lhs),
+                                           rhs=self.dense_strides(rhs))
+            case ir.USub(arg=arg):
+                return dataclasses.replace(e, arg=self.dense_strides(arg))
+            case _:
+                return e
 
 
 _CMP = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
