@@ -8,6 +8,7 @@ input or usage, 3 unknown/unsupported/vacuous (none refuted), 4 internal error, 
 
 from __future__ import annotations
 
+import os
 import sys
 
 try:  # Ctrl-C while the verifier's modules load (the console script imports them before main())
@@ -15,15 +16,15 @@ try:  # Ctrl-C while the verifier's modules load (the console script imports the
     import contextlib
     import dataclasses
     import math
-    import os
     import traceback
     from pathlib import Path
+    from typing import NoReturn
 
     from verifier import __version__
     from verifier.cli_io import (
         QueryWriter, ReportSink, UsageError, check_emit_dir, check_output_file,
-        ignore_further_interrupts, interrupt_requested, interruptible_solvers, say,
-        stop_if_interrupted)
+        exit_after_interrupt, ignore_further_interrupts, interrupt_requested,
+        interruptible_solvers, say, stop_if_interrupted)
     from verifier.diagnostics import InternalError, RejectedInput, SporkError, Unsupported
     from verifier.encode.recheck import RECHECK_SOLVERS, RecheckSession, RecheckUnavailable
     from verifier.lang.ir.ir import Proc
@@ -39,7 +40,8 @@ try:  # Ctrl-C while the verifier's modules load (the console script imports the
     from verifier.results import ChainStatus, ProcResult, SyncCheckStatus, Verdict
 except KeyboardInterrupt:  # exits 130 quietly, as main() does (CLI-4), never a traceback
     sys.stderr.write("spork-verify: interrupted\n")
-    raise SystemExit(130) from None
+    sys.stderr.flush()
+    os._exit(130)  # not SystemExit: see cli_io.exit_after_interrupt
 
 
 def exit_code(results: list[ProcResult]) -> int:
@@ -492,5 +494,13 @@ def _verify_all(args: argparse.Namespace) -> int:
     return 2 if write_error and code in (0, 3) else code
 
 
+def run() -> NoReturn:
+    """The `spork-verify` command: main()'s status as the process's exit status."""
+    code = main()
+    if code == 130:
+        exit_after_interrupt()
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -16,7 +16,7 @@ import tempfile
 import threading
 import types
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, NoReturn
 
 from verifier.results import ProcResult
 from verifier.user_files import UnreadableFile, printable_text, read_user_file
@@ -296,3 +296,20 @@ def ignore_further_interrupts() -> None:
     """Once stopping, a second Ctrl-C must not cut the report being written."""
     with contextlib.suppress(ValueError):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def exit_after_interrupt() -> NoReturn:
+    """End with status 130 once a Ctrl-C was handled (CLI-4). CPython marks a KeyboardInterrupt
+    raised inside code compiled from a string (the methods `dataclasses` builds while modules
+    import) as unhandled even after it was caught, and would then end the process by SIGINT
+    instead of with 130; so the exit functions run here and the process leaves by os._exit."""
+    import atexit
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(130)
