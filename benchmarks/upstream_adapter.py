@@ -29,6 +29,7 @@ import importlib.util
 import json
 import multiprocessing
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -208,10 +209,15 @@ def _verify_limited(p: Any, run: Callable[[], Any]) -> Any:
     receive, send = ctx.Pipe(duplex=False)
 
     def child() -> None:
+        # the debug log's entries the run adds (API-6) go back with its answer
+        _debug_entries().clear()  # this forked copy's: the parent has them already
         try:
-            send.send(("ok", run()))
+            value: tuple[str, Any] = ("ok", run())
         except BaseException as e:  # noqa: BLE001 - handed to the parent, raised there
-            send.send(("error", e))
+            value = ("error", e)
+        # remarks only: a proc need not pickle; the parent prints its own copy (inlined, as
+        # the checks read it, CALL-1)
+        send.send((*value, {key: remarks for key, (_, remarks) in _debug_entries().items()}))
 
     worker = ctx.Process(target=child, daemon=True)
     worker.start()
@@ -219,7 +225,8 @@ def _verify_limited(p: Any, run: Callable[[], Any]) -> Any:
     try:
         if not receive.poll(limit):
             return None
-        kind, value = receive.recv()
+        kind, value, entries = receive.recv()
+        _merge_debug_entries(p, entries)
     except EOFError:
         kind, value = "error", RuntimeError(f"{p.name}: the verifying child died")
     finally:
@@ -229,6 +236,23 @@ def _verify_limited(p: Any, run: Callable[[], Any]) -> Any:
     if kind == "error":
         raise value
     return value
+
+
+def _debug_entries() -> dict[tuple[str, str], Any]:
+    from verifier.lang.stdlib import debug_log
+
+    return getattr(debug_log.get_global_debug_log(), "entries", {})
+
+
+def _merge_debug_entries(p: Any, entries: dict[tuple[str, str], Any]) -> None:
+    """The remarks a child verifying `p` logged, into this process's debug log (API-6)."""
+    from verifier.lang.rewrite.inline import inline_calls
+    from verifier.lang.stdlib import debug_log
+
+    log = debug_log.get_global_debug_log()
+    for (name, kind), passes in entries.items():
+        for source, remarks in passes.items():
+            log.log(name, kind, inline_calls(p), remarks, source)
 
 
 def _record_error(name: str, e: SporkError) -> None:
@@ -398,9 +422,58 @@ def compiler_Sm90a() -> None:
     pytest.skip(f"{GPU_ONLY}: compiler_Sm90a runs kernels on an sm_90a device")
 
 
+class RemarkGolden:
+    """Upstream's `golden` as the remark tests use it: `golden == text` of a debug-log file the
+    test read. Generated C is out of scope (never compared); a remark file spork-verify wrote
+    (API-6) is compared byte for byte with upstream's golden file, as upstream's test does, and
+    where they differ the test ends `unsupported`, naming the remark and what of upstream's
+    golden spork-verify's analysis does not have."""
+
+    def __init__(self, workdir: Path, golden: Path) -> None:
+        self.workdir, self.golden = workdir, golden
+
+    def __eq__(self, other: object) -> bool:
+        written = [f for f in sorted((self.workdir / "debug").glob("*.py"))
+                   if isinstance(other, str) and f.read_text() == other]
+        if not written:
+            return False  # not a remark file spork-verify wrote (C text: never produced)
+        theirs = self.golden.read_text() if self.golden.exists() else None
+        if theirs == other:
+            return True
+        _calls.append({"proc": written[0].name, "verdict": "unsupported",
+                       "message": remark_difference(written[0].name, other, theirs)})
+        return False
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def remark_difference(name: str, ours: str, theirs: str | None) -> str:
+    """Why remark file `name` (text `ours`) is not upstream's golden `theirs`: what upstream's
+    golden holds that spork-verify's analysis does not, first (the table shows 150 characters),
+    and how many of our remark lines are lines of it."""
+    kind = name.rsplit("-", 1)[-1].removesuffix(".py")
+    if theirs is None:
+        return (f"not supported by spork-verify: upstream's golden `{kind}` remark ({name}) is "
+                "not in the checkout (specs/upstream_api.md API-6)")
+    remarks = [line.strip() for line in ours.splitlines() if line.strip().startswith("# ")]
+    golden_lines = {line.strip() for line in theirs.splitlines()}
+    same = sum(line in golden_lines for line in remarks)
+    holds = [what for what, found in (
+        ("VisRecord traces", "VisRecord" in theirs),
+        ("stmt ids (s40)", re.search(r":\(s\d+\)", theirs) is not None),
+        ("expr ids (e8)", re.search(r"\(e\d+\)", theirs) is not None),
+        ("pow2 align", "pow2 align" in theirs)) if found] + ["its printer's layout"]
+    return (f"not supported by spork-verify: remark `{kind}` vs upstream's golden, byte for "
+            f"byte: {same}/{len(remarks)} of our lines are in it; it also holds "
+            f"{', '.join(holds)} ({name}: spork-verify writes it from its own analysis, "
+            "specs/upstream_api.md API-6)")
+
+
 @pytest.fixture
-def golden() -> None:
-    return None  # generated C is not compared (out of scope)
+def golden(request: pytest.FixtureRequest, tmp_path: Path) -> RemarkGolden:
+    checkout = Path(os.environ.get("SPORK_UPSTREAM_CHECKOUT", "."))
+    return RemarkGolden(tmp_path, checkout / "tests" / "golden" / "cuda" /
+                        Path(str(request.fspath)).stem / f"{request.node.name}.txt")
 
 
 @pytest.hookimpl(tryfirst=True)

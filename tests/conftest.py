@@ -98,6 +98,17 @@ def load_one(path: Path, name: str) -> ir.Proc:
     raise AssertionError(f"proc {name} not found in {path}")
 
 
+@pytest.fixture
+def debug_folder(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Upstream's debug log set to `tmp_path` for the test, restored after (API-6)."""
+    from verifier.lang.stdlib import debug_log
+
+    before = debug_log.get_global_debug_log_path()
+    debug_log.set_global_debug_log_path(tmp_path)
+    yield tmp_path
+    debug_log.set_global_debug_log_path(before)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "rule(id): the spec rule a test exercises")
 

@@ -40,6 +40,13 @@ def _json(capsys: pytest.CaptureFixture[str], path: Path) -> tuple[int, dict]:
 # (bug file, text of the earlier statement): the later statement is the header's line; a race
 # with the MMA names its first K step, the overwrite form (BW-2.3)
 RACES = [
+    ("bw_gemm_bug_no_after_fence", "Sm100_mma_tf32_zero_cta1("),
+    ("bw_gemm_bug_early_ld", "Sm100_mma_tf32_zero_cta1("),
+    ("bw_gemm_bug_plain_arrive_done", "Sm100_mma_tf32_zero_cta1("),
+    ("bw_gemm_bug_plain_arrive_war", "Sm100_mma_tf32_zero_cta1("),
+    ("bw_gemm_bug_no_alloc_fence", "Sm100_tmem_alloc("),
+    ("bw_gemm_bug_no_wait_ld", "Sm100_tmem_ld_32x32b_f32("),
+    ("bw_gemm_f8_bug_no_proxy_fence", "A_s[r, j] = "),
     ("bw_gemm_cta2_bug_no_pair_sync", "Sm90_copy_tensor_to_smem_swizzled_2f32(A_s"),
     ("bw_gemm_cta2_bug_no_release", "Sm100_mma_tf32_zero_cta2("),
     ("bw_gemm_cta2_bug_no_after_fence", "Sm100_mma_tf32_zero_cta2("),
@@ -53,6 +60,7 @@ RACES = [
     ("bw_gemm_tmem_a_bug_no_wait_st", "Sm100_tmem_st_32x32b_f32("),
     ("bw_gemm_tmem_a_bug_st_no_after_fence", "Sm100_tmem_st_32x32b_f32("),
     ("bw_gemm_f16_bug_no_proxy_fence", "A_s[r, j] = "),
+    ("bw_gemm_f8_bug_no_step_sync", "Sm100_mma_f8f6f4_zero_cta1("),
     ("bw_gemm_multicast_bug_commit_mask", "Sm100_mma_tf32_zero_cta1("),
 ]
 
@@ -163,6 +171,7 @@ def test_tables_cover_st_and_cp() -> None:
     ("bw_gemm_cta2_bug_no_pair_sync", 3), ("bw_gemm_persistent", 2),
     ("bw_gemm_persistent_bug_lag3", 3), ("bw_gemm_tmem_a", 3), ("bw_gemm_f16", 2),
     ("bw_gemm_multicast", 2), ("bw_gemm_multicast_bug_commit_mask", 2),
+    ("bw_gemm_f8_bug_no_step_sync", 2),  # its RAW on D was an unreplayed candidate (BW-2.2)
 ])
 def test_symbolic_equals_concrete(name: str, bound: int) -> None:
     check_symbolic_equals_concrete(load_one(PROGRAMS / f"{name}.py", name), count=2,

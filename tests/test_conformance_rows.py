@@ -59,3 +59,34 @@ def test_upstream_agrees_only_on_the_same_kind_and_variable() -> None:
     assert not conf.same_hazard({"kind": "second-arrive", "variable": "bar"}, count)
     assert not conf.same_hazard({"kind": "second-arrive", "variable": "bar"},
                                 {"kind": "WAR", "variable": "bar", "free": True})
+
+
+def test_a_remark_compared_with_upstreams_golden_names_what_differs(tmp_path: Path) -> None:
+    """A debug-log remark file spork-verify wrote, compared byte for byte with upstream's
+    golden (API-6): equal only when equal; otherwise the test's row is `unsupported`, naming
+    what the golden holds that our analysis does not, and how many of our lines it has."""
+    import upstream_adapter as adapter
+
+    (tmp_path / "debug").mkdir()
+    ours = "def k():\n    # Domain (ω.D) = [ 256]\n    # n = 5\n    pass\n"
+    (tmp_path / "debug" / "k-analysis.py").write_text(ours)
+    golden = tmp_path / "golden.txt"
+    golden.write_text("def k():\n    # Domain (ω.D) = [ 256]\n    # f.py:3:4:(s10):\n"
+                      "    # New VisRecord:\n    pass\n")
+    adapter._calls.clear()
+    assert not adapter.RemarkGolden(tmp_path, golden) == ours
+    (call,) = adapter._calls
+    assert call["verdict"] == "unsupported" and call["proc"] == "k-analysis.py"
+    assert call["message"].startswith("not supported by spork-verify: remark `analysis` vs "
+                                      "upstream's golden, byte for byte: 1/2 of our lines are "
+                                      "in it; it also holds VisRecord traces, stmt ids (s40), "
+                                      "its printer's layout (k-analysis.py: ")
+    kind, why = conf.classify({"outcome": "failed", "longrepr": "E   AssertionError",
+                               "calls": [call]})
+    assert kind == "unsupported" and why == call["message"][:150]
+    # the same text: equal; a string that is no remark file written: not equal, nothing noted
+    golden.write_text(ours)
+    assert adapter.RemarkGolden(tmp_path, golden) == ours
+    assert not adapter.RemarkGolden(tmp_path, golden) == "int main() {}"
+    assert len(adapter._calls) == 1
+    adapter._calls.clear()

@@ -15,14 +15,6 @@ from verifier.load.upstream_modules import upstream_aliases
 from conftest import ROOT
 
 
-@pytest.fixture
-def debug_folder(tmp_path: Path):  # type: ignore[no-untyped-def]
-    before = debug_log.get_global_debug_log_path()
-    debug_log.set_global_debug_log_path(tmp_path)
-    yield tmp_path
-    debug_log.set_global_debug_log_path(before)
-
-
 def _sync_error_text(folder: Path, example: str, sizes: dict[str, int]) -> str:
     (p,) = load_procs(ROOT / "examples" / example)
     with pytest.raises(RejectedInput):
@@ -70,11 +62,13 @@ def test_no_debug_folder_writes_nothing(tmp_path: Path) -> None:
 
 @pytest.mark.rule("API-6")
 def test_unserved_remark_kinds_are_named() -> None:
-    why = debug_log.missing("/w/debug/gpu_gemm-analysis.py")
-    assert why is not None and "remark `analysis`" in why and "not supported" in why
+    why = debug_log.missing("/w/debug/gpu_gemm-coll_analysis.py")
+    assert why is not None and "remark `coll_analysis`" in why and "not supported" in why
     assert debug_log.missing("/w/debug/k-256-sync-error.py") is None  # served: written
-    assert debug_log.missing("/w/elsewhere/gpu_gemm-analysis.py") is None
-    assert {k for k, v in debug_log.REMARK_KINDS.items() if v.served} == {"sync-error"}
+    assert debug_log.missing("/w/debug/gpu_gemm-analysis.py") is None
+    assert debug_log.missing("/w/elsewhere/gpu_gemm-camspork.py") is None
+    assert {k for k, v in debug_log.REMARK_KINDS.items() if v.served} == {"sync-error",
+                                                                           "analysis"}
 
 
 @pytest.mark.rule("API-6")

@@ -125,3 +125,29 @@ def test_hazard_inside_a_region_is_reported_by_the_reference() -> None:
     holds, found = run_machine(proc, {"nb": 1})
     assert holds and found == run_reference(proc, {"nb": 1})[1]
     assert (found[0].kind, found[0].variable, found[0].loc.line) == ("WAW", "s", 13)
+
+
+@pytest.mark.rule("SEM-4.4")
+@pytest.mark.parametrize("name", ["gemm_sm80_ws", "gemm_sm80_bug_lag", "ws_ring_bug_consumer_lag"])
+def test_skipped_neutral_splits_decide_alike(name: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """An Arrive whose tags a record already holds changes nothing in it but may split its
+    family into alike parts; the batched machine skips such records (`exact_families`). Run
+    both ways at small sizes, the outcome is the same, and the skip is taken (fewer records
+    reach `witnessed_part`)."""
+    proc = load_one(EXAMPLES / f"{name}.py", name)
+    calls = {True: 0, False: 0}
+    for exact in (True, False):
+        monkeypatch.setattr(FastMachine, "exact_families", exact)
+        real = FastMachine.witnessed_part
+
+        def counted(self, *args, _exact=exact, _real=real):  # type: ignore[no-untyped-def]
+            calls[_exact] += 1
+            return _real(self, *args)
+        monkeypatch.setattr(FastMachine, "witnessed_part", counted)
+        outcomes = [outcome(lambda: run_reference(proc, sizes, machine=FastMachine))
+                    for sizes in sample_sizes(proc, count=2, bound=32)]
+        monkeypatch.setattr(FastMachine, "witnessed_part", real)
+        if exact:
+            want = outcomes
+    assert outcomes == want
+    assert calls[False] < calls[True]

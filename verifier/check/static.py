@@ -77,6 +77,10 @@ class Analyzer:
         self.stack: list[ir.Stmt] = []  # statements enclosing the one being checked
         self.sync_uses: list[barrier_exprs.SyncUse] = []  # Arrives/Awaits in program order
         self.deferred: list[Unsupported] = []
+        # the collective analysis as it was derived, for the debug log's `analysis` remark
+        # (API-6): each scope's statement with its body tiling, each deduced distribution
+        self.scopes: list[tuple[ir.Stmt, collectives.Tiling]] = []
+        self.distributions: dict[ir.Sym, collectives.Distribution] = {}
         self.trailing_calls: list[ir.Call] = []  # instr calls with `>> z[...]` (LANG-5.18)
         self.elem_types: dict[ir.Sym, str] = {}
         self.commit_group_firsts: dict[ir.Sym, Any] = {}  # first Arrive's sync-tl (LANG-5.21)
@@ -155,6 +159,7 @@ class Analyzer:
                                                            ctx.device.cfg, name=sym.name)
             except SporkError as e:
                 raise _located(e, self.alloc_site_loc[sym]) from None
+            self.distributions[sym] = dist
             check_packed_shape(sym.name, mem, self.elem_types.get(sym, ""), shape[dist.R:],
                                self.alloc_site_loc[sym])
             if mem.is_register and any(_literal(d) is None for d in shape[dist.R:]):
@@ -247,6 +252,7 @@ class Analyzer:
                 assert ctx.device is not None
                 tiling, name = collectives.tile_warps(ctx.tiling, cfg, ctx.device.cfg,
                                                       ctx.warp_name)
+                self.scopes.append((s, tiling))
                 self.block(body, replace(ctx, tiling=tiling, warp_name=name))
             case ir.Fence():
                 try:
@@ -324,6 +330,7 @@ class Analyzer:
         self.model.devices.append(device)
         inner = replace(ctx, device=device, tiling=collectives.top_tiling(s.cfg),
                         path=ctx.path + (0,), warp_name=s.cfg.initial_warp_name())
+        self.scopes.append((s, inner.tiling))
         for depth, lp in enumerate(loops):
             inner = replace(inner, loops=inner.loops + (
                 Loop(lp.iter, lp.lo, lp.hi, "task", lp.loc),), path=inner.path + (0,) * (depth > 0))
@@ -365,6 +372,7 @@ class Analyzer:
                 assert ctx.device is not None
                 tiling = collectives.tile_threads(ctx.tiling, s.iter, s.iter.name, 0, hi, unit,
                                                   ctx.device.cfg)
+                self.scopes.append((s, tiling))
                 body_ctx = replace(ctx, loops=ctx.loops + (Loop(s.iter, s.lo, s.hi, "threads",
                                                                 s.loc),),
                                    tiling=tiling, thread_iters=ctx.thread_iters + (s.iter,))
@@ -554,11 +562,15 @@ def _walk_expr(e: Any) -> list[Any]:
     return out
 
 
-def analyze(proc: ir.Proc) -> ProgramModel:
+def analyze(proc: ir.Proc, seen: list[Analyzer] | None = None) -> ProgramModel:
     """Run every static check; the site model on success. Raises RejectedInput/Unsupported.
-    Calls of procs are inlined first (CALL-1): the model's proc is the inlined one."""
+    Calls of procs are inlined first (CALL-1): the model's proc is the inlined one. `seen`
+    receives the analyzer, whose collective analysis outlives a failure (API-6)."""
     inlined = inline_calls(proc)
+    analyzer = Analyzer(inlined)
+    if seen is not None:
+        seen.append(analyzer)
     static_sm100.cta_groups(inlined)
-    model = Analyzer(inlined).run()
+    model = analyzer.run()
     static_sm100.tmem_allocations(inlined)
     return model

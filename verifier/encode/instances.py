@@ -189,10 +189,27 @@ class Encoder:
                tuple(address(iters[s]) for s in ctx.thread_iters))
         hit = self._member_cache.get(key)
         if hit is None:
-            hit = self._member(ctx, n, iters)
+            hit = self._member_of_constant(ctx, n, iters) if z3.is_const(n) and \
+                not z3.is_int_value(n) else self._member(ctx, n, iters)
             self._member_cache[key] = hit
             self._keep.append((n, tuple(iters[s] for s in ctx.thread_iters)))
         return hit
+
+    def _member_of_constant(self, ctx: Context, n: z3.ArithRef,
+                            iters: Mapping[ir.Sym, z3.ArithRef]) -> z3.BoolRef:
+        """`_member` for a thread variable: the formula is built once per instance with a
+        placeholder thread and the variable substituted in, the same term `_member` builds
+        (both are uninterpreted constants, which nothing folds), at a C call's cost; the
+        quantified chains ask it for a fresh link thread each (visibility.py)."""
+        placeholder = z3.Int("thread@member", self.zctx)
+        key = (id(ctx.tiling), -1, tuple(address(iters[s]) for s in ctx.thread_iters))
+        template = self._member_cache.get(key)
+        if template is None:
+            template = self._member_cache[key] = self._member(ctx, placeholder, iters)
+            self._keep.append(tuple(iters[s] for s in ctx.thread_iters))
+        if address(n) == address(placeholder):
+            return template
+        return z3.substitute(template, (placeholder, n))
 
     def _member(self, ctx: Context, n: z3.ArithRef, iters: Mapping[ir.Sym, z3.ArithRef]
                 ) -> z3.BoolRef:

@@ -36,6 +36,7 @@ from verifier.encode.ring_barriers import (one_shot_sites, ring_decls, second_ar
                                            unrecycled_slot)
 from verifier.encode.ring_invariant import ring_lemma, ring_sites
 from verifier.encode.transactions import byte_mismatch, checks, phase_disagreement
+from verifier.encode.twins import merged_sites
 from verifier.encode.visibility import ANCHORED_FALLBACK, LEVELS, VisibilityBuilder
 
 LAST_USE_PREFIX = "last-use:"  # DIAL-17 free checks of endgame SMEM (they decide)
@@ -68,6 +69,8 @@ class Obligation:
     discharged_by: str = ""  # the pruning rule that settled it without a solver (PR-*)
     release: str = ""  # the early release (CG-R1) it belongs to; "" for the proc's own
     note: str = ""  # shown under `-v`: where this obligation's rule departs from upstream's
+    # PR-8 (twins.py): the query over both twin reads of an `if`; its unsat proves this one
+    shared: Obligation | None = None
 
 
 # D3 (docs/reference/semantics.md §10): a free is a write-only mutate, so temporal visibility
@@ -113,6 +116,7 @@ class ObligationBuilder:
         self.kill_sites = KillSites(model.accesses)
         self.size_names = {sym.name: var for sym, var in self.enc.sizes.items()}
         self.issued: dict[str, int] = {}  # obligation ids given so far (`unique`)
+        self.merged = merged_sites(model)  # PR-8 twins (kept alive: caches key on ids)
 
     # ------------------------------------------------------------ bounds
 
@@ -171,6 +175,7 @@ class ObligationBuilder:
             pairs = [(earlier, later) for later in tracked for earlier in by_var[later.buf]
                      if not earlier.is_free]
         out = []
+        groups: dict[tuple[int, int, Flag], list[Obligation]] = {}
         for earlier, later in pairs:
             flag = required_flag(earlier, later)
             if flag is None:
@@ -178,8 +183,25 @@ class ObligationBuilder:
             ob = self.hazard(earlier, later, flag)
             if prune:
                 ob.discharged_by = self.pruner.settled_by(earlier, later, flag)
+                if not ob.discharged_by and (earlier.id in self.merged or
+                                             later.id in self.merged):
+                    key = (id(self.merged.get(earlier.id, earlier)),
+                           id(self.merged.get(later.id, later)), flag)
+                    groups.setdefault(key, []).append(ob)
             out.append(ob)
+        self._share(groups)
         return out
+
+    def _share(self, groups: dict[tuple[int, int, Flag], list[Obligation]]) -> None:
+        """PR-8: the pairs of twin reads with one partner get the merged pair's query."""
+        sites = {id(s): s for s in [*self.model.accesses, *self.merged.values()]}
+        for (earlier, later, flag), members in groups.items():
+            if len(members) < 2:
+                continue
+            shared = self.hazard(sites[earlier], sites[later], flag)
+            shared.id = "PR-8:" + "+".join(ob.id for ob in members)
+            for ob in members:
+                ob.shared = shared
 
     def hazard(self, sa: AccessSite, sb: AccessSite, flag: Flag) -> Obligation:
         state: dict[str, object] = {}

@@ -117,18 +117,28 @@ class _Nodes:
 
     def _learn(self, ast: object) -> None:
         c, table = self.ref, self.table
-        stack: list[tuple[object, int, bool]] = [(ast, z3core.Z3_get_ast_id(c, ast), False)]
+        # (term, id, None) on the way down; (term, id, (app, argument ids)) once its
+        # arguments are in the table, so their ids are read from z3 once per term
+        stack: list[tuple[object, int, object]] = [(ast, z3core.Z3_get_ast_id(c, ast), None)]
         while stack:
             a, ident, ready = stack.pop()
             if ident in table:
+                continue
+            if ready is not None:
+                app, ids = ready  # type: ignore[misc]
+                op = _OPS.get(z3core.Z3_get_decl_kind(c, z3core.Z3_get_app_decl(c, app)))
+                if op is None:
+                    raise _Unprintable("operator")
+                table[ident] = _Node(_APP, op, ids, self._sort(a),
+                                     max(table[i].depth for i in ids))
                 continue
             kind = z3core.Z3_get_ast_kind(c, a)
             if kind == z3.Z3_QUANTIFIER_AST:
                 body = z3core.Z3_get_quantifier_body(c, a)
                 body_id = z3core.Z3_get_ast_id(c, body)
-                if not ready:
-                    stack.append((a, ident, True))
-                    stack.append((body, body_id, False))
+                if body_id not in table:
+                    stack.append((a, ident, None))  # visited again once its body is in
+                    stack.append((body, body_id, None))
                     continue
                 table[ident] = self._quantifier(a, body_id)
             elif kind == z3.Z3_APP_AST:
@@ -139,15 +149,8 @@ class _Nodes:
                     continue
                 args = [z3core.Z3_get_app_arg(c, app, k) for k in range(n)]
                 ids = tuple(z3core.Z3_get_ast_id(c, x) for x in args)
-                if not ready:
-                    stack.append((a, ident, True))
-                    stack.extend((x, i, False) for x, i in zip(reversed(args), reversed(ids)))
-                    continue
-                op = _OPS.get(z3core.Z3_get_decl_kind(c, z3core.Z3_get_app_decl(c, app)))
-                if op is None:
-                    raise _Unprintable("operator")
-                table[ident] = _Node(_APP, op, ids, self._sort(a),
-                                     max(table[i].depth for i in ids))
+                stack.append((a, ident, (app, ids)))
+                stack.extend((x, i, None) for x, i in zip(reversed(args), reversed(ids)))
             elif kind == z3.Z3_NUMERAL_AST:
                 text = z3core.Z3_get_numeral_string(c, a)
                 if self._sort(a) != "Int":
@@ -306,8 +309,11 @@ def renumber_binders(text: str) -> str:
     before the proc; their order within one proc does not. The renaming is a bijection, so the
     text is the same query up to variable names: what query hashes and `--smt2` files hold, so
     that a proof reproduces them in any process (`--check-cert`, CLI-9)."""
-    rank = {k: i for i, k in enumerate(sorted({int(m) for m in _BINDER.findall(text)}))}
-    return _BINDER.sub(lambda m: f"#{rank[int(m.group(1))]}@", text)
+    parts = _BINDER.split(text)  # text, id, text, id, ..., text: one pass, no callbacks
+    ids = [int(k) for k in parts[1::2]]
+    rank = {k: f"#{i}@" for i, k in enumerate(sorted(set(ids)))}
+    parts[1::2] = [rank[k] for k in ids]
+    return "".join(parts)
 
 
 def text_hash(text: str, solver_name: str) -> str:

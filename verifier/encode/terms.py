@@ -58,6 +58,11 @@ def _join(args: Iterable[z3.BoolRef | bool], ctx: z3.Context, is_and: bool) -> z
     return z3.BoolRef(make(ctx.ref(), len(kept), arr), ctx)
 
 
+def is_false(a: z3.BoolRef) -> bool:
+    """`z3.is_false(a)` by address: `false` is one node of its context."""
+    return address(a) == _ids(a.ctx)[1]
+
+
 def conj(args: Iterable[z3.BoolRef | bool], ctx: z3.Context) -> z3.BoolRef:
     """And(args) with True dropped and False absorbing."""
     return _join(args, ctx, True)

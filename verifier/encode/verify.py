@@ -30,6 +30,7 @@ from verifier.results import (
     ProcResult, Related, Verdict,
 )
 from verifier.check import analyze
+from verifier.check.analysis_remarks import log_analysis
 from verifier.collectives.symbolic import fresh_context
 from verifier.semantics.report_finding import machine_finding
 from verifier.semantics.state import Finding as MachineFinding
@@ -185,6 +186,7 @@ def _verify_proc(proc: ir.Proc, opts: Options | None,
 
     try:
         check_assumed_names(proc, assumed)
+        log_analysis(proc)  # API-6: only with a debug folder set
         model = analyze(proc)
     except RejectedInput as e:
         return done(Verdict.rejected, [], [static_finding(e)])
@@ -273,6 +275,9 @@ class _Run:
         self.replays: dict[tuple, list[MachineFinding]] = {}
         self.confirmed: set[tuple] = set()
         self.premises_seen: set[int] = set()  # premises already among the obligations
+        # PR-8: each shared query's solve (obligations.py `_share`), and who reported its units
+        self.shared: dict[str, tuple[Outcome | None, Step, int, set[int]]] = {}
+        self.shared_by: set[str] = set()
 
     def query(self, ob: Obligation, step: Step) -> tuple[Built, Query]:
         key = (ob.id, step)
@@ -311,12 +316,23 @@ class _Run:
             return level + 1, level + 1 in ANCHORED_FALLBACK  # longer chains
         return None
 
+    def target(self, ob: Obligation) -> Obligation | None:
+        """The obligation whose queries `ob` needs next: its shared one (PR-8) until that
+        is answered, then itself unless the shared one proved it (None)."""
+        if ob.shared is None:
+            return ob
+        done = self.shared.get(ob.shared.id)
+        if done is None:
+            return ob.shared
+        return None if done[0] is not None and done[0].status is Status.proved else ob
+
     def prefetch(self, obligations: list[Obligation]) -> None:
         """With workers, every obligation's first query starts at once."""
         if self.discharger.jobs > 1:
             for ob in obligations:
-                if not ob.discharged_by:
-                    self.discharger.submit(self.query(ob, (0, False))[1])
+                target = self.target(ob)
+                if not ob.discharged_by and target is not None:
+                    self.discharger.submit(self.query(target, (0, False))[1])
 
     def all(self, obligations: list[Obligation], progress: Callable[[int, int], None] | None
             ) -> tuple[list[ObligationResult], list[Finding]]:
@@ -361,6 +377,16 @@ class _Run:
             return None, step, 0, set()
         used = 0
         premises: set[int] = set()
+        if ob.shared is not None:  # PR-8: the twins' merged query first, solved once
+            first = ob.shared.id not in self.shared
+            if first:
+                self.shared[ob.shared.id] = self.solve(ob.shared)
+            outcome, shared_step, shared_used, shared_premises = self.shared[ob.shared.id]
+            used = shared_used if first else 0  # reported once, with the first twin
+            premises = set(shared_premises)
+            if outcome is not None and outcome.status is Status.proved:
+                self.shared_by.add(ob.id)
+                return outcome, shared_step, used, premises
         candidate: tuple[Outcome, Step] | None = None  # the last level's anchored candidate
         while True:
             outcome, built = self.decide(ob, step)
@@ -391,8 +417,9 @@ class _Run:
             used += extra
         status, finding = _judge(self.proc, ob, outcome, self.replays, self.builder,
                                  self.confirmed)
+        by = "PR-8" if ob.id in self.shared_by else ""
         return ObligationResult(ob.id, ob.rule, ob.kind, status, time.perf_counter() - t0,
-                                outcome.query_hash, ob.description, used, "",
+                                outcome.query_hash, ob.description, used, by,
                                 outcome.stopped_by, outcome.text, note=ob.note), finding
 
     def lookahead(self, upcoming: list[Obligation]) -> None:
@@ -401,9 +428,10 @@ class _Run:
         first; answers never depend on it)."""
         if self.discharger.jobs == 1:
             return
-        for ob in upcoming:
+        for upcoming_ob in upcoming:
+            ob = self.target(upcoming_ob)  # type: ignore[assignment]
             step: Step | None = (0, False)
-            while step is not None and not ob.discharged_by:
+            while step is not None and ob is not None and not upcoming_ob.discharged_by:
                 if (ob.id, step) not in self.built:
                     self.discharger.submit(self.query(ob, step)[1])
                     break

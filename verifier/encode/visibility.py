@@ -26,7 +26,7 @@ from verifier.encode.chains import (
     Chain, Event, EventIndex, candidate_chains, grants, sync_events,
 )
 from verifier.encode.instances import Encoder, Instance, before, equal_on
-from verifier.encode.terms import address, conj, disj
+from verifier.encode.terms import address, conj, disj, is_false
 
 # Refinement levels: (longest chain, quantified witnesses); each is tried only when the
 # previous one leaves a candidate.
@@ -158,7 +158,7 @@ class VisibilityBuilder:
             parts.append(self.before(last, b))
             parts.append(self.enc.member(last.ctx, b.thread, last.iters))
             term = conj(parts, self.zctx)
-            if z3.is_false(term):
+            if is_false(term):
                 continue  # this choice of witnesses can never carry a to b
             terms.append(term)
         if bound and terms:
@@ -204,11 +204,23 @@ class VisibilityBuilder:
 
     def event_instances(self, event: Event, a: Instance, b: Instance
                         ) -> list[tuple[Instance, Instance, list[z3.BoolRef]]]:
-        """(first instance, last instance, conditions) per witness choice of an event; at the
-        anchored levels once per (event, a, b): chains share events (quantified witnesses
-        also extend `self.bound`, so they are rebuilt per chain)."""
+        """(first instance, last instance, conditions) per witness choice of an event, once per
+        (event, a, b) and mode: chains share events. The quantified witnesses' variables are
+        kept with them and bound again for each chain that uses them (`self.bound`); a and b
+        are the obligation's own instances, so nothing is shared between obligations."""
         if self.quantified:
-            return self._event_instances(event, a, b)
+            key = (event.key, id(a), id(b), True)
+            hit = self._event_cache.get(key)
+            if hit is None:
+                outer, self.bound = self.bound, []
+                try:
+                    options = self._event_instances(event, a, b)
+                finally:
+                    added, self.bound = self.bound, outer
+                hit = self._event_cache[key] = (options, added)
+                self._keep.append((a, b))
+            self._bind(hit[1])
+            return hit[0]
         key = (event.key, id(a), id(b))
         hit = self._event_cache.get(key)
         if hit is None:
@@ -265,8 +277,18 @@ class VisibilityBuilder:
             del self.bound[start:]
             self._witness_cache[key] = hit
             self._keep.append((site_ctx, a, b))
-        self.bound.extend(v for v in hit[1] if not any(v.eq(w) for w in self.bound))
+        self._bind(hit[1])
         return hit[0]
+
+    def _bind(self, variables: list[z3.ArithRef]) -> None:
+        """Add the witnesses' bound variables not bound yet, in order (one node per term:
+        compared by address, not `eq`, which made this quadratic in Python calls)."""
+        if variables:
+            have = {address(w) for w in self.bound}
+            for v in variables:
+                if address(v) not in have:
+                    have.add(address(v))
+                    self.bound.append(v)
 
     def _witnesses(self, site_ctx: Context, a: Instance, b: Instance,
                    free_threads: bool = False) -> list[Instance]:

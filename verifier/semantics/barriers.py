@@ -89,11 +89,19 @@ def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: BarrierInstance,
     # (z, j, c) names the allocation instance of z: a barrier re-allocated by a later task or
     # iteration restarts its counts at 0 (SEM-2.3) and must not retire the tags of the old one
     tags = [(bar.serial, elem, bar.count(elem)[0] if each else a) for elem in named]
+    held = [((z, e), n) for z, e, n in tags]
     for rec in m.index.witness_candidates(threads, code):
+        if not m.exact_families and \
+                all(rec.pending.get(key, n + 1) <= n for key, n in held):
+            continue  # every tag already held: no change but perhaps a neutral family split
         target = m.witnessed_part(rec, threads, code)
         if target is not None:
+            # a record already tagged on an element is already in that element's index list
+            # (tags are never removed): listed once, an Await visits it once
+            fresh = [e for e in named if (bar.serial, e) not in target.pending]
             target.tag(tags)
-            m.index.tag(target, bar.serial, named)
+            if fresh:
+                m.index.tag(target, bar.serial, fresh)
     for elem in named if each else [home_elem]:
         bar.count(elem)[0] += 1
     if bar.ring is not None:

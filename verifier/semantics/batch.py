@@ -27,24 +27,11 @@ from verifier.lang.stdlib.instrs import Instr, callee_distributed
 from verifier.semantics.access import instr_args
 from verifier.semantics.exprs import compile_expr, data_reads
 from verifier.semantics.rules import AccessKind
+from verifier.semantics.uniq import unique_inverse
 
 _POS_LIMIT = 1 << 62
 _VALUE_LIMIT = 1 << 40
 _SCALAR_LIMIT = 1 << 20  # three such factors stay below 2^63
-
-
-def unique_inverse(key: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique(key, return_inverse=True) for keys in [0, bound): by marking a table when the
-    bound is small (no sort), else by sorting."""
-    if bound <= 8 * len(key) + 4096:
-        seen = np.zeros(bound, dtype=bool)
-        seen[key] = True
-        uniq = np.flatnonzero(seen)
-        rank = np.zeros(bound, dtype=np.int64)
-        rank[uniq] = np.arange(len(uniq), dtype=np.int64)
-        return uniq, rank[key]
-    uniq, inv = np.unique(key, return_inverse=True)
-    return uniq, inv.reshape(-1)
 
 
 class NotBatched(Exception):
@@ -263,7 +250,7 @@ class Enumerator:
             key = key * span + (a - lo)
             lows.append((lo, span))
             bound *= span
-        uniq, inv = unique_inverse(key, bound)
+        uniq, inv = unique_inverse(key)
         ids = []
         for u in uniq.tolist():
             values = []

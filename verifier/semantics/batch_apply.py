@@ -25,11 +25,12 @@ from typing import Any
 import numpy as np
 
 from verifier.semantics import rules
-from verifier.semantics.batch import LocalBuf, NotBatched, Site, unique_inverse
+from verifier.semantics.batch import LocalBuf, NotBatched, Site
 from verifier.semantics.histories import EMPTY, BufInstance
-from verifier.semantics.records import FIDX, FLAGS_ALL, QIDX, TEMP, Group, Record
+from verifier.semantics.records import FIDX, FLAGS_ALL, QIDX, TEMP, Group, Record, passes
 from verifier.semantics.rules import AccessKind, Flag
 from verifier.semantics.threads import Threads
+from verifier.semantics.uniq import unique_first, unique_inverse, unique_values
 
 _ISSUE_ONLY = 1 << FIDX[Flag.issue]
 _KIND_CODE = {AccessKind.read: 0, AccessKind.write: 1, AccessKind.read_write: 2}
@@ -97,10 +98,18 @@ def expand(m: Any, site: Site, out: dict[int, tuple[Any, Elements]]) -> None:
     _, entry = out.setdefault(id(buf), (buf, Elements()))
     if not len(ext) or (ext == ext[0]).all():
         uniq, inv = ext[:1], None
-    else:
-        uniq, inv = np.unique(ext, axis=0, return_inverse=True)
+    else:  # distinct extents (rows), each row as one mixed-radix number
+        key, bound = np.zeros(len(ext), dtype=np.int64), 1
+        for d in range(ext.shape[1]):
+            radix = int(ext[:, d].max()) + 1
+            bound *= radix
+            if bound >= 1 << 62:
+                raise NotBatched("extents too large for one key")
+            key = key * radix + ext[:, d]
+        _, first, inv = unique_first(key)
+        uniq = ext[first]
     for k, e in enumerate(uniq):
-        sel = slice(None) if inv is None else np.flatnonzero(inv.reshape(-1) == k)
+        sel = slice(None) if inv is None else np.flatnonzero(inv == k)
         offs = np.zeros(1, dtype=np.int64)
         for n_d, s_d in zip(e.tolist(), strides):
             offs = (offs[:, None] + np.arange(n_d, dtype=np.int64)[None, :] * s_d).reshape(-1)
@@ -118,14 +127,15 @@ def sig_ids(m: Any, site: Site, cols: np.ndarray) -> np.ndarray:
         entry = rules.qual_entry(buf.mem.family, site.instr_tl, f"{buf.sym.name} @ {buf.mem}")
         cached = buf.entries[site.instr_tl] = (entry, *m.qual_codes(entry))
     entry, quals, qbits = cached
-    uniq, inv = unique_inverse(cols, len(m.cols))
+    uniq, inv = unique_inverse(cols)
     ids = []
     for c in uniq.tolist():
         t = m.cols[c]
         single = t.task is not None and t.mask & (t.mask - 1) == 0 and t.mask != 0
         conv = rules.access_convergent(entry.q0, site.kind, site.in_instr, t.task is not None,
                                        single)
-        ids.append(m.sig_id(Sig(site.kind, entry, quals, qbits, conv)))
+        k = m.sig_ids.get((site.kind, entry, conv))  # Sig.key, without making the Sig
+        ids.append(m.sig_id(Sig(site.kind, entry, quals, qbits, conv)) if k is None else k)
     return np.asarray(ids, dtype=np.int64)[inv]
 
 
@@ -199,7 +209,7 @@ def check_reads(m: Any, buf: Any, elem: np.ndarray, col: np.ndarray, sig: np.nda
     never check reads), in any order; every read record stays (SEM-2.6)."""
     if isinstance(buf, LocalBuf):
         return None
-    elems, run = unique_inverse(elem, buf.ids.size)
+    elems, run = unique_inverse(elem)
     old = buf.ids.reshape(-1)[elems]
     hist = old[run]
     first = np.flatnonzero(hist != EMPTY)
@@ -216,7 +226,7 @@ def check_pairs(m: Any, a: np.ndarray, b: np.ndarray, flag: np.ndarray, sig: np.
     if ns * ns * nc * nc * 4 >= 1 << 62:
         raise NotBatched("too many signatures")
     key = (((sig[a] * nc + col[a]) * ns + sig[b]) * nc + col[b]) * 4 + flag
-    for k in np.unique(key).tolist():
+    for k in unique_values(key).tolist():
         rest, f = divmod(k, 4)
         rest, cb = divmod(rest, nc)
         rest, sb = divmod(rest, ns)
@@ -237,38 +247,68 @@ def check_old(m: Any, hist: np.ndarray, sig: np.ndarray, col: np.ndarray) -> Non
     single = m.col_thread[col]
     one = single >= 0
     if one.any():
-        h1, s1, t1 = hist[one], sig[one], single[one]
-        key = h1 * len(m.sigs) + s1
-        uniq, inv = unique_inverse(key, len(m.table.histories) * len(m.sigs))
+        s1, t1 = sig[one], single[one]
+        hists, rank = unique_inverse(hist[one])  # ids are sparse in the table: ranked first
+        uniq, inv = unique_inverse(rank * len(m.sigs) + s1)
         width = m.current_dev_threads or 1
-        table = np.zeros((len(uniq), width), dtype=bool)
         tasks = m.col_task[col[one]]
         if (tasks != tasks[0]).any():
             raise NotBatched("collectives of several tasks")
         task = int(tasks[0])
-        for k, u in enumerate(uniq.tolist()):
-            h, s = divmod(u, len(m.sigs))
-            mask = m.history_passing(h, m.sigs[s], task)
-            table[k] = _bits(mask, width)
-        if (t1 >= width).any() or not table[inv, t1].all():
+        hs, ss = np.divmod(uniq, len(m.sigs))
+        memos: dict[int, dict[tuple[int, int], int]] = {}  # per signature (task is one)
+        masks = [m.history_passing(h, m.sigs[s], task, memos.setdefault(s, {}))
+                 for h, s in zip(hists[hs].tolist(), ss.tolist())]
+        if (t1 >= width).any() or not _bits(masks, width)[inv, t1].all():
             raise Diverge("hazard against an older history")
     many = np.flatnonzero(~one)
     if len(many):
-        ns, nc = len(m.sigs), len(m.cols)
-        key = (hist[many] * ns + sig[many]) * nc + col[many]
-        uniq, _ = unique_inverse(key, len(m.table.histories) * ns * nc)
-        hs, rest = np.divmod(uniq, ns * nc)
+        check_many(m, hist[many], sig[many], col[many])
+
+
+def check_many(m: Any, hist: np.ndarray, sig: np.ndarray, col: np.ndarray) -> None:
+    """check_old for collectives of several threads: each distinct (history, signature,
+    task) reduced to its distinct `Record.terms`, which few histories differ in, and each
+    distinct (terms, collective) decided once."""
+    ns, nc = len(m.sigs), len(m.cols)
+    task = m.col_task[col]
+    cpu = task < 0  # 𝔾 (CPU scope): Record.lacking, per distinct (history, sig, collective)
+    if cpu.any():
+        hists, rank = unique_inverse(hist[cpu])
+        hs, rest = np.divmod(unique_values((rank * ns + sig[cpu]) * nc + col[cpu]), ns * nc)
         ss, cs = np.divmod(rest, nc)
-        checks: dict[tuple[int, int], Any] = {}
-        for h, s, c in zip(hs.tolist(), ss.tolist(), cs.tolist()):
-            if not m.history_ok(h, m.sigs[s], m.cols[c], checks):
+        for h, s, c in zip(hists[hs].tolist(), ss.tolist(), cs.tolist()):
+            if not m.history_ok_everyone(h, m.sigs[s], m.cols[c]):
                 raise Diverge("hazard against an older history")
+        hist, sig, col, task = hist[~cpu], sig[~cpu], col[~cpu], task[~cpu]
+    if not len(hist):
+        return
+    hists, hrank = unique_inverse(hist)
+    tasks, trank = unique_inverse(task)
+    nt = len(tasks)
+    keys, kinv = unique_inverse((hrank * ns + sig) * nt + trank)
+    rest, ts = np.divmod(keys, nt)
+    hs, ss = np.divmod(rest, ns)
+    distinct: dict[tuple[Any, ...], int] = {}
+    terms_of: dict[tuple[int, int, int, int], Any] = {}
+    tids = [distinct.setdefault(m.history_terms(h, m.sigs[s], t, terms_of), len(distinct))
+            for h, s, t in zip(hists[hs].tolist(), ss.tolist(), tasks[ts].tolist())]
+    by_id = list(distinct)
+    pairs = np.asarray(tids, dtype=np.int64)[kinv] * nc + col
+    for k in unique_values(pairs).tolist():
+        t, c = divmod(k, nc)
+        mask = m.cols[c].mask
+        if not all(passes(x, mask) for x in by_id[t]):
+            raise Diverge("hazard against an older history")
 
 
-def _bits(mask: int, width: int) -> np.ndarray:
-    raw = (mask & ((1 << width) - 1)).to_bytes((width + 7) // 8, "little")
-    return np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little")[:width] \
-        .astype(bool)
+def _bits(masks: list[int], width: int) -> np.ndarray:
+    """Bits 0..width-1 of each mask, one row per mask."""
+    size = (width + 7) // 8
+    keep = (1 << width) - 1
+    raw = b"".join((mask & keep).to_bytes(size, "little") for mask in masks)
+    return np.unpackbits(np.frombuffer(raw, dtype=np.uint8).reshape(len(masks), size),
+                         axis=1, bitorder="little")[:, :width].astype(bool)
 
 
 def update_buffer(m: Any, buf: BufInstance, elems: np.ndarray, old: np.ndarray,
@@ -282,13 +322,12 @@ def update_buffer(m: Any, buf: BufInstance, elems: np.ndarray, old: np.ndarray,
     mid = np.full(len(elems), -1, dtype=np.int64)
     if has.any():
         nc = len(m.cols)
-        uniq, inv = np.unique(mut[has], return_inverse=True)
+        uniq, inv = unique_inverse(mut[has])
         made = [m.region_record(*divmod(k, nc)) for k in uniq.tolist()]
         mid[has] = np.asarray(made, dtype=np.int64)[inv.reshape(-1)]
     base = np.where(has, -1, old)
     nr, nm = len(m.region.read_groups) + 1, len(m.region.groups) + 1
-    uniq, inv = unique_inverse(((base + 1) * nr + reads + 1) * nm + mid + 1,
-                               (len(m.table.histories) + 1) * nr * nm)
+    uniq, inv = unique_inverse(((base + 1) * nr + reads + 1) * nm + mid + 1)
     hids = []
     for k in uniq.tolist():
         rest, mt = divmod(k, nm)
@@ -309,27 +348,24 @@ def read_sets(m: Any, run: np.ndarray, sig: np.ndarray, col: np.ndarray, nruns: 
     out = np.full(nruns, -1, dtype=np.int64)
     if not len(run):
         return out
-    ns, nc = len(m.sigs), len(m.cols)
-    if nruns * ns * nc < 1 << 62:
-        uniq, _ = unique_inverse((run * ns + sig) * nc + col, nruns * ns * nc)
-        r, code = np.divmod(uniq, ns * nc)
-        s, c = np.divmod(code, nc)
-    else:
-        trip = np.unique(np.stack([run, sig, col], axis=1), axis=0)
-        r, s, c = trip[:, 0], trip[:, 1], trip[:, 2]
-        code = s * nc + c
+    nc = len(m.cols)
+    codes, rank = unique_inverse(sig * nc + col)  # few distinct (signature, collective)
+    if nruns * len(codes) >= 1 << 62:
+        raise Diverge("too many read records")
+    r, k = np.divmod(unique_values(run * len(codes) + rank), len(codes))
+    code = codes[k]
+    s, c = np.divmod(code, nc)
     first = np.ones(len(r), dtype=bool)
     first[1:] = r[1:] != r[:-1]
     seg = np.cumsum(first) - 1
     seg_start = np.flatnonzero(first)
     seg_len = np.diff(np.append(seg_start, len(r)))
     salt = _RNG.integers(1, 1 << 62, size=2)
-    h1 = np.add.reduceat((code * salt[0]) ^ (code >> 7), seg_start)
-    h2 = np.add.reduceat((code + 1) * salt[1], seg_start)
-    _, rep, group = np.unique(np.stack([h1, h2, seg_len], axis=1), axis=0,
-                              return_index=True, return_inverse=True)
-    group = group.reshape(-1)
-    # exactness: every segment equals its group's representative, code by code
+    h = np.add.reduceat((code * salt[0]) ^ (code >> 7), seg_start) + seg_len * salt[1]
+    _, rep, group = unique_first(h)
+    # exactness: every segment equals its group's representative, in length and code by code
+    if (seg_len[rep[group]] != seg_len).any():
+        raise Diverge("read-set hash collision")  # never seen; the reference decides then
     rep_start = seg_start[rep[group]]
     offset = np.arange(len(r)) - seg_start[seg]
     if (code[rep_start[seg] + offset] != code).any():

@@ -18,7 +18,7 @@ from verifier import collectives
 from verifier.semantics.batch import Enumerator, NotBatched, region_ok
 from verifier.semantics.batch_apply import Diverge, Sig, apply_region, new_record
 from verifier.semantics.machine import Ctx, Machine
-from verifier.semantics.records import ALL, TEMP, Group, Record, passes
+from verifier.semantics.records import ALL, TEMP, Group, Record
 from verifier.semantics.rules import AccessKind
 from verifier.semantics.state import Finding
 from verifier.semantics.threads import Threads
@@ -39,6 +39,7 @@ class RegionRecords:
 
 class FastMachine(Machine):
     collectives = collectives
+    exact_families = False  # a family split that changes no record is skipped (Machine)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -169,26 +170,36 @@ class FastMachine(Machine):
             out += [(r, TEMP) for g in reads for r in g.records]
         return out
 
-    def history_passing(self, h: int, sig: Sig, task: int) -> int:
+    def history_passing(self, h: int, sig: Sig, task: int,
+                        memo: dict[tuple[int, int], int]) -> int:
+        """The threads of `task` whose single-thread access `sig` passes history h (`memo`:
+        each record's `Record.passing` per flag, for one signature and task: histories share
+        most of their records)."""
         mask = ALL
         for r, f in self._checked(h, sig):
-            mask &= r.passing(task, sig.quals, sig.qbits, f, sig.conv)
+            got = memo.get((id(r), f))
+            if got is None:
+                got = memo[(id(r), f)] = r.passing(task, sig.quals, sig.qbits, f, sig.conv)
+            mask &= got
         return mask
 
-    def history_ok(self, h: int, sig: Sig, threads: Threads,
-                   memo: dict[tuple[int, int, int | None], Any]) -> bool:
-        """SEM-4.5 of an access by `threads` against history h (`memo`: each checked record's
-        `Record.terms`, per history, signature and task, for the caller's region)."""
-        key = (h, id(sig), threads.task)
-        terms = memo.get(key)
-        if terms is None:
-            if threads.task is None:
-                checked = self._checked(h, sig)
-                return all(r.lacking(threads, sig.quals, sig.qbits, f, sig.conv) is None
-                           for r, f in checked)
-            terms = memo[key] = [r.terms(threads.task, sig.quals, sig.qbits, f, sig.conv)
-                                 for r, f in self._checked(h, sig)]
-        c = threads.mask
-        return all(passes(t, c) for t in terms)
+    def history_ok_everyone(self, h: int, sig: Sig, threads: Threads) -> bool:
+        """SEM-4.5 of an access by 𝔾 (CPU scope) against history h."""
+        return all(r.lacking(threads, sig.quals, sig.qbits, f, sig.conv) is None
+                   for r, f in self._checked(h, sig))
+
+    def history_terms(self, h: int, sig: Sig, task: int,
+                      terms_of: dict[tuple[int, int, int, int], Any]) -> tuple[Any, ...]:
+        """The distinct `Record.terms` of the records history h checks an access `sig` of
+        `task` against: the access passes iff its collective passes every one (`terms_of`:
+        each record's, for the caller's region, which histories share)."""
+        got = []
+        for r, f in self._checked(h, sig):
+            key = (id(r), f, id(sig), task)
+            t = terms_of.get(key)
+            if t is None:
+                t = terms_of[key] = r.terms(task, sig.quals, sig.qbits, f, sig.conv)
+            got.append(t)
+        return tuple(dict.fromkeys(got))
 
 __all__ = ["FastMachine", "Diverge"]

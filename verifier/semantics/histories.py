@@ -19,6 +19,7 @@ import numpy as np
 from verifier.lang.ir import ir
 from verifier.lang.stdlib.memories import Memory
 from verifier.semantics.records import Group
+from verifier.semantics.uniq import unique_inverse, unique_values
 
 History = tuple[tuple[Group, ...], tuple[Group, ...]]  # (reads, mutates)
 EMPTY = 0
@@ -64,7 +65,7 @@ class BufInstance:
                                     for f in self.fresh]
             self.fresh = []
             if sum(len(p) for p in parts) <= 2 * self.exact + 256:
-                self.named = np.unique(np.concatenate(parts))
+                self.named = unique_values(np.concatenate(parts))
                 return self.named
         self.fresh = []
         marks[self.ids.reshape(-1)] = True
@@ -85,8 +86,8 @@ def distinct(view: np.ndarray) -> tuple[list[int], np.ndarray | None]:
     first = int(flat[0])
     if flat.size == 1 or not (flat != first).any():
         return [first], None
-    uniq = np.sort(np.unique_values(flat))  # hashing, not sorting the box: few distinct ids
-    return uniq.tolist(), np.searchsorted(uniq, flat)
+    uniq, inv = unique_inverse(flat)
+    return uniq.tolist(), inv
 
 
 def elements_of(shape: tuple[int, ...], box: Box, inv: np.ndarray | None, which: list[int],

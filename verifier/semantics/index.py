@@ -4,8 +4,8 @@ witness (or pending-tag) condition, and the rules themselves decide on every can
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
-from typing import Iterator
 
 from verifier.semantics.records import Record, SyncCode
 from verifier.semantics.threads import Threads
@@ -59,26 +59,22 @@ class RecordIndex:
 
     def witness_candidates(self, threads: Threads, code: SyncCode) -> list[Record]:
         """Every live record a sync of `threads` with τ1 might witness (SEM-5.1), once."""
-        seen: set[int] = set()
-        out: list[Record] = []
+        lists: list[list[Record]] = []
         for q in code.order_quals or code.full_quals:  # T ⊇ F: ring storage too (DIAL-6)
             if threads.task is None:
-                lists = [v for (q0, _), v in self.granted.items() if q0 == q]
+                lists += [v for (q0, _), v in self.granted.items() if q0 == q]
                 lists += [v for (q0, _, _), v in self.initial.items() if q0 == q]
             else:
-                lists = [self.granted.get((q, threads.task), []),
-                         self.granted.get((q, None), [])]
-                lists.append(self.initial.get((q, threads.task, None), []))
-                lists.append(self.initial.get((q, None, None), []))
+                lists += [self.granted.get((q, threads.task), []),
+                          self.granted.get((q, None), []),
+                          self.initial.get((q, threads.task, None), []),
+                          self.initial.get((q, None, None), [])]
                 mask = threads.mask
                 lists += [recs for n, recs in self.by_thread.get((q, threads.task), {}).items()
                           if mask >> n & 1]
-            for recs in lists:
-                for rec in recs:
-                    if rec.group.alive and id(rec) not in seen:
-                        seen.add(id(rec))
-                        out.append(rec)
-        return out
+        # once each, in first-listed order (a dict keeps its keys' insertion order)
+        once = {id(rec): rec for rec in itertools.chain.from_iterable(lists)}
+        return [rec for rec in once.values() if rec.group.alive]
 
     def tagged_with(self, bar: int, elem: tuple[int, ...]) -> list[Record]:
         recs = [r for r in self.tagged.get((bar, elem), []) if r.group.alive]

@@ -63,6 +63,11 @@ class Ctx:
 class Machine(HazardChecks):
     """One run of the machine over one proc at concrete sizes."""
 
+    # A sync splits a family (SEM-4.4) even where the parts end up alike, so that a report
+    # names exactly the threads of the record that failed. The batched machine, which only
+    # decides whether any check fails (fast.py), skips such neutral splits.
+    exact_families = True
+
     def __init__(self, proc: ir.Proc, sizes: Mapping[str, int], collect_all: bool = False,
                  stop_at: tuple[str, str | None, SrcLoc] | None = None,
                  only: frozenset[str] | None = None, releases: bool = False) -> None:
@@ -364,7 +369,8 @@ class Machine(HazardChecks):
             self.collect_garbage()  # a fence visits every record it witnesses: drop dead ones
         done = augment_key(threads, second_code)
         for rec in self.index.witness_candidates(threads, first_code):
-            if rec.augmented(done):
+            applied = rec.applied  # Record.augmented, inlined (the machine's hottest loop)
+            if applied is not None and done in applied:
                 continue
             target = self.witnessed_part(rec, threads, first_code)
             if target is not None:

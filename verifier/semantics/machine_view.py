@@ -24,6 +24,7 @@ class MachineView(Protocol):
     order: CompletionOrder
     rings: RingInfo
     ledger: TxLedger
+    exact_families: bool
 
     def report(self, finding: Finding) -> None: ...
 

@@ -272,9 +272,11 @@ class Record:
     def witnessed(self, c: Threads, code: SyncCode) -> Threads | None:
         """The members a sync of C with τ1 witnesses (SEM-5.1): all, some, or none."""
         cov = self.cov
+        task, mask = c.task, c.mask
         for qv in code.witness_qvs:
             d = cov.get(qv)
-            if d and _meets(d, c):
+            if d and (any(d.values()) if task is None else
+                      (d.get(task, 0) | d.get(None, 0)) & mask):  # _meets, inlined (hot)
                 return self.threads
         if self.ordering:  # DIAL-6: ordered on τ1.T (⊇ τ1.F) by any flag, temp included
             for q in code.order_quals:
@@ -332,9 +334,11 @@ class Record:
         """JoinThreads(C) (SEM-1.7); returns a split-off family if members differ, and the
         index keys this record newly holds (when none split off)."""
         keys = []
+        task, mask = c.task, c.mask
         for qv, d in self.cov.items():
-            if _meets(d, c):
-                d[c.task] = d.get(c.task, 0) | c.mask
+            if any(d.values()) if task is None else \
+                    (d.get(task, 0) | d.get(None, 0)) & mask:  # _meets, inlined (hot)
+                d[task] = d.get(task, 0) | mask
                 if _witness_flag(self.ordering, qv):
                     keys.append((qv >> 2, c.task))
         inside = intersect(self.threads, c) if self.per_thread else \

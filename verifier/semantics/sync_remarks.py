@@ -20,14 +20,16 @@ from verifier.semantics.state import Finding
 
 def log_sync_error(proc: ir.Proc, sizes: Mapping[str, int], finding: Finding) -> None:
     """Log `debug/PROC-SIZES-sync-error.py` (sizes in argument order, as upstream names it)
-    in the global debug log; a no-op when no debug folder is set. Rules: API-6"""
+    and add the hazard to `debug/PROC-analysis.py` in the global debug log; a no-op when no
+    debug folder is set. Rules: API-6"""
     log = get_global_debug_log()
     if log.get_path() is None:
         return
     values = [str(sizes[a.name.name]) for a in proc.args if a.name.name in sizes]
     checked = inline_calls(proc)  # the program the machine ran (CALL-1)
-    log.log("-".join([str(proc.name)] + values), "sync-error", checked,
-            sync_error_remarks(checked, finding))
+    remarks = sync_error_remarks(checked, finding)
+    log.log("-".join([str(proc.name)] + values), "sync-error", checked, remarks)
+    log.log(str(proc.name), "analysis", checked, remarks, "sync_check")  # upstream's too
 
 
 def sync_error_remarks(proc: ir.Proc, f: Finding) -> dict[SrcLoc, list[str]]:

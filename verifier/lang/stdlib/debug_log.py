@@ -18,6 +18,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping
 
+from verifier.diagnostics import SrcLoc
 from verifier.lang.ir import ir
 from verifier.lang.ir.printer import Remarks, proc_text
 
@@ -40,8 +41,11 @@ REMARK_KINDS: Mapping[str, RemarkKind] = MappingProxyType({k.kind: k for k in (
                "hazard in upstream's words (`RAW HAZARD @ x[i, j]`) above the failing statement, "
                "the iterator values of that instance (`i = 3`) above their loops, and the "
                "earlier access"),
-    RemarkKind("analysis", False, "upstream's printed proc annotated with its collective "
-               f"analysis (domains, boxes, thread pitches) and VisRecord traces: {_INTERNAL}"),
+    RemarkKind("analysis", True, "the proc annotated with its collective analysis (each "
+               "scope's thread domain and box, each cuda_threads loop's thread pitch and index "
+               "expression, each distributed allocation's dimensions and thread pitch tuple), "
+               "the static error above the statement that raised it, and a hazard "
+               "p.sync_check(...) found, as in its sync-error remark"),
     RemarkKind("coll_analysis", False, "upstream's collective-analysis dump: " + _INTERNAL),
     RemarkKind("scheduled", False, "the proc as upstream's printer writes it after scheduling "
                "(spork-verify's printer differs)"),
@@ -56,7 +60,8 @@ class BaseCompilerDebugLog:
     def get_path(self) -> Path | None:
         return None
 
-    def log(self, proc_name: str, kind: str, proc: ir.Proc, remarks: Remarks) -> None:
+    def log(self, proc_name: str, kind: str, proc: ir.Proc, remarks: Remarks,
+            source: str = "") -> None:
         pass
 
     def write_all_impl(self) -> None:
@@ -68,25 +73,34 @@ class BaseCompilerDebugLog:
 
 @dataclass
 class CompilerDebugLog(BaseCompilerDebugLog):
-    """The log of one debug folder: served remark files by (proc name, kind)."""
+    """The log of one debug folder: by (proc name, kind), the proc last logged and the remarks
+    of each pass that logged it (upstream's files likewise gather the remarks of several
+    passes); a pass that logs again replaces its own remarks, as a re-run would."""
 
     path: Path
-    entries: dict[tuple[str, str], str] = field(default_factory=dict)
+    entries: dict[tuple[str, str], tuple[ir.Proc, dict[str, Remarks]]] = \
+        field(default_factory=dict)
 
     def get_path(self) -> Path | None:
         return self.path
 
-    def log(self, proc_name: str, kind: str, proc: ir.Proc, remarks: Remarks) -> None:
-        """Record `proc` printed with `remarks` as `debug/PROC_NAME-KIND.py`. Only served kinds
-        are ever logged (API-6)."""
+    def log(self, proc_name: str, kind: str, proc: ir.Proc, remarks: Remarks,
+            source: str = "") -> None:
+        """Set the remarks of pass `source` in `debug/PROC_NAME-KIND.py`, which prints `proc`
+        with the remarks of every pass. Only served kinds are ever logged (API-6)."""
         assert REMARK_KINDS[kind].served, kind
-        self.entries[(proc_name, kind)] = proc_text(proc, remarks)
+        _, passes = self.entries.get((proc_name, kind), (proc, {}))
+        self.entries[(proc_name, kind)] = (proc, {**passes, source: remarks})
 
     def write_all_impl(self) -> None:
         folder = self.path / "debug"
         folder.mkdir(parents=True, exist_ok=True)
-        for (name, kind), text in self.entries.items():
-            (folder / f"{name}-{kind}.py").write_text(text)
+        for (name, kind), (proc, passes) in self.entries.items():
+            merged: dict[SrcLoc, list[str]] = {}
+            for remarks in passes.values():
+                for loc, lines in remarks.items():
+                    merged.setdefault(loc, []).extend(lines)
+            (folder / f"{name}-{kind}.py").write_text(proc_text(proc, merged))
 
 
 def missing(path: str | Path) -> str | None:

@@ -158,13 +158,15 @@ def sm100_instrs() -> dict[str, Instr]:
         "Sm100_tmem_ld_32x32b_f32": Instr(
             "Sm100_tmem_ld_32x32b_f32",
             (InstrParam("dst", "tensor", "w", "Sm100_RmemMatrixD", shape),
-             InstrParam("src", "tensor", "r", "Sm100_Tmem", shape)),
+             InstrParam("src", "tensor", "r", "Sm100_Tmem", shape,
+                        distributed=(units.cuda_thread,), owner_only=True)),
             InstrTL.tcgen05_ld_instr, units.cuda_warpgroup, ("N",), _ld_problem,
             template_code=("ERR-P07", "BW-2.2")),
         # BW-7.1: tcgen05.st.32x32b, the warpgroup's registers into TMEM lanes 0..127
         "Sm100_tmem_st_32x32b_f32": Instr(
             "Sm100_tmem_st_32x32b_f32",
-            (InstrParam("dst", "tensor", "w", "Sm100_Tmem", shape),
+            (InstrParam("dst", "tensor", "w", "Sm100_Tmem", shape,
+                        distributed=(units.cuda_thread,), owner_only=True),
              InstrParam("src", "tensor", "r", "Sm100_RmemMatrixD", shape)),
             InstrTL.tcgen05_st_instr, units.cuda_warpgroup, ("N",), _ld_problem,
             template_code=("ERR-P07", "BW-7.1")),
