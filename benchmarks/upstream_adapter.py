@@ -309,8 +309,22 @@ def _built_by_exo_gpu(mkproc: Callable[..., Any], kwargs_text: dict[str, str]) -
     (SCHED-2): the test file is run in $SPORK_CONFORMANCE_EXO_GPU_PYTHON, the call evaluated
     in its namespace, and the procs upstream prints are parsed by spork-verify's front end,
     exactly as `spork-verify --exo-gpu-python` does for a file's module-level procs."""
-    call = f"{mkproc.__name__}({', '.join(f'{k}={v}' for k, v in kwargs_text.items())})"
+    call = f"{_reach(mkproc)}({', '.join(f'{k}={v}' for k, v in kwargs_text.items())})"
     return _built_by_exo_gpu_call(mkproc.__code__.co_filename, call, mkproc.__name__)
+
+
+def _reach(mkproc: Callable[..., Any]) -> str:
+    """An expression naming `mkproc` in the test module's namespace: its name, or, for a
+    function a test defines inside itself (`def test_x(...): def mkproc(): ...`) that reads
+    no variable of the test's, the function rebuilt from its code object, which is a constant
+    of the enclosing function's code."""
+    outer, *inner = mkproc.__qualname__.split(".<locals>.")
+    if not inner or mkproc.__code__.co_freevars or mkproc.__defaults__ or "." in outer:
+        return mkproc.__name__
+    code = f"{outer}.__code__"
+    for name in inner:
+        code = f"next(c for c in {code}.co_consts if getattr(c, 'co_name', '') == {name!r})"
+    return f"__import__('types').FunctionType({code}, globals())"
 
 
 _upstream_built: dict[tuple[str, str], Any] = {}  # (file, call) -> what upstream built

@@ -5,7 +5,7 @@ from __future__ import annotations
 import z3
 
 from verifier.lang.ir import ir
-from verifier.semantics.exprs import eval_expr
+from verifier.semantics.exprs import eval_expr, strides_read
 from verifier.encode.instances import z3_ops
 
 
@@ -17,8 +17,9 @@ def sample_sizes(proc: ir.Proc, count: int = 3, bound: int = 64) -> list[dict[st
     s = z3.Solver(ctx=ctx)
     for a in controls:
         s.add(env[a.name] >= (1 if a.typ.kind == "size" else 0), env[a.name] <= bound * 16)
-    for p in proc.preds:
-        v = lift(eval_expr(p, env, ops))
+    strides = {k: z3.Int(k.name, ctx) for p in proc.preds for k in strides_read(p)}
+    for p in proc.preds:  # a window's stride is one more unknown (LANG-2.8)
+        v = lift(eval_expr(p, {**env, **strides}, ops))
         s.add(v if z3.is_bool(v) else v != 0)
     out: list[dict[str, int]] = []
     total = z3.Sum([v for v in env.values()]) if env else z3.IntVal(0, ctx)

@@ -257,3 +257,46 @@ def test_unrecycled_slot_names_upstreams_element() -> None:
     assert finding.message.startswith("free_missing_arrive HAZARD @ free(empty[")
     assert "is never arrived on" in finding.message
     assert finding.counterexample is not None and finding.counterexample.replayed
+
+
+# upstream's test_coll_units.py mkproc_non_const_rmem: registers of a non-constant shard
+_RMEM = '''
+@proc
+def non_const(big: size):
+    assert big > 1000
+    with CudaDeviceFunction(blockDim=256):
+        for task in cuda_tasks(0, 1):
+            rmem: f32[4, 4, big] @ CudaRmem
+            for x in cuda_threads(0, 4, unit=64 * cuda_thread):
+                for y in cuda_threads(0, 4, unit=cuda_thread):
+                    for z in seq(0, 16):
+                        rmem[x, y, z] = 1337
+'''
+
+# another proc of the file naming an endgame-only memory (as test_coll_units.py does)
+_UNIFORM = '''
+@proc
+def uniform():
+    with CudaDeviceFunction(blockDim=32):
+        for task in cuda_tasks(0, 1):
+            r: f32 @ CudaRmemUniform(32)
+            pass
+'''
+
+
+@pytest.mark.rule("DIAL-19")
+@pytest.mark.parametrize("other, words", [("", "rmem @ CudaRmem requires constant shape"),
+                                          (_UNIFORM, "rmem @ CudaRmemLinear requires constant "
+                                           "shape")])
+def test_message_words_follow_the_file(tmp_path: Path, other: str, words: str) -> None:
+    """An unmarked proc is February's (DIAL-1) and says `CudaRmem`; in a file whose code names
+    endgame-only names it says endgame's `CudaRmemLinear` (CudaRmem's name there), located at
+    the allocation; the rules applied stay February's."""
+    path = _write(tmp_path, "from verifier.lang import *\n", _RMEM + other)
+    p = {q.name: q for q in load_procs(path)}["non_const"]
+    assert p.dialect == dialects.SPORK26
+    result = verify_proc(p)
+    assert result.verdict is Verdict.rejected
+    (finding,) = result.findings
+    assert words in finding.message and "big" in finding.message, finding.message
+    assert (finding.code, finding.loc.line) == ("ERR-A16", 8)  # rmem: ... @ CudaRmem

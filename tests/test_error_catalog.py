@@ -89,6 +89,10 @@ CASES = [
          sig="n: size @ DRAM", sig_mark=True, at="n: size"),
     Case("ERR-P26", "barrier argument not allowed", ["    pass"], kernel=False,
          sig="b: barrier", sig_mark=True, at="b: barrier"),
+    Case("ERR-P29", "Could not verify assertion stride(w, 0) == 1 in h3",
+         ["    z: f32[4, 2] @ DRAM", "    h3(z[:, 0])  #!"], kernel=False,
+         prelude=["", "", "@proc", "def h3(w: [f32][4]):", "    assert stride(w, 0) == 1",
+                  "    pass"]),
     Case("ERR-P28", "not part of the spork26 dialect",
          [T + "with CudaAsync(Sm80_cp_async_instr):  #!", T + "    pass"], at="CudaAsync"),
     # -- O: configuration objects (language.md §9.2)

@@ -170,3 +170,36 @@ def test_upstream_runs_in_a_private_folder_not_the_callers(tmp_path: Path,
                          {"XDG_CACHE_HOME": str(tmp_path / "cache")})
     assert folder.parent.name == "exo-gpu" and other != folder  # one cache per interpreter
     assert JIT_ENV == "CAMSPORK_JIT_DIR"
+
+
+@pytest.mark.rule("SCHED-7")
+@pytest.mark.parametrize("source_age, loaded", [(1000, True), (3000, False)])
+def test_child_loads_the_copied_checker_when_current(tmp_path: Path, monkeypatch,
+                                                     source_age: int, loaded: bool) -> None:
+    """The child takes the checker library of its copy of the cache as it is when it is newer
+    than every checker source (the copy has no ninja log for its paths, so upstream's JIT
+    would rebuild it); an older one is left to the JIT."""
+    import types
+
+    from verifier.load import exo_gpu_child
+
+    src = tmp_path / "lib"
+    src.mkdir()
+    (src / "exec.cpp").write_text("")
+    lib = tmp_path / "jit" / "camspork" / "libcamspork.so"
+    lib.parent.mkdir(parents=True)
+    lib.write_text("")
+    os.utime(src / "exec.cpp", (source_age, source_age))
+    os.utime(lib, (2000, 2000))
+    jit = types.ModuleType("exo.spork.camspork.jit")
+    jit.get_libcamspork_path = lambda: str(lib)  # type: ignore[attr-defined]
+    jit.get_src_path = lambda: str(src)  # type: ignore[attr-defined]
+    jit.compile_libcamspork = lambda: "ninja ran"  # type: ignore[attr-defined]
+    packages = {"exo": types.ModuleType("exo"), "exo.spork": types.ModuleType("exo.spork"),
+                "exo.spork.camspork": types.ModuleType("exo.spork.camspork")}
+    packages["exo.spork.camspork"].jit = jit  # type: ignore[attr-defined]
+    for name, module in {**packages, "exo.spork.camspork.jit": jit}.items():
+        monkeypatch.setitem(sys.modules, name, module)
+    monkeypatch.setenv(JIT_ENV, str(tmp_path / "jit"))
+    exo_gpu_child._prebuilt_checker()
+    assert jit.compile_libcamspork() == (str(lib) if loaded else "ninja ran")

@@ -22,6 +22,8 @@ from verifier.lang.rewrite.inline import inline_calls
 from verifier.lang.ir.lifetimes import early_releases
 from verifier.lang.stdlib.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
 from verifier.lang.ir.printer import expr_text, stmt_lines
+from verifier.lang.parse.dialect import message_dialect
+from verifier.lang.stdlib.dialects import memory_text
 from verifier.lang.stdlib.timelines import InstrTL, QualTL
 from verifier.check import barrier_exprs, static_barriers, static_calls, static_data_rings, \
     static_rings, static_sm100
@@ -164,9 +166,10 @@ class Analyzer:
             if mem.is_register and any(_literal(d) is None for d in shape[dist.R:]):
                 # COLL-5.8: the shard (the dims left after the distributed ones) is the
                 # register allocation, and it must have a constant shape (LANG-6.3)
-                raise RejectedInput(f"{sym.name} @ {mem} requires constant shape. Saw: "
-                                    f"[{', '.join(expr_text(d) for d in shape)}]; simplify() "
-                                    "if needed", self.alloc_site_loc[sym], code="ERR-A16",
+                raise RejectedInput(f"{sym.name} @ {self.mem_text(mem)} requires constant "
+                                    f"shape. Saw: [{', '.join(expr_text(d) for d in shape)}]; "
+                                    "simplify() if needed", self.alloc_site_loc[sym],
+                                    code="ERR-A16",
                                     rule="LANG-6.3", variable=sym.name)
 
     def note_use(self, sym: ir.Sym, ctx: Context, idx: tuple[Any, ...], *,
@@ -267,6 +270,11 @@ class Analyzer:
                 static_barriers.await_(self, s, ctx)
             case _:
                 raise UnhandledNode(s)
+
+    def mem_text(self, mem: Memory) -> str:
+        """`mem` as upstream's version of the file prints it (DIAL-19)."""
+        proc = self.model.proc
+        return memory_text(str(mem), message_dialect(proc.dialect, proc.loc.file))
 
     def check_control(self, e: ir.Expr) -> None:
         reads = [r for r in _walk_expr(e) if isinstance(r, (ir.Read, ir.Window, ir.Stride))]
@@ -413,9 +421,9 @@ class Analyzer:
                     f"SMEM allocation {s.name.name} @ {mem} requires constant shape, not "
                     f"{dims}; simplify() if needed", s.loc, code="ERR-A16", rule="LANG-6.3"))
             elif not (mem.is_register and ctx.cuda):  # registers: the shard, after COLL-5
-                raise RejectedInput(f"{s.name.name} @ {mem} requires constant shape. Saw: "
-                                    f"{dims}; simplify() if needed", s.loc, code="ERR-A16",
-                                    rule="LANG-6.3")
+                raise RejectedInput(f"{s.name.name} @ {self.mem_text(mem)} requires constant "
+                                    f"shape. Saw: {dims}; simplify() if needed", s.loc,
+                                    code="ERR-A16", rule="LANG-6.3")
         if mem.is_smem and ctx.device is not None and ctx.device.cfg.clusterDim > 1 \
                 and ctx.thread_iters:
             raise smem_below_cluster(s.name.name, mem, s.loc)

@@ -13,7 +13,7 @@ import time
 from verifier.diagnostics import RejectedInput
 from verifier.lang.ir import ir
 from verifier.results import ProcResult
-from verifier.semantics.exprs import CONTROL_RANGES, PY_OPS, admits, eval_expr
+from verifier.semantics.exprs import CONTROL_RANGES, PY_OPS, admits, eval_expr, layout_free
 from verifier.encode.verify import concrete_verdict, machine_finding
 
 
@@ -42,7 +42,7 @@ def check_sizes(proc: ir.Proc, sizes: dict[str, int]) -> None:
                                 rule="LANG-2.5" if kind == "size" else "LANG-2.3")
     env = {controls[name].name: value for name, value in sizes.items()}
     given = ", ".join(f"{k}={v}" for k, v in sizes.items())
-    for pred in proc.preds:
+    for pred in layout_free(proc.preds):
         if not bool(eval_expr(pred, env, PY_OPS)):
             raise RejectedInput(f"--sizes {given} violates this assert of proc {proc.name}; "
                                 "choose sizes that satisfy every assert (or drop --sizes to "

@@ -16,7 +16,7 @@ from verifier import collectives
 from verifier.collectives.symbolic import Z3Arith
 from verifier.diagnostics import Unsupported
 from verifier.lang.ir import ir
-from verifier.semantics.exprs import CONTROL_RANGES, PY_OPS, Ops, eval_expr
+from verifier.semantics.exprs import CONTROL_RANGES, PY_OPS, Ops, eval_expr, strides_read
 from verifier.check.sites import AccessSite, Context
 from verifier.encode.terms import address, conj, disj, ge, le, lt, same
 
@@ -127,7 +127,9 @@ class Encoder:
                 lo, hi = CONTROL_RANGES[typ.kind]
                 v = self.sizes[s]
                 self.assumptions.append(v >= lo if hi is None else z3.And(v >= lo, v <= hi))
-        env = dict(self.sizes)
+        env: dict[ir.Sym, z3.ArithRef] = dict(self.sizes)
+        for p in preds:  # a window's stride: unconstrained but by the asserts (LANG-2.8)
+            env.update({k: z3.Int(k.name, zctx) for k in strides_read(p)})
         for p in preds:
             self.assumptions.append(self.boolean(self.lift(eval_expr(p, env, self.ops))))
 

@@ -127,8 +127,31 @@ def _printed(roots: list[Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _prebuilt_checker() -> None:
+    """Load upstream's checker library from the copy of the cache the parent made (SCHED-7)
+    when it is newer than every checker source: upstream's JIT would run ninja on the copy,
+    whose build log is not there (it records the cache's own paths), and so rebuild the whole
+    library (about 40 s of CPU) in every child. A missing or older library is left to the JIT."""
+    try:
+        from exo.spork.camspork import jit
+    except ImportError:
+        return
+    if not os.environ.get("CAMSPORK_JIT_DIR"):
+        return
+    lib = jit.get_libcamspork_path()
+    try:
+        built = os.stat(lib).st_mtime
+        newest = max(os.stat(os.path.join(d, f)).st_mtime
+                     for d, _, files in os.walk(jit.get_src_path()) for f in files)
+    except (OSError, ValueError):
+        return
+    if newest < built:
+        jit.compile_libcamspork = lambda: lib
+
+
 def _run(request: dict[str, Any]) -> list[dict[str, Any]]:
     path, source = request["path"], request["source"]
+    _prebuilt_checker()
     module = types.ModuleType("spork_user_exo_gpu")
     # the child runs in a build folder of its own (SCHED-7): `__file__` and the import path
     # name the file where it is, not relative to the caller's working folder

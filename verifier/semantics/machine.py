@@ -32,7 +32,7 @@ from verifier.semantics import barriers, data_rings, ring_slots, rules
 from verifier.semantics.access import (
     InstrArg, clipped_box, instr_args, tracked_buffers, window_box,
 )
-from verifier.semantics.exprs import admits, compile_expr, data_reads
+from verifier.semantics.exprs import admits, compile_expr, data_reads, layout_free
 from verifier.semantics.hazards import HazardChecks
 from verifier.semantics.histories import Box, BufInstance, HistoryTable
 from verifier.semantics import index as record_index
@@ -125,7 +125,7 @@ class Machine(HazardChecks):
         for a in self.proc.args:
             if isinstance(a.typ, ir.Control) and not admits(a.typ.kind, self.env[a.name]):
                 return False
-        return all(bool(self.value(p)) for p in self.proc.preds)
+        return all(bool(self.value(p)) for p in layout_free(self.proc.preds))
 
     def run(self) -> list[Finding]:
         """Errors in trace order: the first only, or (collect_all) every distinct one, the

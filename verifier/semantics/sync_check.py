@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Mapping
 from verifier.diagnostics import (
     InternalError, RejectedInput, SharedLimitation, SporkError, Unsupported)
 from verifier.lang.ir import ir
-from verifier.semantics.exprs import PY_OPS, admits, eval_expr
+from verifier.semantics.exprs import PY_OPS, admits, eval_expr, layout_free
 from verifier.semantics.sync_remarks import log_sync_error
 
 __all__ = ["answer", "as_upstream", "check_call", "install", "sync_check"]
@@ -65,7 +65,7 @@ def check_call(proc: ir.Proc, sizes: Mapping[str, object]) -> dict[str, int]:
                           f"argument ({arg.typ.kind})")  # type: ignore[union-attr]
         values[name] = value
     env = {controls[name].name: value for name, value in values.items()}
-    for pred in proc.preds:
+    for pred in layout_free(proc.preds):
         if not bool(eval_expr(pred, env, PY_OPS)):
             raise _refuse(proc, sizes, "these sizes violate the proc's asserts (the one at "
                           f"{pred.loc})")

@@ -161,9 +161,26 @@ class USub:
 
 @dataclass(frozen=True, slots=True)
 class Stride:
+    """`stride(buf, dim)` of a window parameter (a dense tensor's is folded: `dense_stride`)."""
+
     buf: Sym
     dim: int
     loc: SrcLoc = field(compare=False)
+
+    @property
+    def key(self) -> Sym:
+        """The name its value takes in an environment of control values (LANG-2.8): one per
+        (buffer, dimension), negative ids so it never meets a `Sym.fresh` binder."""
+        return Sym(f"stride({self.buf.name}, {self.dim})", -(self.buf.id * 64 + self.dim))
+
+
+def dense_stride(dims: tuple["Expr", ...], loc: SrcLoc) -> "Expr":
+    """`stride(x, d)` of a dense tensor: the product of the extents `dims` after `d`, as
+    upstream computes it (LANG-2.6)."""
+    out: Expr = Const(1, loc)
+    for extent in dims:
+        out = extent if isinstance(out, Const) and out.value == 1 else BinOp("*", out, extent, loc)
+    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,6 +80,34 @@ def scan(tree: ast.AST, loc: Callable[[ast.AST], SrcLoc], notes: DialectNotes) -
                            f"{ast.unparse(node.args[2])})`", loc(node))
 
 
+def message_dialect(dialect: str, file: str) -> str:
+    """The dialect whose words a proc's messages take: its own when endgame; else endgame too
+    when its file's code names only endgame's marked names (the proc itself shows neither
+    dialect: a proc with February's evidence puts February's names in the file). The rules
+    applied stay the proc's own dialect's. Rules: DIAL-19"""
+    if dialect == dialects.ENDGAME:
+        return dialect
+    try:
+        stat = os.stat(file)
+    except OSError:
+        return dialect
+    return _names_dialect(file, stat.st_mtime_ns, stat.st_size) or dialect
+
+
+@functools.lru_cache(maxsize=64)
+def _names_dialect(file: str, mtime_ns: int, size: int) -> str | None:
+    """The one dialect whose marked names a version of `file` uses (loads and imports)."""
+    try:
+        with open(file, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    names = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name)] + \
+        [a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names]
+    found = {hit[0] for hit in map(dialects.marker, names) if hit is not None}
+    return found.pop() if len(found) == 1 else None
+
+
 def file_dialect(file: str) -> str | None:
     """The dialect a file's imports name (one dialect's names or modules only), or None."""
     try:

@@ -321,7 +321,8 @@ class ProcParser:
         shape = tuple(self.sub(a.hi, a.lo, a.loc) for a in window.idx if isinstance(a, ir.Interval))
         base_typ = base.typ
         typ = ir.Tensor(ir.element_type(base_typ) or "f32", shape, True)
-        tmap = (sym, special) if special is not None else base.tensor_map
+        # a window of a window keeps the tensor map it was taken through (DIAL-15)
+        tmap = (sym, special) if special is not None else window.tensor_map
         self.bind(name, _Binding(sym, "window", typ, base.mem, window.buf, dims,
                                  tensor_map=tmap))
         return ir.WindowStmt(sym, window, special, self.loc(s))
@@ -453,21 +454,11 @@ class ProcParser:
                 d = int(self.py_eval(dim))
                 if b.kind == "data" and isinstance(b.typ, ir.Tensor) and not b.typ.window \
                         and 0 <= d < len(b.typ.shape):
-                    return self.dense_stride(b.typ.shape[d + 1:], loc)
+                    return ir.dense_stride(b.typ.shape[d + 1:], loc)
                 return ir.Stride(b.sym, d, loc)
             case _:
                 raise self.err(node, f"unsupported expression `{ast.unparse(node)}`", "ERR-P25",
                                "LANG-2.6")
-
-    @staticmethod
-    def dense_stride(dims: tuple[ir.Expr, ...], loc: SrcLoc) -> ir.Expr:
-        """`stride(x, d)` of a dense tensor (not a window): the product of the extents after
-        `d`, as upstream computes it (LANG-2.6); a window's stride stays `ir.Stride`."""
-        out: ir.Expr = ir.Const(1, loc)
-        for extent in dims:
-            out = extent if isinstance(out, ir.Const) and out.value == 1 else \
-                ir.BinOp("*", out, extent, loc)
-        return out
 
     def name_expr(self, name: str, node: ast.expr) -> ir.Expr:
         b = self.lookup(name)

@@ -137,7 +137,7 @@ class _Inliner:
             if param.name in tensors:
                 self.check_arg(s, callee, param, tensors[param.name], sub)
         for pred in callee.preds:
-            self.precondition(s, callee, sub.node(pred), env)
+            self.precondition(s, callee, pred, sub.node(pred), env)
         body = inline_calls(callee).body  # the callee's own calls first
         sub.binders.update(fresh_binders(body))
         return tuple(sub.node(x) for x in body)
@@ -184,10 +184,19 @@ class _Inliner:
                               f"{expr_text(want)} of {callee.name}'s argument {pname}", s.loc,
                               rule="CALL-3", code="ERR-V11", variable=w.buf.name)
 
-    def precondition(self, s: ir.Call, callee: ir.Proc, pred: ir.Expr,
+    def precondition(self, s: ir.Call, callee: ir.Proc, original: ir.Expr, pred: ir.Expr,
                      env: dict[ir.Sym, Bound]) -> None:
         """CALL-4: the callee's assertion `pred` (over the caller's names) holds at the call."""
-        pred = _fold(pred)
+        shown = _fold(self.dense_strides(pred))
+        if isinstance(shown, ir.BinOp) and shown.op in _CMP and \
+                isinstance(shown.lhs, ir.Const) and isinstance(shown.rhs, ir.Const):
+            shown = ir.Const(bool(_CMP[shown.op](shown.lhs.value, shown.rhs.value)), shown.loc)
+        if isinstance(shown, ir.Const) and not shown.value:  # upstream's bounds check rejects
+            raise RejectedInput(f"Could not verify assertion {_bare(original)} in "
+                                f"{callee.name} at {original.loc}: it is false at this call, "
+                                f"where it reads {_bare(self.dense_strides(pred))}", s.loc,
+                                rule="CALL-4", code="ERR-P29")
+        pred = shown
         if _implied(pred, self.caller.preds, env):
             names: set[ir.Sym] = set()
             _walk(pred, lambda n: names.add(n.name) if isinstance(n, ir.Var) else None)
@@ -199,6 +208,29 @@ class _Inliner:
                           f"assertion `{expr_text(pred)}` holds at this call from "
                           f"{self.caller.name}'s assertions; assert it in {self.caller.name}",
                           s.loc, rule="CALL-4", code="ERR-V11")
+
+    def dense_strides(self, e: ir.Expr) -> ir.Expr:
+        """`e` with the stride of each dense caller buffer as its extents' product: a window
+        parameter's stride is the actual's at the call (LANG-2.8)."""
+        match e:
+            case ir.Stride(buf=buf, dim=dim):
+                typ = self.types.get(buf, (None, None))[0]
+                if isinstance(typ, ir.Tensor) and not typ.window and 0 <= dim < len(typ.shape):
+                    return ir.dense_stride(typ.shape[dim + 1:], e.loc)
+                return e
+            case ir.BinOp(lhs=lhs, rhs=rhs):
+                return dataclasses.replace(e, lhs=self.dense_strides(lhs),
+                                           rhs=self.dense_strides(rhs))
+            case ir.USub(arg=arg):
+                return dataclasses.replace(e, arg=self.dense_strides(arg))
+            case _:
+                return e
+
+
+def _bare(e: ir.Expr) -> str:
+    """`e`'s text without the parentheses the printer puts round a whole comparison."""
+    text = expr_text(e)
+    return text[1:-1] if isinstance(e, ir.BinOp) and text.startswith("(") else text
 
 
 _CMP = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,

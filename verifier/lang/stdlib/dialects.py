@@ -111,6 +111,16 @@ SPORK26_NAMES: Mapping[str, str] = MappingProxyType({
 })
 
 
+# A memory endgame prints under another name: its `CudaRmem` is an alias of `CudaRmemLinear`,
+# whose name() its messages print (DIAL-19).
+ENDGAME_MEMORY_NAMES: Mapping[str, str] = MappingProxyType({"CudaRmem": "CudaRmemLinear"})
+
+
+def memory_text(name: str, dialect: str) -> str:
+    """A memory's name as the dialect's messages print it (DIAL-19)."""
+    return ENDGAME_MEMORY_NAMES.get(name, name) if dialect == ENDGAME else name
+
+
 def marker(name: str) -> tuple[str, str] | None:
     """(dialect, what it is) of a name only one dialect has; None for a shared name."""
     for dialect, table in ((ENDGAME, ENDGAME_NAMES), (ENDGAME, TK_NAMES),
