@@ -22,7 +22,8 @@ from harness import ROOT, load_average
 
 PROGRAMS = ROOT / "tests" / "programs_blackwell"
 PROVED = ["bw_gemm", "bw_gemm_cta2", "bw_gemm_multicast", "bw_gemm_persistent", "bw_gemm_f16",
-          "bw_gemm_f8", "bw_gemm_tmem_a"]
+          "bw_gemm_f8", "bw_gemm_tmem_a",
+          "bw_gemm_tma_store"]
 TARGET_S = 3.0
 
 

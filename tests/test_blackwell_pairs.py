@@ -62,6 +62,7 @@ RACES = [
     ("bw_gemm_f16_bug_no_proxy_fence", "A_s[r, j] = "),
     ("bw_gemm_f8_bug_no_step_sync", "Sm100_mma_f8f6f4_zero_cta1("),
     ("bw_gemm_multicast_bug_commit_mask", "Sm100_mma_tf32_zero_cta1("),
+    ("bw_gemm_tma_store_bug_no_proxy_fence", "Sm100_store_d_row_major_f32(C_s"),
 ]
 
 
@@ -78,6 +79,25 @@ def test_refutation_names_both_statements_and_the_missing_sync(
     assert ("earlier access", _line(path, earlier)) in roles, roles
     assert ("later access", exp.line) in roles, roles
     assert any(role == "missing sync" for role, _ in roles), roles
+    assert f["counterexample"]["replayed"] is True
+
+
+def test_tma_store_without_bulk_wait_races_with_the_free(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """SEM-4.7, SEM-8.4: a TMA store never committed to a bulk group and awaited may still read
+    its staging buffer when the buffer is freed. A free hazard has no placed Fence hint (the
+    hint names the allocation's scope instead); both statements and the replay are checked."""
+    path = PROGRAMS / "bw_gemm_tma_store_bug_no_store_wait.py"
+    (exp,) = expectations(path)
+    code, result = _json(capsys, path)
+    assert code == 1 and result["verdict"] == "refuted"
+    (f,) = result["findings"]
+    assert (f["kind"], f["variable"], f["location"]["line"]) == (exp.kind, exp.variable, exp.line)
+    assert exp.line == _line(path, "C_s: f32[128, 64] @ CudaSmemLinear")
+    assert {(r["role"], r["line"]) for r in f["related"]} == {
+        ("earlier access", _line(path, "Sm90_copy_tensor_to_gmem_linear_2f32(")),
+        ("later access", exp.line)}
+    assert f["rule"] == "SEM-4.7" and "before it is freed" in f["hint"]
     assert f["counterexample"]["replayed"] is True
 
 
@@ -171,6 +191,8 @@ def test_tables_cover_st_and_cp() -> None:
     ("bw_gemm_cta2_bug_no_pair_sync", 3), ("bw_gemm_persistent", 2),
     ("bw_gemm_persistent_bug_lag3", 3), ("bw_gemm_tmem_a", 3), ("bw_gemm_f16", 2),
     ("bw_gemm_multicast", 2), ("bw_gemm_multicast_bug_commit_mask", 2),
+    ("bw_gemm_tma_store", 2), ("bw_gemm_tma_store_bug_no_proxy_fence", 2),
+    ("bw_gemm_tma_store_bug_no_store_wait", 2),
     ("bw_gemm_f8_bug_no_step_sync", 2),  # its RAW on D was an unreplayed candidate (BW-2.2)
 ])
 def test_symbolic_equals_concrete(name: str, bound: int) -> None:

@@ -264,6 +264,24 @@ def test_multicast_commit_names_both_ctas() -> None:
     assert "exo_Sm100_smemDesc((A_s + (k % 2) * 4096 + (8 * kk)), 1024u, 2u)" in text
 
 
+@pytest.mark.rule("SEM-8.1")
+@pytest.mark.rule("SEM-8.4")
+def test_tma_store_epilogue_lowers_for_sm100a() -> None:
+    """bw_gemm_tma_store: the staging-buffer writes, then the CTA barrier and the proxy fence,
+    then one warp's TMA store (the Hopper lowering, `global.shared::cta` bulk group), its commit
+    and `wait_group 0`, then the CTA barrier before the next task reuses the buffer."""
+    text = _emitted(PROGRAMS / "bw_gemm_tma_store.py", "bw_gemm_tma_store")
+    task = text[text.index("void exo_deviceTask("):]
+    order = ["exo_Sm100_storeRow<64>(C_s, 64, 1, Dr);", 'asm volatile("barrier.cta.sync 0;"',
+             'asm volatile("fence.proxy.async;"', "exo_Sm90_tmaStore<2, false>(",
+             '"cp.async.bulk.commit_group;"', '"cp.async.bulk.wait_group 0;"',
+             'asm volatile("barrier.cta.sync 0;"', "tcgen05.dealloc"]
+    at = 0
+    for piece in order:
+        at = task.index(piece, at) + len(piece)
+    assert "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group" in text
+
+
 @pytest.mark.rule("BW-CG-8")
 @pytest.mark.parametrize("case", _cases("refuted"), ids=lambda c: c[1])
 def test_refuted_proc_emits_nothing(case: tuple[Path, str], tmp_path: Path,
