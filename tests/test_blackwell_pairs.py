@@ -63,6 +63,7 @@ RACES = [
     ("bw_gemm_f8_bug_no_step_sync", "Sm100_mma_f8f6f4_zero_cta1("),
     ("bw_gemm_multicast_bug_commit_mask", "Sm100_mma_tf32_zero_cta1("),
     ("bw_gemm_tma_store_bug_no_proxy_fence", "Sm100_store_d_row_major_f32(C_s"),
+    ("bw_gemm_tma_store_bug_warp_fence_only", "Sm100_store_d_row_major_f32(C_s"),
 ]
 
 
