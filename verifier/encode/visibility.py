@@ -94,14 +94,19 @@ class VisibilityBuilder:
 
     def program_order(self, sa: AccessSite, a: Instance, sb: AccessSite, b: Instance,
                       flag: Flag) -> z3.BoolRef:
-        """SEM-4.6: same thread, q0(a) ∈ X(b), a in order."""
+        """SEM-4.6: q0(a) ∈ X(b), a in order, and C_b ⊆ T_a (b's chosen thread holds a's
+        grant) or, for a convergent b, C_b ∩ T_a ≠ ∅ with a's own thread as the witness
+        (Choice E7: a's thread is in T_a, per-thread record or convergent one alike)."""
         if sa.out_of_order or sa.qual.q0 not in sb.qual.extended:
             return self.false()
         if a.thread is None:  # CPU scope: 𝔾 × {q0}
             return self.true() if b.thread is None else self.false()
         if b.thread is None:
             return self.false()
-        return conj((self.same_task(a, b), self.holds_thread(sa, a, b.thread)), self.zctx)
+        holds = self.holds_thread(sa, a, b.thread)
+        if sb.convergent and not sb.is_free:
+            holds = disj((holds, self.enc.member(b.ctx, a.thread, b.iters)), self.zctx)
+        return conj((self.same_task(a, b), holds), self.zctx)
 
     def boundary(self, sa: AccessSite, a: Instance, sb: AccessSite, b: Instance,
                  flag: Flag) -> z3.BoolRef:
