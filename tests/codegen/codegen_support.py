@@ -105,8 +105,8 @@ def uses_mbarriers(proc: ir.Proc, ring: bool | None = None) -> bool:
 
 def unlowered_construct(proc: ir.Proc) -> str | None:
     """The first construct of `proc` that codegen refuses by design (mbarriers in a cluster or
-    multicast, events, tensor maps, trailing barriers, wgmma fences, tensor-map parameters), or
-    None."""
+    multicast, events, tensor maps, trailing barriers, wgmma fences, tensor-map parameters,
+    instructions on packed registers: specs/codegen.md), or None."""
     params = {a.name for a in proc.args}
 
     def walk(stmts: tuple[ir.Stmt, ...], cluster: int = 1) -> str | None:
@@ -131,6 +131,9 @@ def unlowered_construct(proc: ir.Proc) -> str | None:
                 return "tensor-map parameter"
             if isinstance(s, ir.Fence) and "wgmma" in str(s.first):
                 return "wgmma fence"
+            if isinstance(s, ir.Call) and any(getattr(p, "formal_mem", "") == "CudaRmemPacked32"
+                                              for p in getattr(s.callee, "params", ())):
+                return "packed registers (CudaRmemPacked32)"
             for child in ("body", "orelse"):
                 found = walk(getattr(s, child, ()), cluster)
                 if found:
