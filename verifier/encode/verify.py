@@ -14,7 +14,6 @@ import itertools
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from math import prod
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +44,9 @@ from verifier.encode.solver import (
 )
 from verifier.encode.visibility import ANCHORED_FALLBACK
 from verifier.encode.releases import early_releases, release_evidence, release_outcome
+from verifier.encode.replays import (
+    Replays, cost as _cost, replay as _replay, replay_first, run_machine, seen as _seen,
+)
 
 
 @dataclass
@@ -103,49 +105,6 @@ def static_finding(e: SporkError) -> Finding:
     return Finding(kind, e.message, e.variable, e.loc, (), None, e.rule, e.code)
 
 
-
-
-def run_machine(proc: ir.Proc, sizes: dict[str, int], **kwargs: object
-                ) -> tuple[bool, list[MachineFinding]]:
-    """The concrete machine, imported on the first replay: a proof that replays nothing (every
-    proved proc) does not pay for its imports (numpy among them)."""
-    from verifier.semantics.run import run_machine as run
-
-    return run(proc, sizes, **kwargs)  # type: ignore[arg-type]
-
-
-def _replay(proc: ir.Proc, sizes: dict[str, int],
-            cache: dict[tuple, list[MachineFinding]],
-            target: tuple[str, str | None, object] | None = None) -> list[MachineFinding]:
-    """Errors the machine finds at `sizes`, first in trace order first.
-
-    A cheap run that stops at the first error comes first; when its error is not the target
-    obligation's, the machine runs again collecting every error on the target's variable
-    alone (a targeted replay, Choice M8 of specs/verification.md), up to the target's first
-    occurrence (a run that reaches the end is marked complete for that variable, or for every
-    variable when untargeted, and never repeated; running collect-all to the end costs far
-    more than stopping at the target, measured on gemm_sm80 mutants: 292 s against 45 s)."""
-    key = tuple(sorted(sizes.items()))
-    complete = ("complete",) + key
-    if key not in cache:
-        holds, first = run_machine(proc, sizes)
-        cache[key] = first if holds else []
-        if not holds or not first:
-            cache[complete] = []
-    found = cache[key]
-    hit = target is not None and any((f.kind, f.variable, f.loc) == target for f in found)
-    only = frozenset({target[1]}) if target is not None and target[1] is not None else None
-    scope = complete if only is None else ("complete",) + tuple(sorted(only)) + key
-    if not hit and complete not in cache and scope not in cache:
-        holds, found = run_machine(proc, sizes, collect_all=True,
-                                   stop_at=target, only=only)  # type: ignore[arg-type]
-        merged = list(cache[key]) if holds else []
-        merged += [f for f in found if all((f.kind, f.variable, f.loc) !=
-                                            (g.kind, g.variable, g.loc) for g in merged)]
-        cache[key] = merged
-        if not any((f.kind, f.variable, f.loc) == target for f in found):
-            cache[scope] = []
-    return cache[key]
 
 
 @contextmanager
@@ -272,7 +231,7 @@ class _Run:
         self.proc, self.builder, self.discharger, self.opts = proc, builder, discharger, opts
         self.sizes = tuple(builder.size_names)
         self.built: dict[tuple[str, Step], tuple[Built, Query]] = {}
-        self.replays: dict[tuple, list[MachineFinding]] = {}
+        self.replays: Replays = {}
         self.confirmed: set[tuple] = set()
         self.premises_seen: set[int] = set()  # premises already among the obligations
         # PR-8: each shared query's solve (obligations.py `_share`), and who reported its units
@@ -397,6 +356,14 @@ class _Run:
             following = self.next_step(ob, step, outcome.status)
             if following is None:
                 break
+            if outcome.status is Status.candidate and not ob.release:
+                early, extra = replay_first(self.proc, ob, built, self.query(ob, step)[1].rlimit,
+                                            self.sizes, self.discharger, self.replays,
+                                            self.opts.keep_queries)
+                used += extra
+                if early is not None:  # Choice E7: confirmed, no refinement can remove it
+                    outcome = early
+                    break
             if outcome.status is Status.candidate and following[0] == step[0]:
                 candidate = outcome, step
             step = following
@@ -458,28 +425,8 @@ class _Run:
         return outcome, used
 
 
-def _cost(outcome: Outcome, sizes: tuple[str, ...]) -> tuple[int, int]:
-    """How large a candidate's replay is: the product, then the sum, of its sizes."""
-    values = [max(1, (outcome.model or {}).get(name, 0)) for name in sizes]
-    return prod(values), sum(values)
-
-
-def _seen(ob: Obligation, replays: dict[tuple, list[MachineFinding]]
-          ) -> tuple[dict[str, int], MachineFinding] | None:
-    """Sizes and error of an earlier replay that found this obligation's error (same kind,
-    variable, statement): refinement cannot remove it, and no new replay is needed."""
-    target = (ob.kind, ob.variable, ob.loc)
-    for key, found in replays.items():
-        if key and key[0] == "complete":
-            continue
-        for f in found:
-            if (f.kind, f.variable, f.loc) == target:
-                return dict(key), f
-    return None
-
-
 def _judge(proc: ir.Proc, ob: Obligation, outcome: Outcome,
-           replays: dict[tuple, list[MachineFinding]], builder: ObligationBuilder,
+           replays: Replays, builder: ObligationBuilder,
            confirmed: set[tuple]) -> tuple[ObligationStatus, Finding | None]:
     if outcome.status is Status.proved:
         return ObligationStatus.proved, None
