@@ -45,7 +45,7 @@ from verifier.encode.solver import (
 from verifier.encode.visibility import ANCHORED_FALLBACK
 from verifier.encode.releases import early_releases, release_evidence, release_outcome
 from verifier.encode.replays import (
-    Replays, cost as _cost, replay as _replay, replay_first, run_machine, seen as _seen,
+    Replays, cost, replay, replay_first, run_machine, seen,
 )
 
 
@@ -295,13 +295,14 @@ class _Run:
             for ob in obligations:
                 target = self.target(ob)
                 if not ob.discharged_by and target is not None:
-                    self.discharger.submit(self.query(target, (0, False))[1])
+                    self.discharger.submit(self.query(target, FIRST_STEP)[1])
 
     def all(self, obligations: list[Obligation], progress: Callable[[int, int], None] | None
             ) -> tuple[list[ObligationResult], list[Finding]]:
-        """Every obligation solved in order; candidates are replayed afterwards, smallest
-        sizes first (a replay's cost grows with the sizes, and one replay at small sizes
-        often confirms the candidates of several obligations: `_seen`, `reuse_sizes`)."""
+        """Every obligation solved in order (a first step's candidate replayed at once, Choice
+        E7); the last steps' candidates are replayed afterwards, smallest sizes first (a
+        replay's cost grows with the sizes, and one replay at small sizes often confirms the
+        candidates of several obligations: `seen`, `reuse_sizes`)."""
         done: dict[int, tuple[ObligationResult, Finding | None]] = {}
         deferred: list[tuple[int, Obligation, Outcome, Step, int, float]] = []
         premises_seen = self.premises_seen
@@ -324,7 +325,7 @@ class _Run:
                 self.prefetch([pending[-1]])
             if progress is not None:
                 progress(len(done), index + len(pending))
-        deferred.sort(key=lambda d: (_cost(d[2], self.sizes), d[0]))
+        deferred.sort(key=lambda d: (cost(d[2], self.sizes), d[0]))
         for k, ob, outcome, step, used, spent in deferred:
             done[k] = self.finish(ob, outcome, step, used, time.perf_counter() - spent)
             if progress is not None:
@@ -355,7 +356,7 @@ class _Run:
             outcome, built = self.decide(ob, step)
             used += outcome.rlimit
             premises |= built.premises
-            if _seen(ob, self.replays) is not None:
+            if seen(ob, self.replays) is not None:
                 break  # a replay already exhibits this error: no refinement can remove it
             following = self.next_step(ob, step, outcome.status)
             if following is None:
@@ -383,7 +384,7 @@ class _Run:
             return ObligationResult(ob.id, ob.rule, ob.kind, ObligationStatus.proved,
                                     time.perf_counter() - t0, "", ob.description, 0,
                                     ob.discharged_by, note=ob.note), None
-        if outcome.status is Status.candidate and _seen(ob, self.replays) is None:
+        if outcome.status is Status.candidate and seen(ob, self.replays) is None:
             outcome, extra = self.reuse_sizes(ob, step, outcome)
             used += extra
         status, finding = _judge(self.proc, ob, outcome, self.replays, self.builder,
@@ -438,9 +439,9 @@ def _judge(proc: ir.Proc, ob: Obligation, outcome: Outcome,
         return ObligationStatus.unknown, Finding(
             FindingKind.unknown, f"{ob.description}: solver returned unknown "
             f"({outcome.reason})", ob.variable, ob.loc, (), None, ob.rule)
-    seen = _seen(ob, replays)
-    if seen is not None:
-        sizes, found = seen
+    shown = seen(ob, replays)
+    if shown is not None:
+        sizes, found = shown
         key = (found.kind, found.variable, found.loc)
         if key in confirmed:
             return ObligationStatus.refuted, None
@@ -448,7 +449,7 @@ def _judge(proc: ir.Proc, ob: Obligation, outcome: Outcome,
         return ObligationStatus.refuted, machine_finding(found, sizes, True)
     assert outcome.model is not None
     sizes = {name: outcome.model[name] for name in builder.size_names}
-    all_found = _replay(proc, sizes, replays, (ob.kind, ob.variable, ob.loc))
+    all_found = replay(proc, sizes, replays, (ob.kind, ob.variable, ob.loc))
     if not all_found:
         cex = Counterexample(sizes, {k: v for k, v in outcome.model.items()
                                      if k not in sizes}, [], [], False)
