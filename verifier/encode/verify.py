@@ -220,10 +220,13 @@ def proc_verdict(statuses: set[ObligationStatus], replayed: bool) -> Verdict:
 
 
 Step = tuple[int, bool]  # (refinement level, anchored witnesses at a quantified level)
-# Choice E7 replays the first step's candidate only: a real error shows there (every hit on the
-# sporkbench GEMMs came at this step), and an exact query at a later step costs up to 30x more
-# units for each obligation that refinement goes on to prove
 FIRST_STEP: Step = (0, False)
+
+
+def quantified(step: Step) -> bool:
+    """A step whose query binds its witnesses with quantifiers (Choice E5): the dear ones,
+    which Choice E7 replays the first step's candidate before."""
+    return step[0] in ANCHORED_FALLBACK and not step[1]
 
 
 class _Run:
@@ -352,6 +355,7 @@ class _Run:
                 self.shared_by.add(ob.id)
                 return outcome, shared_step, used, premises
         candidate: tuple[Outcome, Step] | None = None  # the last level's anchored candidate
+        tried_first = ob.release != ""  # E7 is for the proc's own obligations
         while True:
             outcome, built = self.decide(ob, step)
             used += outcome.rlimit
@@ -361,12 +365,14 @@ class _Run:
             following = self.next_step(ob, step, outcome.status)
             if following is None:
                 break
-            if outcome.status is Status.candidate and step == FIRST_STEP and not ob.release:
-                early, extra = replay_first(self.proc, ob, built, self.query(ob, step)[1].rlimit,
-                                            self.sizes, self.discharger, self.replays,
+            if outcome.status is Status.candidate and quantified(following) and not tried_first:
+                tried_first = True  # Choice E7, once, before the first quantified query
+                first, q = self.query(ob, FIRST_STEP)
+                early, extra = replay_first(self.proc, ob, first, q.rlimit, self.sizes,
+                                            self.discharger, self.replays,
                                             self.opts.keep_queries)
                 used += extra
-                if early is not None:  # Choice E7: confirmed, no refinement can remove it
+                if early is not None:  # confirmed: no refinement can remove it
                     outcome = early
                     break
             if outcome.status is Status.candidate and following[0] == step[0]:
