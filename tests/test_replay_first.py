@@ -99,3 +99,21 @@ def test_unconfirmed_candidate_changes_nothing(compare) -> None:
     assert new.verdict is old.verdict is Verdict.proved
     assert new.certificate is not None and old.certificate is not None
     assert new.certificate.obligations == old.certificate.obligations
+
+
+def test_same_results_with_workers() -> None:
+    """E7's queries and replays stay in the calling process, in the obligations' order: the
+    report (statuses, query hashes, findings and their counterexamples) is the same for every
+    --jobs (D4). (Units are left out: z3 counts a few more or fewer in a worker's context than
+    in this one, with or without E7.)"""
+    from verifier.encode.verify import Options
+
+    def summary(result: ProcResult) -> tuple:  # type: ignore[type-arg]
+        return (result.verdict, [(o.id, o.status, o.query_hash)
+                                 for o in result.obligations],
+                [(f.kind, f.variable, f.loc.line, f.counterexample)
+                 for f in result.findings])
+
+    proc = load_one(EXAMPLES / "endgame_ws_ring_bug_deadlock.py", "endgame_ws_ring_bug_deadlock")
+    assert summary(verify_proc(proc, Options(jobs=1))) == \
+        summary(verify_proc(proc, Options(jobs=2)))
