@@ -62,31 +62,38 @@ def replay(proc: ir.Proc, sizes: dict[str, int], cache: Replays,
 
 def cost(outcome: Outcome, sizes: tuple[str, ...]) -> tuple[int, int]:
     """How large a candidate's replay is: the product, then the sum, of its sizes."""
-    values = [max(1, (outcome.model or {}).get(name, 0)) for name in sizes]
+    return _size([(outcome.model or {}).get(name, 0) for name in sizes])
+
+
+def _size(values: list[int]) -> tuple[int, int]:
+    values = [max(1, v) for v in values]
     return prod(values), sum(values)
 
 
 def seen(ob: Obligation, replays: Replays) -> tuple[dict[str, int], MachineFinding] | None:
     """Sizes and error of an earlier replay that found this obligation's error (same kind,
-    variable, statement): refinement cannot remove it, and no new replay is needed."""
+    variable, statement): refinement cannot remove it, and no new replay is needed. Of several
+    such replays the smallest (product, then sum of the sizes; then the first run) is named:
+    the report's counterexample is then the smallest the machine has shown."""
     target = (ob.kind, ob.variable, ob.loc)
-    for key, found in replays.items():
-        if key and key[0] == "complete":
-            continue
-        for f in found:
-            if (f.kind, f.variable, f.loc) == target:
-                return dict(key), f
-    return None
+    shown = [(_size([value for _, value in key]), i, key, f)
+             for i, (key, found) in enumerate(replays.items())
+             if not (key and key[0] == "complete")
+             for f in found if (f.kind, f.variable, f.loc) == target]
+    if not shown:
+        return None
+    _, _, key, f = min(shown, key=lambda s: (s[0], s[1]))
+    return dict(key), f
 
 
 def replay_first(proc: ir.Proc, ob: Obligation, built: Built, rlimit: int,
                  sizes: tuple[str, ...], discharger: Discharger, replays: Replays,
                  keep_text: bool) -> tuple[Outcome | None, int]:
-    """Choice E7 (replay first): a candidate at a refinement step before the last is asked
-    for a model (the same constraints as an exact query, smallest sizes first) and replayed at
-    once. The outcome to report when the machine shows the obligation's own error there
-    (refinement only removes spurious candidates, and this one is confirmed), else None; and
-    the resource units the exact query used. A model found under the wall-clock safety net
+    """Choice E7 (replay first): the constraints of a candidate (the first step's, before the
+    obligation's first quantified query) asked for a model as an exact query (smallest sizes
+    first) and the model replayed at once. The outcome to report when the machine shows the
+    obligation's own error there (refinement only removes spurious candidates, and this one is
+    confirmed), else None; and the resource units the exact query used. A model found under the wall-clock safety net
     depends on the machine's speed: it is not replayed (refinement goes on, D1)."""
     q = prepare(built.constraints, rlimit, exact=True, nonlinear=built.nonlinear, sizes=sizes)
     discharger.submit(q)
