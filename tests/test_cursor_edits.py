@@ -225,7 +225,7 @@ def test_per_cta_fence_before_a_cluster_free_is_refuted(tmp_path: Path) -> None:
     TMA-multicast GEMM tile (tests/programs_tk/tk_tma_gemm_cluster.py) without its final
     cluster-wide Fence; the script inserts a Fence after the K loop and makes it per CTA
     (`cuda_cta_in_cluster`): the SMEM freed at the end of the task is still being read by the
-    other CTA (free_missing_sync on A_s, line 24). Made cluster-wide (`2 * cuda_cta_in_cluster`)
+    other CTA (free_missing_sync on A_s, its allocation at line 25). Made cluster-wide (`2 * cuda_cta_in_cluster`)
     it is proved."""
     source = (ROOT / "tests" / "programs_tk" / "tk_tma_gemm_cluster.py").read_text()
     lines = source.splitlines(keepends=True)
@@ -235,7 +235,8 @@ loop = tk_tma_gemm_cluster.find_loop("k")
 p = insert_fence(tk_tma_gemm_cluster, loop.after(), cuda_in_order, cuda_in_order)
 fence = p.forward(loop).next()
 p = add_loop(p, fence, "c", {n})
-fenced = set_loop_mode(p, p.forward(fence).parent(), CudaThreads(unit={unit}))
+p = set_loop_mode(p, p.forward(fence).parent(), CudaThreads(unit={unit}))
+fenced = rename(p, "fenced")
 """
     path = tmp_path / "gemm.py"
     path.write_text("".join(lines[:-1]) + script.format(n=2, unit="cuda_cta_in_cluster"))
@@ -244,7 +245,7 @@ fenced = set_loop_mode(p, p.forward(fence).parent(), CudaThreads(unit={unit}))
     assert result.verdict.value == "refuted"
     finding = result.findings[0]
     assert "free_missing_sync HAZARD @ free(A_s[" in finding.message
-    assert (finding.variable, finding.loc.line) == ("A_s", 24)
+    assert (finding.variable, finding.loc.line) == ("A_s", 25)
     path.write_text("".join(lines[:-1]) + script.format(n=1, unit="2 * cuda_cta_in_cluster"))
     cluster = {q.name: q for q in load_procs(path)}["fenced"]
     assert verify_proc(cluster).verdict.value == "proved"
