@@ -124,6 +124,22 @@ def test_fence_wrapped_in_a_per_warp_loop_is_refuted(tmp_path: Path) -> None:
 
 
 @pytest.mark.rule("API-7")
+def test_guarded_add_loop_runs_its_statement_once(tmp_path: Path) -> None:
+    """`guard=True` serves a statement with effects (upstream then skips idempotence): the body
+    is `if g == 0: s`, so the program is unchanged in effect and still proved."""
+    p = _procs(tmp_path, "k = insert_fence(k, k.find_loop('t #1').before(), cuda_in_order, "
+                         "cuda_in_order)\n"
+                         "k = add_loop(k, k.find_loop('t #1'), 'g', '2', guard=True)\n")["k"]
+    loop = _blk(p).body[3]
+    assert isinstance(loop, ir.For) and loop.hi == ir.Const(2, loop.loc)
+    (guard,) = loop.body
+    assert isinstance(guard, ir.If) and guard.cond == ir.BinOp(
+        "==", ir.Var(loop.iter, loop.loc), ir.Const(0, loop.loc), loop.loc)
+    assert isinstance(guard.body[0], ir.For) and guard.loc.line == loop.loc.line == 14
+    assert verify_proc(p).verdict.value == "proved"
+
+
+@pytest.mark.rule("API-7")
 def test_cursor_navigation_and_forwarding(tmp_path: Path) -> None:
     procs = _procs(tmp_path, """tile = k.find_alloc_or_arg("tile")
 first = tile.prev()
