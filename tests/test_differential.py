@@ -1,6 +1,7 @@
 """Differential: the symbolic verdict at a fixed size equals the concrete machine's verdict,
-for every bundled kernel and seeded-bug variant, at one small size by default and at three with
-`-m slow` (architecture.md §3)."""
+for every bundled kernel and seeded-bug variant (.ci/run), at one small size, and at three with
+`-m slow` (architecture.md §3). The default run checks one kernel per folder, verdict and finding
+kind (`conftest.representatives`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from sizes import check_symbolic_equals_concrete
 CASES = [e for f in kernel_files() for e in expectations(f) if e.verdict in ("proved", "refuted")]
 
 
-@pytest.mark.parametrize("exp", case_params(CASES, differential=True))
+@pytest.mark.parametrize("exp", case_params(CASES, differential=True, sample=True))
 def test_symbolic_equals_concrete_at_a_fixed_size(exp) -> None:  # type: ignore[no-untyped-def]
     """The default run: the first small size (each size costs a proof and a machine run)."""
     check_symbolic_equals_concrete(load_one(exp.file, exp.proc), count=1, bound=32)
