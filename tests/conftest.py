@@ -140,8 +140,9 @@ _settings.load_profile(__import__("os").environ.get("HYPOTHESIS_PROFILE", "defau
 
 def representatives(cases: list[Expectation]) -> set[Expectation]:
     """Of each kernel folder (a feature area), one case per verdict and finding kind, the one
-    in the shortest file (a proxy for the cheapest): what a cross-check of every kernel keeps
-    in the default run, where test_examples still checks every kernel's verdict (issue 20)."""
+    in the shortest file (a proxy for the cheapest): what the default run keeps of a check of
+    every kernel, the project's floor of one proved program and one seeded bug per kind and
+    feature (issue 20); .ci/run checks every kernel."""
     best: dict[tuple[str, str, str | None], Expectation] = {}
     for e in cases:
         key = (e.file.parent.name, e.verdict, e.kind)
@@ -152,13 +153,15 @@ def representatives(cases: list[Expectation]) -> set[Expectation]:
 
 
 def case_params(cases: list[Expectation], differential: bool = False,
-                sample: bool = False) -> list:  # type: ignore[type-arg]
-    """pytest params, marked slow where the file says so; with `sample`, every case but the
-    `representatives` is marked `extended` (.ci/run runs it, the default run does not)."""
+                sample: tuple[str, ...] = ()) -> list:  # type: ignore[type-arg]
+    """pytest params, marked slow where the file says so; of the verdicts in `sample`, every
+    case but the `representatives` is marked `extended` (.ci/run runs it, the default run
+    does not)."""
     slow = [e for e in cases if (e.slow_differential if differential else e.slow)]
-    kept = representatives([e for e in cases if e not in slow]) if sample else set(cases)
+    kept = representatives([e for e in cases if e not in slow and e.verdict in sample])
     out = []
     for e in cases:
-        marks = [pytest.mark.slow] if e in slow else [] if e in kept else [pytest.mark.extended]
+        marks = [pytest.mark.slow] if e in slow else \
+            [] if e in kept or e.verdict not in sample else [pytest.mark.extended]
         out.append(pytest.param(e, marks=marks, id=f"{e.file.stem}:{e.proc}"))
     return out

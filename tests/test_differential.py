@@ -10,10 +10,11 @@ import pytest
 from conftest import case_params, expectations, kernel_files, load_one
 from sizes import check_symbolic_equals_concrete
 
-CASES = [e for f in kernel_files() for e in expectations(f) if e.verdict in ("proved", "refuted")]
+VERDICTS = ("proved", "refuted")
+CASES = [e for f in kernel_files() for e in expectations(f) if e.verdict in VERDICTS]
 
 
-@pytest.mark.parametrize("exp", case_params(CASES, differential=True, sample=True))
+@pytest.mark.parametrize("exp", case_params(CASES, differential=True, sample=VERDICTS))
 def test_symbolic_equals_concrete_at_a_fixed_size(exp) -> None:  # type: ignore[no-untyped-def]
     """The default run: the first small size (each size costs a proof and a machine run)."""
     check_symbolic_equals_concrete(load_one(exp.file, exp.proc), count=1, bound=32)
