@@ -11,7 +11,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -165,3 +165,15 @@ def case_params(cases: list[Expectation], differential: bool = False,
             [] if e in kept or e.verdict not in sample else [pytest.mark.extended]
         out.append(pytest.param(e, marks=marks, id=f"{e.file.stem}:{e.proc}"))
     return out
+
+
+Row = tuple[Any, ...]
+
+
+def default_first(rows: list[Row], keep: int = 1,
+                  ids: Callable[[Row], str] | None = None) -> list:  # type: ignore[type-arg]
+    """pytest params (one tuple of argument values each) of one check on many inputs: the
+    first `keep` run by default, the others are marked `extended` (.ci/run runs them;
+    issue 20)."""
+    return [pytest.param(*row, marks=[] if k < keep else [pytest.mark.extended],
+                         id=None if ids is None else ids(row)) for k, row in enumerate(rows)]
