@@ -25,10 +25,15 @@ LOCAL_KERNELS = HERE / "codegen_kernels.py"
 def proved_cases(slow: bool = True) -> list[tuple[Path, str]]:
     """(file, proc) of every bundled kernel expected to be proved, then the local kernels;
     `slow=False` leaves out those whose file says `# test: slow` (a long proof: `-m slow`)."""
+    return list(_proved_cases(slow))
+
+
+@cache  # read by several test modules at collection and by `example` in tests
+def _proved_cases(slow: bool) -> tuple[tuple[Path, str], ...]:
     cases = [(e.file, e.proc) for f in kernel_files() for e in expectations(f)
              if e.verdict == "proved" and (slow or not e.slow)]
     cases += [(LOCAL_KERNELS, p.name) for p in load_procs(LOCAL_KERNELS)]
-    return cases
+    return tuple(cases)
 
 
 def proved_params() -> list:  # type: ignore[type-arg]
