@@ -138,14 +138,15 @@ _settings.register_profile("long", max_examples=1500, deadline=None)
 _settings.load_profile(__import__("os").environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
-def representatives(cases: list[Expectation]) -> set[Expectation]:
+def representatives(cases: list[Expectation], by_kind: bool = True) -> set[Expectation]:
     """Of each kernel folder (a feature area), one case per verdict and finding kind, the one
     in the shortest file (a proxy for the cheapest): what the default run keeps of a check of
     every kernel, the project's floor of one proved program and one seeded bug per kind and
-    feature (issue 20); .ci/run checks every kernel."""
+    feature (issue 20); .ci/run checks every kernel. Without `by_kind`, one per verdict: for
+    cross-checks of what test_examples already decides per kind."""
     best: dict[tuple[str, str, str | None], Expectation] = {}
     for e in cases:
-        key = (e.file.parent.name, e.verdict, e.kind)
+        key = (e.file.parent.name, e.verdict, e.kind if by_kind else None)
         if key not in best or (e.file.stat().st_size, e.file.name, e.proc) < \
                 (best[key].file.stat().st_size, best[key].file.name, best[key].proc):
             best[key] = e
@@ -153,12 +154,13 @@ def representatives(cases: list[Expectation]) -> set[Expectation]:
 
 
 def case_params(cases: list[Expectation], differential: bool = False,
-                sample: tuple[str, ...] = ()) -> list:  # type: ignore[type-arg]
+                sample: tuple[str, ...] = (),
+                by_kind: bool = True) -> list:  # type: ignore[type-arg]
     """pytest params, marked slow where the file says so; of the verdicts in `sample`, every
     case but the `representatives` is marked `extended` (.ci/run runs it, the default run
     does not)."""
     slow = [e for e in cases if (e.slow_differential if differential else e.slow)]
-    kept = representatives([e for e in cases if e not in slow and e.verdict in sample])
+    kept = representatives([e for e in cases if e not in slow and e.verdict in sample], by_kind)
     out = []
     for e in cases:
         marks = [pytest.mark.slow] if e in slow else \
