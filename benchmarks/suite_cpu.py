@@ -5,7 +5,7 @@ this process's CPU seconds and the CPU seconds of the child processes the test w
 (the CLI, loading children, nvcc, pip). With xdist each worker writes its own file:
 
     PYTHONPATH=benchmarks SUITE_CPU_OUT=/tmp/cpu python3 -m pytest -n auto \\
-        -p no:cacheprovider -p suite_cpu  # the default run; add -m "not slow" for .ci/run's
+        -p no:cacheprovider -p suite_cpu  # default run; -m "not slow": .ci/run's set
     python3 benchmarks/suite_cpu.py /tmp/cpu.*.tsv [--top N]
 
 The second command prints the CPU seconds per test file and the N most expensive tests. The
