@@ -36,15 +36,20 @@ def _proved_cases(slow: bool) -> tuple[tuple[Path, str], ...]:
     return tuple(cases)
 
 
-def proved_params() -> list:  # type: ignore[type-arg]
-    """`proved_cases()` as pytest params, marked slow where the file says so; of the bundled
-    kernels the default run keeps one per folder (the shortest file), the others are marked
-    `extended` (.ci/run; issue 20), the local kernels all run."""
+def default_cases() -> list[tuple[Path, str]]:
+    """What the default run lowers: of the bundled kernels one per folder (the shortest file),
+    and every local kernel; the others are `extended` (.ci/run; issue 20)."""
     quick = proved_cases(slow=False)
     first: dict[Path, tuple[Path, str]] = {}
     for c in sorted(quick, key=lambda c: (c[0].stat().st_size, c)):
         first.setdefault(c[0].parent, c)
-    kept = set(first.values()) | {c for c in quick if c[0] == LOCAL_KERNELS}
+    return [c for c in quick if c in first.values() or c[0] == LOCAL_KERNELS]
+
+
+def proved_params() -> list:  # type: ignore[type-arg]
+    """`proved_cases()` as pytest params, marked slow where the file says so and `extended`
+    where the default run leaves them out (`default_cases`)."""
+    quick, kept = set(proved_cases(slow=False)), set(default_cases())
     return [pytest.param(c, id=c[1], marks=[] if c in kept else
                          [pytest.mark.extended] if c in quick else [pytest.mark.slow])
             for c in proved_cases()]
