@@ -36,7 +36,7 @@ from verifier.semantics.histories import BufInstance, HistoryTable
 from verifier.semantics import index as record_index
 from verifier.semantics.index import RecordIndex
 from verifier.semantics.machine_access import Accesses, Ctx
-from verifier.semantics.records import Record, SyncCode, augment_key
+from verifier.semantics.records import Covs, Record, SyncCode, augment_key
 from verifier.semantics.rings import CompletionOrder, ring_info
 from verifier.semantics.rules import AccessKind
 from verifier.semantics.schedules import AwaitLog, Schedule, layouts
@@ -73,6 +73,7 @@ class Machine(Accesses):
         self.data_rings: dict[ir.Sym, data_rings.DataRingInstance] = {}  # DIAL-18
         self.tracked = tracked_buffers(proc)
         self.table = HistoryTable()
+        self.covs = Covs()  # the roots of this run's coverage maps (records.py)
         self.tiling_cache: dict[Any, Any] = {}
         self.compiled: dict[int, Callable[[Mapping[ir.Sym, Any]], Any]] = {}
         self.coll_cache: dict[tuple[Any, ...], Threads] = {}
@@ -419,8 +420,7 @@ class Machine(Accesses):
             self.collect_garbage()  # a fence visits every record it witnesses: drop dead ones
         done = augment_key(threads, second_code)
         for rec in self.index.witness_candidates(threads, first_code):
-            applied = rec.applied  # Record.augmented, inlined (the machine's hottest loop)
-            if applied is not None and done in applied:
+            if done in rec.cov.applied:  # Record.augmented, inlined (the hottest loop)
                 continue
             target = self.witnessed_part(rec, threads, first_code)
             if target is not None:
