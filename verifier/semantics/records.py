@@ -89,6 +89,14 @@ def passes(terms: tuple[int, int | None, int | None, int | None], c: int) -> boo
     return False
 
 
+def _grow(m: dict[int, Cover], qvs: tuple[int, ...], c: Threads) -> None:
+    """C holds every pair of `qvs` in the copied map m (its inner maps are copied on write)."""
+    task, mask = c.task, c.mask
+    for qv in qvs:
+        d = m.get(qv)
+        m[qv] = {task: mask} if d is None else {**d, task: d.get(task, 0) | mask}
+
+
 class Cov:
     """A record's coverage map and the augments applied to it (`Record.augmented`), never
     changed once made: a rule that grows coverage moves the record to another `Cov`, memoised
@@ -115,10 +123,8 @@ class Cov:
             memo = self.aug = {}
         new = memo.get(key)
         if new is None:
-            m, task, mask = dict(self.m), c.task, c.mask
-            for qv in code.augment_qvs:
-                d = m.get(qv)
-                m[qv] = {task: mask} if d is None else {**d, task: d.get(task, 0) | mask}
+            m = dict(self.m)
+            _grow(m, code.augment_qvs, c)
             new = memo[key] = Cov(m, self.applied | {key})
         return new
 
@@ -157,9 +163,7 @@ class Cov:
                     m[qv] = {**d, task: d.get(task, 0) | mask}
                     if _witness_flag(ordering, qv):
                         keys.append((qv >> 2, task))
-            for qv in own:
-                d = m.get(qv)
-                m[qv] = {task: mask} if d is None else {**d, task: d.get(task, 0) | mask}
+            _grow(m, own, c)
             got = memo[key] = (Cov(m, self.applied), keys)
         return got
 
