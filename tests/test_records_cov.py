@@ -7,6 +7,7 @@ import random
 
 import pytest
 
+from verifier.lang.stdlib.timelines import QualTL
 from verifier.semantics import rules
 from verifier.semantics.records import Covs, Group, Record, SyncCode
 from verifier.semantics.threads import ALL, Threads
@@ -60,7 +61,7 @@ def test_shared_covs_grow_as_private_maps() -> None:
         recs: list[Record] = []
         models: list[Model] = []
         for _ in range(rng.randrange(2, 8)):
-            atomic = tuple(sorted(rng.sample(range(3), rng.randrange(2))))
+            atomic = frozenset(rng.sample(list(QualTL)[:3], rng.randrange(2)))
             rec = Record(Threads(rng.choice([0, 1]), rng.randrange(1, 1 << 6)),
                          rng.randrange(len(rules.Q)), rng.randrange(1, 16), rng.random() < 0.5,
                          roots.start(atomic), (), None, 0, Group(), rng.random() < 0.2)

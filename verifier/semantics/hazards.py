@@ -103,7 +103,7 @@ class HazardChecks:
             self.report_in_order(view.shape, box, inv, uniq, failing, checks, lacking, finding)
         group = Group()
         self.table.groups.append(group)
-        cov = self.covs.start(tuple(sorted(QIDX[q] for q in atomic_quals)))
+        cov = self.covs.start(atomic_quals)
         rec = Record(threads, QIDX[entry.q0], _ISSUE_ONLY if ooo else FLAGS_ALL,
                      not conv and threads.task is not None, cov, set(tags), origin,
                      qual_bits(atomic_quals), group, buf.ordering)

@@ -174,15 +174,15 @@ class Covs:
 
     def __init__(self) -> None:
         self.empty = Cov({}, frozenset())
-        self.atomic: dict[tuple[int, ...], Cov] = {}
+        self.atomic: dict[frozenset[QualTL], Cov] = {}
 
-    def start(self, atomic_qidx: tuple[int, ...]) -> Cov:
-        if not atomic_qidx:
+    def start(self, atomic_quals: frozenset[QualTL]) -> Cov:
+        if not atomic_quals:
             return self.empty
-        cov = self.atomic.get(atomic_qidx)
+        cov = self.atomic.get(atomic_quals)
         if cov is None:
-            cov = self.atomic[atomic_qidx] = Cov(
-                {q * 4 + FIDX[Flag.atom]: {None: ALL} for q in atomic_qidx}, frozenset())
+            cov = self.atomic[atomic_quals] = Cov(
+                {QIDX[q] * 4 + FIDX[Flag.atom]: {None: ALL} for q in atomic_quals}, frozenset())
         return cov
 
 
