@@ -24,7 +24,7 @@ from verifier.lang.stdlib.config import CudaDeviceFunction
 
 DISAGREE = "tiling model disagrees with generated guards"
 # COLL-6.2: a tiling whose instances times threads is at most this is decided by the exact
-# enumeration (a few ms) instead of Z3 (a context and a query: 5-150 ms each, per process)
+# enumeration (well under a ms on sporkbench tilings) instead of Z3 (a query: up to ~100 ms)
 ENUMERATE_LIMIT = 1 << 18
 
 
