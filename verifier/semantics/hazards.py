@@ -20,13 +20,13 @@ from verifier.semantics.histories import (
     EMPTY, Box, BufInstance, History, HistoryTable, box_slices, distinct, elements_of,
 )
 from verifier.semantics.records import (
-    FIDX, FLAGS_ALL, QIDX, TEMP, Group, Record, qual_bits,
+    FIDX, FLAGS_ALL, QIDX, TEMP, Covs, Group, Record, qual_bits,
 )
 from verifier.semantics.rules import AccessKind, Flag
 
 SLOT = QIDX[QualTL.slot]  # DIAL-6: a ring slot's handoff record needs temp visibility only
 from verifier.semantics.state import Finding, Origin
-from verifier.semantics.threads import ALL, Threads
+from verifier.semantics.threads import Threads
 
 Check = tuple[Record, int, bool]  # record, flag index, earlier access is a read
 _FLAG_NAME = {FIDX[f]: f.value for f in Flag}
@@ -38,6 +38,7 @@ class HazardChecks:
     """The access half of the machine (mixed into `Machine`, which provides the rest)."""
 
     table: HistoryTable
+    covs: Covs
     report: Callable[[Finding], None]
     origin: Callable[[SrcLoc, str, Threads], Origin]
     add_records: Callable[[int | None, list[Record]], None]
@@ -102,7 +103,7 @@ class HazardChecks:
             self.report_in_order(view.shape, box, inv, uniq, failing, checks, lacking, finding)
         group = Group()
         self.table.groups.append(group)
-        cov = {QIDX[q] * 4 + FIDX[Flag.atom]: {None: ALL} for q in atomic_quals}
+        cov = self.covs.start(atomic_quals)
         rec = Record(threads, QIDX[entry.q0], _ISSUE_ONLY if ooo else FLAGS_ALL,
                      not conv and threads.task is not None, cov, set(tags), origin,
                      qual_bits(atomic_quals), group, buf.ordering)
