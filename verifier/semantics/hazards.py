@@ -145,9 +145,12 @@ class HazardChecks:
             if reported == kinds:
                 return
 
-    def check_free(self, buf: BufInstance, threads: Threads, loc: SrcLoc) -> None:
+    def check_free(self, buf: BufInstance, threads: Threads, loc: SrcLoc,
+                   some_thread: bool = False) -> None:
         """SEM-4.7: every element is checked as a write-only mutate with X = {cuda2} by every
-        thread of the cluster (non-convergent)."""
+        thread of the cluster (non-convergent); with `some_thread` (DIAL-20, a data ring freed
+        with its guard) by the cluster as one convergent collective: every earlier access must
+        be complete, temporally visible on {cuda2} to some thread of it."""
         if not buf.ids.size:
             return
         view = buf.ids
@@ -161,7 +164,7 @@ class HazardChecks:
                 [(r, TEMP, True) for g in h[0] for r in g.records]
 
         def lacking(check: Check) -> Threads | None:
-            return check[0].lacking(threads, _CUDA2, bits, TEMP, False)
+            return check[0].lacking(threads, _CUDA2, bits, TEMP, some_thread)
 
         failing = [k for k, h in enumerate(uniq)
                    if h != EMPTY and any(lacking(c) is not None for c in checks(histories[h]))]

@@ -103,6 +103,7 @@ class Machine(HazardChecks):
         self.order = CompletionOrder()  # SEM-6.8
         self.rings = ring_info(proc.body)
         self.free_exempt = ring_slots.synchronous_rings(proc)  # DIAL-12
+        self.free_complete = data_rings.complete_at_free(proc.body)  # DIAL-20
         self.ledger = TxLedger()  # TMA transaction counts (TX-1)
         self.sizes = dict(sizes)
         # DIAL-11: ring Awaits the sequential trace leaves unsatisfied wait (`deferred`, with
@@ -663,7 +664,7 @@ class Machine(HazardChecks):
                 or a.name in self.free_exempt:
             return
         threads = Threads(ctx.task, (1 << self.current_dev_threads) - 1)
-        self.check_free(buf, threads, loc)
+        self.check_free(buf, threads, loc, some_thread=a.name in self.free_complete)
 
 
 def run_reference(proc: ir.Proc, sizes: Mapping[str, int], collect_all: bool = False,
