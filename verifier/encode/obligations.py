@@ -229,7 +229,9 @@ class ObligationBuilder:
                 self.vis.max_chain, self.vis.quantified = \
                     ANCHORED_FALLBACK[level] if fallback else LEVELS[level]
                 self.vis.fresh = state["fresh"]  # names local to this obligation
-                return common + [z3.Not(self.vis.visible(sa, a, sb, b, flag))], \
+                seen = self.vis.visible_to_some if sb.is_free and sb.convergent else \
+                    self.vis.visible  # DIAL-20: a persistent ring's free, convergent
+                return common + [z3.Not(seen(sa, a, sb, b, flag))], \
                     state["names"]  # type: ignore[return-value]
 
             return self._measured(make, state["products"])  # type: ignore[arg-type]
