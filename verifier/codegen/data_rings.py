@@ -4,7 +4,8 @@ A data ring `x: T[..., n @ ring_buffer_by(D), ...].ring_guarded_by(g)` is lowere
 shared-memory array of its physical slots (D along the ring dimension), every index along that
 dimension taken mod D: exactly the slots the proof checked every hazard on (DIAL-18 part 1).
 The handoff needs no code (it is ordering the guard's Await already gives); the guard is an
-ordinary ring mbarrier (DIAL-13). The space is persistent: no early release (lifetimes.py).
+ordinary ring mbarrier (DIAL-13). The space is persistent: no early release (lifetimes.py), and
+no other allocation takes it (plan._reserve; DIAL-20).
 Reads a certified proc, produces the proc codegen lowers (after the certificate check).
 """
 
@@ -53,7 +54,9 @@ def _rewrite(node: Any, rings: dict[ir.Sym, ir.RingDim]) -> Any:
         assert isinstance(typ, ir.Tensor) and typ.ring is not None
         shape = list(typ.shape)
         shape[typ.ring.dim] = ir.Const(typ.ring.depth, node.loc)
-        changes["typ"] = ir.Tensor(typ.base, tuple(shape), typ.window)
+        # the guard stays: it marks the space persistent for the layout (plan._reserve)
+        changes["typ"] = ir.Tensor(typ.base, tuple(shape), typ.window,
+                                   ring_guard=typ.ring_guard)
     buf = getattr(node, "buf", None)
     if buf in rings and isinstance(node, (ir.Read, ir.Assign, ir.Reduce, ir.Window)):
         changes["idx"] = _index(changes["idx"], rings[buf])

@@ -32,6 +32,9 @@ Check = tuple[Record, int, bool]  # record, flag index, earlier access is a read
 _FLAG_NAME = {FIDX[f]: f.value for f in Flag}
 _ISSUE_ONLY = 1 << FIDX[Flag.issue]
 _CUDA2 = (QIDX[QualTL.cuda2],)
+DIAL20_HINT = ("wait for the asynchronous access before the end of the ring's scope (an Await "
+               "on its commit group or on the mbarrier phase it completes, e.g. the final "
+               "Await(cg, cuda_in_order, 0) after a pipelined TMA store)")
 
 
 class HazardChecks:
@@ -177,6 +180,13 @@ class HazardChecks:
             at = f"@ free({buf.sym.name}{list(index)})"
             said = f"free_missing_sync HAZARD {at} ({hk})" if self.proc.dialect == ENDGAME \
                 else f"{hk} HAZARD {at}"
+            if some_thread:  # DIAL-20: no thread of the cluster has seen the access complete
+                return Finding(hk, said, buf.sym.name, index, loc, later,
+                               check[0].origin,  # type: ignore[arg-type]
+                               lacking=f"no thread of {missing.describe()} has temp visibility "
+                               "on {cuda2}: the access is not complete at the end of the "
+                               "ring's scope", rule="DIAL-20", code="ERR-V04",
+                               sync_hint=DIAL20_HINT)
             return Finding(hk, said,
                            buf.sym.name, index, loc, later, check[0].origin,  # type: ignore
                            lacking=f"{self.lacking_text(missing)} lacks temp visibility on "
