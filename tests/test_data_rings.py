@@ -196,11 +196,11 @@ def test_a_tma_store_not_drained_is_refuted_at_the_rings_free(tmp_path: Path) ->
     assert result["verdict"] == "refuted"
     (finding,) = result["findings"]
     assert (finding["kind"], finding["variable"], finding["location"]["line"]) == \
-        ("WAR", "stage", 19)
+        ("WAR", "stage", 22)
     assert finding["rule"] == "DIAL-20" and finding["code"] == "ERR-V04"
     assert finding["message"].startswith("free_missing_sync HAZARD @ free(stage[")
     assert "the access is not complete" in finding["message"]
-    assert finding["related"][0]["line"] == 29  # the TMA store
+    assert finding["related"][0]["line"] == 32  # the TMA store
     assert finding["counterexample"]["replayed"]
 
 

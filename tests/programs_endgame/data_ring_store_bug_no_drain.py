@@ -1,16 +1,19 @@
-# expect: data_ring_store_bug_no_drain refuted WAR stage 19
+# expect: data_ring_store_bug_no_drain refuted WAR stage 22
 # data_ring_store.py without the final drain of the TMA commit group: the last tile's TMA store
 # may still read its slot of `stage` when the task ends (the next task's writes, or the CTA's
 # exit, race with it). Refuted at `stage`'s free (DIAL-20): no thread saw the read complete.
+# Endgame's sync_check refutes it at the same free: free_missing_arrive HAZARD @ free(stage[...]).
 from verifier.lang import *
 
 RING = 2
 
 
 @proc
-def data_ring_store_bug_no_drain(T: size, J: size, src: f32[T, J, 16, 32] @ CudaGmemLinear,
-                    C: f32[T * 16, J * 32] @ CudaGmemLinear):
+def data_ring_store_bug_no_drain(T: size, J: size, M: size, N: size,
+                                 src: f32[T, J, 16, 32] @ CudaGmemLinear, C: f32[M, N] @ CudaGmemLinear):
     assert J >= 1
+    assert M == 16 * T
+    assert N == 32 * J
     assert stride(C, 1) == 1
     C_map = C[:, :] @ Sm90_tensorMap(128, 16, 32)
     with CudaDeviceFunction(blockDim=128):
@@ -20,7 +23,7 @@ def data_ring_store_bug_no_drain(T: size, J: size, src: f32[T, J, 16, 32] @ Cuda
                 Sm90_SmemSwizzled(128)
             cg: barrier @ Sm90_TmaCommitGroup
             for j in seq(0, J):
-                Await(free[j], cuda_temporal, 0)
+                Await(free[j], cuda_in_order, 0)
                 for t in cuda_threads(0, 128):
                     for e in seq(0, 4):
                         stage[j, t / 8, 4 * (t % 8) + e] = src[task, j, t / 8, 4 * (t % 8) + e]
