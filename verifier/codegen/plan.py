@@ -18,6 +18,7 @@ from math import prod
 
 from verifier import collectives
 from verifier.codegen.barriers import SUPPORTED_MECHANISMS
+from verifier.codegen.data_rings import reserve
 from verifier.codegen.exprs import TensorMap
 from verifier.codegen.mbarrier_indexed import IndexedRing, plan_indexed
 from verifier.codegen.mbarrier import (
@@ -408,27 +409,6 @@ def _smem_extent(plan: DevicePlan, name: ir.Sym, typ: ir.Type, mem: Memory) -> t
     return size, align
 
 
-def _persistent(s: ir.Stmt) -> bool:
-    """A lowered data ring (it keeps its guard, `codegen/data_rings.py`)."""
-    return isinstance(s, ir.Alloc) and isinstance(s.typ, ir.Tensor) and \
-        s.typ.ring_guard is not None
-
-
-def _reserve(plan: DevicePlan) -> list[tuple[int, int]]:
-    """The byte ranges of the kernel's data rings, placed first and never given to another
-    allocation: their space is persistent (DIAL-18 part 3), which DIAL-20's free check of a
-    ring (every access complete, not seen by every thread) relies on. Rules: DIAL-20"""
-    live: list[tuple[int, int]] = []
-    for s in ir.statements(plan.body):
-        if _persistent(s) and isinstance(s, ir.Alloc) and isinstance(s.mem, Memory):
-            size, align = _smem_extent(plan, s.name, s.typ, s.mem)
-            offset = _first_fit(live, size, align)
-            plan.smem_offsets[s.name] = offset
-            live.append((offset, offset + size))
-            plan.smem_bytes = max(plan.smem_bytes, offset + size)
-    return live
-
-
 def _layout(plan: DevicePlan, stmts: tuple[ir.Stmt, ...], live: list[tuple[int, int]],
             releases: _Releases) -> None:
     """Fixed SMEM offsets, first fit over the byte ranges live at each allocation: a block's
@@ -441,12 +421,11 @@ def _layout(plan: DevicePlan, stmts: tuple[ir.Stmt, ...], live: list[tuple[int, 
         for sym in release_before.pop(k, ()):
             live.remove(ranges[sym])
         match s:
-            case ir.Alloc() if _persistent(s):
-                pass  # placed by _reserve
             case ir.Alloc(name=name, typ=typ, mem=mem) if isinstance(mem, Memory) and \
                     (mem.is_smem or is_tmem(mem)):
                 size, align = _smem_extent(plan, name, typ, mem)
-                offset = _first_fit(live, size, align)
+                offset = plan.smem_offsets.get(name, -1)  # a data ring's, reserved (DIAL-20)
+                offset = offset if offset >= 0 else _first_fit(live, size, align)
                 plan.smem_offsets[name] = offset
                 ranges[name] = (offset, offset + size)
                 live.append(ranges[name])
@@ -508,7 +487,8 @@ def plan_device_function(s: ir.DeviceFunction, index: int,
     releases = releases or {}
     by_alloc = {id(r.alloc): r for r in candidates}
     proved = frozenset(rid for rid, outcome in releases.items() if outcome == RELEASE_PROVED)
-    _layout(plan, plan.body, _reserve(plan), _Releases(by_alloc, proved))
+    live = reserve(plan.body, lambda a: _smem_extent(plan, a.name, a.typ, a.mem), plan.smem_offsets)
+    _layout(plan, plan.body, live, _Releases(by_alloc, proved))
     plan.rings, plan.smem_bytes = plan_rings(planner.mbars, plan.dev, plan.smem_bytes)
     plan.indexed, plan.smem_bytes = plan_indexed(planner.indexed, plan.dev, top,
                                                  plan.smem_bytes)
