@@ -218,3 +218,29 @@ def test_a_data_ring_outside_its_guards_block_keeps_sem_4_7(tmp_path: Path) -> N
     path.write_text(_NESTED_GUARD.replace("            for r in seq(0, 1):\n", "")
                     .replace("\n                ", "\n            "))
     assert _json(path, tmp_path)["verdict"] == "proved"
+
+
+_CLUSTER = '''from verifier.lang import *
+
+
+@proc
+def cluster_ring(T: size):
+    with CudaDeviceFunction(clusterDim=2, blockDim=128, unsafe_no_shutdown_cluster_sync=UNSAFE):
+        for task in cuda_tasks(0, T):
+            g: barrier[2, 1 @ ring_buffer_by(1)] @ CudaMbarrier
+            for c in cuda_threads(0, 2, unit=cuda_cta_in_cluster):
+                Arrive(cuda_in_order) >> g[c, 0]
+                Await(g[c, 0], cuda_in_order, 0)
+'''
+
+
+@pytest.mark.rule("DIAL-20")
+@pytest.mark.parametrize("unsafe, relaxed", [(False, {"g"}), (True, set())])
+def test_no_exit_barrier_in_a_cluster_keeps_sem_4_7(tmp_path: Path, unsafe: bool,
+                                                    relaxed: set[str]) -> None:
+    """Without the kernel's exit cluster barrier (CG-X1) a peer's remote arrive may still be
+    on its way when a CTA exits: DIAL-20 does not apply there."""
+    from verifier.lang.rewrite.inline import inline_calls
+    from verifier.semantics.data_rings import complete_at_free
+    proc = _proc(tmp_path, _CLUSTER.replace("UNSAFE", str(unsafe)))
+    assert {s.name for s in complete_at_free(inline_calls(proc).body)} == relaxed

@@ -91,13 +91,18 @@ def complete_at_free(body: tuple[ir.Stmt, ...]) -> frozenset[ir.Sym]:
     such a ring then begins after its guard's allocation, which the lowering opens with a
     CTA (cluster) barrier of every thread (DIAL-13), and its space is no other allocation's
     (DIAL-18 part 3), so a complete access is ordered before every later use of its bytes.
-    Read by the machine's free and by the encoder's free sites."""
+    Not in a kernel of clusterDim > 1 without its exit barrier (`unsafe_no_shutdown_cluster_
+    sync`, CG-X1): a peer's in-order remote arrive, complete for its own thread, could still
+    reach a CTA that has exited. Read by the machine's free and by the encoder's free sites."""
     out: set[ir.Sym] = set()
     stack = [body]
     while stack:
         block = stack.pop()
         allocated: set[ir.Sym] = set()
         for s in block:
+            if isinstance(s, ir.DeviceFunction) and s.cfg.clusterDim > 1 and \
+                    s.cfg.unsafe_no_shutdown_cluster_sync:
+                continue
             if isinstance(s, ir.Alloc):
                 typ = s.typ
                 if isinstance(typ, ir.Tensor) and typ.ring is not None and \
