@@ -151,18 +151,18 @@ def test_data_ring_pipeline_proved_and_lowered_on_its_slots(tmp_path: Path) -> N
 @pytest.mark.rule("API-2")
 def test_cursor_navigation_is_a_located_unsupported(tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    """Upstream's test_sync_error_Sm90a_gemm.py walks from an allocation's cursor
-    (`C_smem.before()`) to insert a fence: not an AttributeError (a crash of the user's script)
-    but `unsupported`, ERR-V11, at the call."""
+    """A cursor navigation spork-verify does not serve (`expand()`; `before()` and friends are
+    API-7) is not an AttributeError (a crash of the user's script) but `unsupported`, ERR-V11,
+    at the call."""
     path = tmp_path / "k.py"
-    path.write_text(_BARRIER + '\n\nbefore = p.find_alloc_or_arg("my_barrier").before()\n')
+    path.write_text(_BARRIER + '\n\nbefore = p.find_alloc_or_arg("my_barrier").expand()\n')
     code = main([str(path), "--format", "json", "--no-cache"])
     report = json.loads(capsys.readouterr().out)
     assert code == 3
     (result,) = report["results"]
     assert result["verdict"] == "unsupported"
     text = json.dumps(result)
-    assert "ERR-V11" in text and "`.before()` on my_barrier" in text
+    assert "ERR-V11" in text and "`.expand()` on my_barrier" in text
     assert f'"line": {_BARRIER.count(chr(10)) + 3}' in text
     cursor = _proc(tmp_path, _BARRIER).find_alloc_or_arg("my_barrier")
     assert not hasattr(cursor, "no_such_method")  # only upstream's cursor API is answered
