@@ -87,6 +87,7 @@ class Machine(Accesses):
         self.order = CompletionOrder()  # SEM-6.8
         self.rings = ring_info(proc.body)
         self.free_exempt = ring_slots.synchronous_rings(proc)  # DIAL-12
+        self.free_complete = data_rings.complete_at_free(proc.body)  # DIAL-20
         self.ledger = TxLedger()  # TMA transaction counts (TX-1)
         self.sizes = dict(sizes)
         # DIAL-11: ring Awaits the sequential trace leaves unsatisfied wait (`deferred`, with

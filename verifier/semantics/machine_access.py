@@ -50,6 +50,7 @@ class Accesses(HazardChecks):
     data_rings: dict[ir.Sym, data_rings.DataRingInstance]
     ledger: TxLedger
     free_exempt: frozenset[ir.Sym]
+    free_complete: frozenset[ir.Sym]
     current_dev_threads: int
     current_block_dim: int
     value: Callable[[ir.Expr], int]
@@ -254,15 +255,18 @@ class Accesses(HazardChecks):
         bar = self.barriers.pop(a.name, None)
         if bar is not None:
             barriers.free_barrier(self, bar, a.loc)
-        self.check_freed(a, ctx, a.loc)
+        self.check_freed(a, ctx, a.loc, end_of_scope=True)
         self.bufs.pop(a.name, None)
         self.data_rings.pop(a.name, None)
 
-    def check_freed(self, a: ir.Alloc, ctx: Ctx, loc: SrcLoc) -> None:
-        """The SEM-4.7 check of freeing `a` here, reported at `loc`; frees nothing."""
+    def check_freed(self, a: ir.Alloc, ctx: Ctx, loc: SrcLoc, end_of_scope: bool = False
+                    ) -> None:
+        """The SEM-4.7 check of freeing `a` here, reported at `loc` (DIAL-20's at the end of
+        the scope of a persistent ring); frees nothing."""
         buf = self.bufs.get(a.name)
         if buf is None or not buf.tracked or buf.mem.family not in ("smem", "mbarrier") \
                 or a.name in self.free_exempt:
             return
         threads = Threads(ctx.task, (1 << self.current_dev_threads) - 1)
-        self.check_free(buf, threads, loc)
+        self.check_free(buf, threads, loc,
+                        some_thread=end_of_scope and a.name in self.free_complete)
