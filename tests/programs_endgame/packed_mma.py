@@ -5,7 +5,7 @@
 # registers (cuda_packed32_load) and the warp's Sm80_mma_m16n8 reads them. The mma reads A_rmem
 # and B_rmem convergently (cuda1), so the load by one thread is in program order before it
 # (SEM-4.6: C_b meets T_a); the encoder took any thread of the warp for the reader and left a
-# candidate the machine did not reproduce (specs/verification.md Choice E7).
+# candidate the machine did not reproduce (specs/verification.md Choice E8).
 from verifier.lang import *
 
 

@@ -96,7 +96,7 @@ class VisibilityBuilder:
                       flag: Flag) -> z3.BoolRef:
         """SEM-4.6: q0(a) ∈ X(b), a in order, and C_b ⊆ T_a (b's chosen thread holds a's
         grant) or, for a convergent b, C_b ∩ T_a ≠ ∅ with a's own thread as the witness
-        (Choice E7: a's thread is in T_a, per-thread record or convergent one alike)."""
+        (Choice E8: a's thread is in T_a, per-thread record or convergent one alike)."""
         if sa.out_of_order or sa.qual.q0 not in sb.qual.extended:
             return self.false()
         if a.thread is None:  # CPU scope: 𝔾 × {q0}
