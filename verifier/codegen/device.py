@@ -212,6 +212,8 @@ class TaskEmitter:
                 op = "=" if isinstance(s, ir.Assign) else "+="
                 return [pad + f"{lhs} {op} {cexpr(rhs, env, view.ctype)};"]
             case ir.WindowStmt(name=name, rhs=rhs):
+                if rhs.buf in env.tmaps and rhs.buf not in env.views:
+                    return []  # CG-T1: a window of a tensor-map parameter; TMAs name the map
                 env.views[name] = window_view(rhs, env)
                 return []
             case ir.If(cond=cond, body=body, orelse=orelse):

@@ -66,8 +66,14 @@ class KernelEmitter:
                 kernel.views[sym] = self.capture_view(name, host.views[sym])
             elif sym in host.tmaps:  # LANG-6.6: the descriptor travels in the argument struct
                 self.fields.append(f"CUtensorMap {name};")
-                self.inits.append(f"exo_args.{name} = {host.tmaps[sym].cname};")
-                kernel.tmaps[sym] = replace(host.tmaps[sym], cname=f"{ARGS}.{name}")
+                tm = host.tmaps[sym]
+                self.inits.append(f"exo_args.{name} = {tm.cname};")
+                offsets = []
+                for k, offset in enumerate(tm.offsets):  # CG-T1: a tensor-map parameter's
+                    self.fields.append(f"int32_t exo_offset{k}_{name};")
+                    self.inits.append(f"exo_args.exo_offset{k}_{name} = {offset};")
+                    offsets.append(f"{ARGS}.exo_offset{k}_{name}")
+                kernel.tmaps[sym] = replace(tm, cname=f"{ARGS}.{name}", offsets=tuple(offsets))
             else:
                 raise InternalError(f"kernel uses {sym.name}, unknown at the launch site")
         return kernel
