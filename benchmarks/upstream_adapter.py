@@ -188,10 +188,35 @@ def _verify(p: Any) -> None:
                    if first is not None else {},
                    **({"scheduled_by": dataclasses.asdict(_scheduled[id(p)])}
                       if id(p) in _scheduled else {})})
+    if result.verdict is Verdict.proved and os.environ.get(EMIT_ENV):
+        _emit(p, result.certificate)
     if result.verdict in (Verdict.rejected, Verdict.refuted):
         raise SporkVerifyRejection(f"{p.name}: {result.verdict.value}\n{text}")
     if result.verdict not in (Verdict.proved, Verdict.vacuous):  # vacuous: nothing to prove
         raise SporkVerifyRejection(f"{p.name}: {result.verdict.value} (not verified)\n{text}")
+
+
+EMIT_ENV = "SPORK_CONFORMANCE_EMIT_CUDA"  # a folder: lower every proved proc there
+
+
+def _emit(p: Any, cert: Any) -> None:
+    """`emit_cuda` of a proved proc into $SPORK_CONFORMANCE_EMIT_CUDA (issue 18 item 6: every
+    proc that is proved lowers); one JSON line per proc in its `emit.jsonl`, the test's file,
+    the proc and `ok` or the message of the lowering's refusal."""
+    from verifier.codegen import emit_cuda
+
+    out = Path(os.environ[EMIT_ENV])
+    out.mkdir(parents=True, exist_ok=True)
+    test = os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0]
+    try:
+        (out / f"{p.name}.cu").write_text(emit_cuda(p, cert))
+        status = "ok"
+    except SporkError as e:
+        status = e.render()
+    except Exception as e:  # noqa: BLE001 - a crash of the lowering is listed, not raised
+        status = f"crash: {type(e).__name__}: {e}"
+    with open(out / "emit.jsonl", "a") as log:
+        log.write(json.dumps({"test": test, "proc": p.name, "emit": status}) + "\n")
 
 
 def _proc_limit() -> float:

@@ -105,9 +105,7 @@ def uses_mbarriers(proc: ir.Proc, ring: bool | None = None) -> bool:
 
 def unlowered_construct(proc: ir.Proc) -> str | None:
     """The first construct of `proc` that codegen refuses by design (mbarriers in a cluster or
-    multicast, events, tensor maps, trailing barriers, wgmma fences, tensor-map parameters), or
-    None."""
-    params = {a.name for a in proc.args}
+    multicast, events, tensor maps, trailing barriers, wgmma fences), or None."""
 
     def walk(stmts: tuple[ir.Stmt, ...], cluster: int = 1) -> str | None:
         for s in stmts:
@@ -126,9 +124,6 @@ def unlowered_construct(proc: ir.Proc) -> str | None:
                 return "tensor map"
             if isinstance(s, ir.Call) and s.trailing:
                 return "trailing barrier"
-            if isinstance(s, ir.Call) and any(isinstance(a, ir.Window) and a.tensor_map and
-                                              a.tensor_map[0] in params for a in s.args):
-                return "tensor-map parameter"
             if isinstance(s, ir.Fence) and "wgmma" in str(s.first):
                 return "wgmma fence"
             for child in ("body", "orelse"):

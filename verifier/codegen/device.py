@@ -6,7 +6,7 @@ task reaches captured CPU values and task iterators); produces the body lines of
 guarded blocks of COLL-4.3 with the collectives' guard text; fences follow SEM-8.1.
 Split barriers without storage (commit groups, cluster sync) follow SEM-8.3/8.4; mbarrier
 Arrives and Awaits use the ring slot of the per-thread `exo_syncState` (SEM-8.5).
-Non-goals: wgmma fences, tensor maps (refused with `Unsupported`).
+Non-goals: wgmma fences.
 """
 
 from __future__ import annotations

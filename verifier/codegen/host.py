@@ -4,7 +4,8 @@ Reads a proc; produces the host function `void <proc>(cudaStream_t exo_cudaStrea
 top-level text of every device function it launches. Arguments: control values by value
 (`int64_t`, `bool`), every data argument by pointer (windows as `exo_win_<rank><type>` structs).
 `assert`s lower to `EXO_ASSUME`; DRAM and GMEM allocations are freed at the end of their block
-(GMEM stream-ordered). Non-goals: `par` loops (OpenMP), calls of non-instr procs.
+(GMEM stream-ordered); a tensor-map parameter is the caller's `CUtensorMap` and its window's offsets
+(CG-T1). Calls of procs are inlined before (CG-C1). Non-goals: `par` loops (OpenMP).
 """
 
 from __future__ import annotations

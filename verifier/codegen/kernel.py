@@ -7,7 +7,8 @@ travels by value in a `__grid_constant__` struct: control values, GMEM pointers 
 non-literal strides, grid constants. Tasks are the cuboid `cuda_tasks` nest enumerated
 round-robin over clusters (innermost iterator fastest). With mbarriers, `exo_deviceSetup`
 initialises the rings and an `exo_SyncState` (per-thread ring state, SEM-8.5) declared once
-before the task loop is passed to every task. Non-goals: tensor maps (refused in the plan).
+before the task loop is passed to every task; a tensor map travels by value (LANG-6.6), a
+tensor-map parameter with its window offsets (CG-T1).
 """
 
 from __future__ import annotations
