@@ -151,3 +151,32 @@ def test_upstream_tma_testers_lower_and_build(tmp_path: Path) -> None:
     run = subprocess.run([str(NVCC), *NVCC_FLAGS["sm_90a"], "-c", str(unit), "-o",
                           str(tmp_path / "all.o")], capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr[-3000:]
+
+
+@pytest.mark.rule("DIAL-18")
+@pytest.mark.rule("TMA-CG-2")
+def test_tma_data_ring_lowers_slots_waits_and_arrives_in_order() -> None:
+    # tests/programs_endgame/tma_data_ring.py: k-tile k of A_s / B_s lives in slot k % 2; the
+    # producer waits for empty[k] (its first 2 k-tiles free), loads by TMA completing on
+    # full[k] and arrives there; the consumer waits on full[k], runs the wgmma, waits for its
+    # commit group and releases the slot on empty[k + 2]. (nvcc with ThunderKittens' headers
+    # builds it: test_codegen_tk_wgmma.py.)
+    text = emit_cuda(*example("tma_data_ring"))
+    producer = text[text.index("// Await(empty[k], cuda_temporal, 0)"):]
+    producer = producer[:producer.index("// CudaWarps(name='consumer')")]
+    assert re.search(r"if \(\(k\) >= 2\) \{\n\s+const uint32_t exo_y = static_cast<uint32_t>"
+                     r"\(\(k\) - 2\);\n\s+exo_mbarrierWait\(", producer)
+    loads = re.findall(r"exo_Sm90_tmaLoad<2>\(\((\w+) \+ \(k % 2\) \* (\d+)\), "
+                       r"&exo_deviceArgs\.(\w+), .*?, (\d+)u\);", producer)
+    assert loads == [("A_s", "4096", "A_map", "8192"), ("B_s", "16384", "B_map", "32768")]
+    assert producer.index("exo_mbarrierWait(") < producer.index("exo_Sm90_tmaLoad<2>") < \
+        producer.index("// Arrive(cuda_in_order) >> full[k]") < \
+        producer.index("mbarrier.arrive.shared::cta.b64")
+    consumer = text[text.index("// Await(full[k], cuda_generic_and_async_proxy, 0)"):]
+    marks = ["exo_mbarrierWait(", "fence.proxy.async;",
+             "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16",
+             "wgmma.commit_group.sync.aligned;", "wgmma.wait_group.sync.aligned 0;",
+             "// Arrive(cuda_in_order) >> empty[(k + 2)]", "mbarrier.arrive.shared::cta.b64"]
+    at = [consumer.index(m) for m in marks]
+    assert at == sorted(at)
+    assert consumer.count("wgmma.mma_async.sync.aligned.m64n256k16") == 4
