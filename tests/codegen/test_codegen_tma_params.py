@@ -21,9 +21,11 @@ from test_codegen_nvcc import NVCC
 
 from verifier.codegen import emit_cuda
 from verifier.codegen.targets import NVCC_FLAGS
+from verifier.diagnostics import Unsupported
 from verifier.encode import Options, verify_proc
 from verifier.lang.rewrite.inline import inline_calls, inlined_callees
 from verifier.lang.ir import ir
+from verifier.load.load import load_procs
 from verifier.results import Verdict
 
 COORDS = r"\{static_cast<int32_t>\((.*?)\), static_cast<int32_t>\((.*?)\)\}"
@@ -180,3 +182,21 @@ def test_tma_data_ring_lowers_slots_waits_and_arrives_in_order() -> None:
     at = [consumer.index(m) for m in marks]
     assert at == sorted(at)
     assert consumer.count("wgmma.mma_async.sync.aligned.m64n256k16") == 4
+
+
+@pytest.mark.rule("CG-C1")
+def test_map_parameter_passed_a_plain_window_is_refused(tmp_path: Path) -> None:
+    src = Path(__file__).resolve().parents[1] / "programs_endgame" / "tma_tester.py"
+    text = src.read_text().replace("tma_tester_gpu(sum_window[:, :], d_x[:, 0:K], d_y)",
+                                   "tma_tester_gpu(d_sum[1:, :], d_x[:, 0:K], d_y)")
+    assert "tma_tester_gpu(d_sum[1:, :]" in text
+    path = tmp_path / "plain_window.py"
+    path.write_text(text)
+    proc = next(p for p in load_procs(path) if p.name == "tma_tester")
+    result = verify_proc(proc, Options(releases=True))
+    if result.verdict is not Verdict.proved:
+        pytest.skip(f"not proved (nothing to lower): {result.verdict}")
+    with pytest.raises(Unsupported) as err:
+        emit_cuda(proc, result.certificate)
+    assert err.value.code == "ERR-V11" and err.value.loc.line == 66
+    assert "tensor-map parameter sum_map was passed a window no tensor map" in str(err.value)

@@ -163,9 +163,10 @@ def resolve(window: ir.Window, maps: Sequence[TensorMap], swizzle: int, what: st
     if len(candidates) == 1:
         return candidates[0]
     if named is not None and not any(tm.sym == named[0] for tm in maps):
-        raise Unsupported(f"{what}: codegen of the tensor-map parameter {named[0].name} (the "
-                          "launch would take the caller's CUtensorMap)", loc, code="ERR-V11",
-                          rule="LANG-3.4")
+        raise Unsupported(f"{what}: the tensor-map parameter {named[0].name} was passed a "
+                          "window no tensor map was taken through (no CUtensorMap to use); "
+                          "pass a window of `m = g[...] @ Sm90_tensorMap(...)`", loc,
+                          code="ERR-V11", rule="CG-C1")
     if not candidates:
         raise Unsupported(f"{what}: no Sm90_tensorMap with swizzle {swizzle} over "
                           f"{window.buf.name} matches {expr_text(window)}; create one at CPU "
