@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from codegen_support import example
+from codegen_support import example, hand_certified
 from test_codegen_nvcc import NVCC
 
 from verifier.codegen import emit_cuda
@@ -200,3 +200,21 @@ def test_map_parameter_passed_a_plain_window_is_refused(tmp_path: Path) -> None:
         emit_cuda(proc, result.certificate)
     assert err.value.code == "ERR-V11" and err.value.loc.line == 66
     assert "tensor-map parameter sum_map was passed a window no tensor map" in str(err.value)
+
+
+@pytest.mark.rule("CG-T1")
+def test_map_parameter_read_as_data_is_refused(tmp_path: Path) -> None:
+    # the parameter's data pointer is inside the caller's CUtensorMap: only TMAs go through it
+    # (certified by hand: the lowering's refusal is what is tested)
+    src = Path(__file__).resolve().parents[1] / "programs_endgame" / "tma_tester.py"
+    text = src.read_text()
+    anchor = "                Await(raw[0], cuda_in_order, 0)\n"
+    assert anchor in text
+    text = text.replace(anchor, anchor + "                for m in cuda_threads(0, smem_M):\n"
+                        "                    smem_y[m, 0] = sum_map[m, 0]\n")
+    path = tmp_path / "map_read.py"
+    path.write_text(text)
+    with pytest.raises(Unsupported) as err:
+        emit_cuda(*hand_certified(path, "tma_tester_gpu"))
+    assert err.value.code == "ERR-V11"
+    assert "an element access of the tensor-map parameter sum_map" in str(err.value)

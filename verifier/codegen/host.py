@@ -10,6 +10,8 @@ top-level text of every device function it launches. Arguments: control values b
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from verifier.codegen.exprs import Env, View, c_mul, cexpr, dense_strides, window_view
 from verifier.codegen.instrs import lower_host_call
 from verifier.codegen.kernel import emit_device_function
@@ -17,8 +19,8 @@ from verifier.codegen.names import Namer, control_ctype, ctype_of
 from verifier.codegen.mbarrier import MbarrierRing
 from verifier.codegen.plan import plan_device_function
 from verifier.codegen.tensormap import (host_lines, mentions_stride_of, new_tensor_map, param_map,
-                                        param_maps)
-from verifier.codegen.tma import used_tensor_maps
+                                        param_maps, walk_ir)
+from verifier.codegen.tma import TMA_ROWS, used_tensor_maps
 from verifier.diagnostics import InternalError, UnhandledNode, Unsupported
 from verifier.lang.ir import ir
 from verifier.lang.ir.printer import expr_text
@@ -32,6 +34,25 @@ def _indent(lines: list[str]) -> list[str]:
 
 def window_struct(rank: int, base: str) -> str:
     return f"exo_win_{rank}{base}"
+
+
+def _only_tma_through(proc: ir.Proc, maps: Mapping[ir.Sym, object]) -> None:
+    """A tensor-map parameter has no data pointer here, only the caller's map: any use but a
+    TMA through it is `Unsupported`. Rules: CG-T1"""
+    def visit(node: object) -> None:
+        if isinstance(node, (ir.Read, ir.Assign, ir.Reduce)) and node.buf in maps:
+            use, buf = "an element access", node.buf
+        elif isinstance(node, ir.Call) and getattr(node.callee, "name", "") not in TMA_ROWS:
+            bufs = [a.buf for a in node.args if isinstance(a, ir.Window) and a.buf in maps]
+            if not bufs:
+                return
+            use, buf = f"a call of {getattr(node.callee, 'name', node.callee)}", bufs[0]
+        else:
+            return
+        raise Unsupported(f"{use} of the tensor-map parameter {buf.name}: only TMA "
+                          "instructions go through it (its data pointer is inside the caller's "
+                          "CUtensorMap)", node.loc, code="ERR-V11", rule="CG-T1")
+    walk_ir(proc.body, visit)
 
 
 class HostEmitter:
@@ -65,6 +86,7 @@ class HostEmitter:
                 self.ctrl_types[a.name] = control_ctype(a.typ.kind)
                 env.ctrl[a.name] = self.namer(a.name)
         maps = param_maps(self.proc)
+        _only_tma_through(self.proc, maps)
         for a in self.proc.args:
             name = self.namer(a.name)
             family = a.mem.family if isinstance(a.mem, Memory) else "host"

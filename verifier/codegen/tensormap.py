@@ -210,17 +210,17 @@ def coordinates(tm: TensorMap, window: ir.Window, env: Env, loc: SrcLoc) -> list
     return out
 
 
-def _walk(node: Any, visit: Callable[[Any], None]) -> None:
+def walk_ir(node: Any, visit: Callable[[Any], None]) -> None:
     """`visit` every IR node under `node` (not into callees)."""
     if isinstance(node, tuple):
         for x in node:
-            _walk(x, visit)
+            walk_ir(x, visit)
         return
     visit(node)
     if dataclasses.is_dataclass(node) and not isinstance(node, (type, ir.Proc)) and \
             type(node).__module__ == ir.__name__:
         for f in dataclasses.fields(node):
-            _walk(getattr(node, f.name), visit)
+            walk_ir(getattr(node, f.name), visit)
 
 
 def param_maps(proc: ir.Proc) -> dict[ir.Sym, SpecialWindow]:
@@ -233,7 +233,7 @@ def param_maps(proc: ir.Proc) -> dict[ir.Sym, SpecialWindow]:
         if isinstance(node, ir.Window) and node.tensor_map is not None and \
                 node.tensor_map[0] in args:
             found[node.tensor_map[0]] = node.tensor_map[1]
-    _walk(proc.body, visit)
+    walk_ir(proc.body, visit)
     return found
 
 
@@ -244,7 +244,7 @@ def mentions_stride_of(e: ir.Expr, syms: set[ir.Sym]) -> bool:
     def visit(node: Any) -> None:
         if isinstance(node, ir.Stride) and node.buf in syms:
             found[0] = True
-    _walk(e, visit)
+    walk_ir(e, visit)
     return found[0]
 
 
