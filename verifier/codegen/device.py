@@ -49,7 +49,9 @@ def needs_wait_all(first: SyncTL) -> bool:
 
 
 def needs_proxy_fence(first: SyncTL, second: SyncTL) -> bool:
-    """`fence.proxy.async` iff τ1.F ≠ ∅ and τ2 grants async. Rules: SEM-8.1, SEM-8.3"""
+    """`fence.proxy.async` iff τ1.F ≠ ∅ and τ2 grants async. Placed after the barrier on every
+    thread of the scope (CG-S1: the fence then lies on the causality path from each write to the
+    async access). Rules: SEM-8.1, SEM-8.3, CG-S1"""
     return bool(SYNC_SETS[first].full) and QualTL.async_ in SYNC_SETS[second].full
 
 
