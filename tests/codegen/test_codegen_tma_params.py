@@ -218,3 +218,25 @@ def test_map_parameter_read_as_data_is_refused(tmp_path: Path) -> None:
         emit_cuda(*hand_certified(path, "tma_tester_gpu"))
     assert err.value.code == "ERR-V11"
     assert "an element access of the tensor-map parameter sum_map" in str(err.value)
+
+
+@pytest.mark.rule("CG-I2")
+def test_packed_copies_lower_element_by_element() -> None:
+    text = emit_cuda(*example("packed_vec_add"))
+    task = "((512 * exo_task.task) + (2 * exo_1thr_tid))"
+    for reg, buf in (("rx", "x"), ("ry", "y")):
+        for k in (0, 1):
+            assert f"{reg}[{k}] = (exo_deviceArgs.{buf} + {task})[{k}];" in text
+    assert text.index("rx[1] = (exo_deviceArgs.x") < text.index("+= ry[") < \
+        text.index(f"(exo_deviceArgs.out + {task})[0] = rx[0];")
+    # the v=4 16-bit vector store: registers [4, 2] flattened, one element each, in order
+    stores = re.findall(r"\(exo_deviceArgs\.out8 \+ \(8 \* exo_1thr_tid\)\)\[(\d)\] = r8\[(\d)\];",
+                        text)
+    assert stores == [(str(k), str(k)) for k in range(8)]
+    assert "uint32_t*" not in text  # no wide access: its alignment is not proved
+
+
+@pytest.mark.rule("CG-I1")
+def test_endgame_pair_shuffle_sums_over_the_lane_pair() -> None:
+    text = emit_cuda(*example("pair_sum"))
+    assert "total = part + __shfl_xor_sync(((3u) << (threadIdx.x & 30u)), part, 1);" in text
