@@ -14,6 +14,10 @@ rewrite spork-verify does not reproduce (API-2) gets its procs from upstream Exo
 $SPORK_CONFORMANCE_EXO_GPU_PYTHON names a Python with it: that construction runs there and the
 procs upstream prints are verified (specs/upstream_api.md SCHED-2), as `--exo-gpu-python` does.
 
+With $SPORK_CONFORMANCE_EMIT_CUDA naming a folder, every proc it proves (verified with early
+releases, as `--emit-cuda` asks) is also lowered there, and `emit.jsonl` there lists each proc
+with `ok` or the lowering's refusal (issue 18: every proc that is proved lowers).
+
 Every test appends one JSON line to $SPORK_CONFORMANCE_LOG: its outcome, the long report of a
 failure, and the verdict of each proc the fixtures verified; a file that fails at collection
 appends one line with `"when": "collect"` and the error.
