@@ -4,8 +4,8 @@ As a pytest plugin it appends one line per test to `$SUITE_CPU_OUT.<worker>.tsv`
 this process's CPU seconds and the CPU seconds of the child processes the test waited for
 (the CLI, loading children, nvcc, pip). With xdist each worker writes its own file:
 
-    PYTHONPATH=benchmarks SUITE_CPU_OUT=/tmp/cpu python3 -m pytest -n auto -m "not slow" \\
-        -p no:cacheprovider -p suite_cpu
+    PYTHONPATH=benchmarks SUITE_CPU_OUT=/tmp/cpu python3 -m pytest -n auto \\
+        -p no:cacheprovider -p suite_cpu  # default run; -m "not slow": .ci/run's set
     python3 benchmarks/suite_cpu.py /tmp/cpu.*.tsv [--top N]
 
 The second command prints the CPU seconds per test file and the N most expensive tests. The

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import os
 import re
+import shutil
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -25,6 +27,22 @@ os.environ.setdefault("SPORK_VERIFY_KEY_FILE", os.path.join(
     tempfile.mkdtemp(prefix="spork-verify-key-"), "cache.key"))
 
 _sync_check.install()  # `p.sync_check(...)` in files loaded in-process (API-3)
+
+
+def _share_bytecode() -> None:
+    """Child interpreters (the CLI, its loading children, xdist workers) compile the verifier
+    once per test run, not once each: where the environment forbids writing bytecode
+    (PYTHONDONTWRITEBYTECODE, as on the CI machine), they write it to a folder of this run
+    instead, never into the checkout or the installed package (issue 20: ~0.25 s CPU a child).
+    This process keeps its own setting; a prefix the user set is kept."""
+    if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCACHEPREFIX"):
+        folder = tempfile.mkdtemp(prefix="spork-verify-pyc-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)  # after the xdist workers
+        os.environ["PYTHONPYCACHEPREFIX"] = folder
+        del os.environ["PYTHONDONTWRITEBYTECODE"]
+
+
+_share_bytecode()
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -120,10 +138,44 @@ _settings.register_profile("long", max_examples=1500, deadline=None)
 _settings.load_profile(__import__("os").environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
-def case_params(cases: list[Expectation], differential: bool = False) -> list:  # type: ignore[type-arg]
-    """pytest params, marked slow where the file says so."""
+def representatives(cases: list[Expectation], by_kind: bool = True) -> set[Expectation]:
+    """Of each kernel folder (a feature area), one case per verdict and finding kind, the one
+    in the shortest file (a proxy for the cheapest): what the default run keeps of a check of
+    every kernel, the project's floor of one proved program and one seeded bug per kind and
+    feature (issue 20); .ci/run checks every kernel. Without `by_kind`, one per verdict: for
+    cross-checks of what test_examples already decides per kind."""
+    best: dict[tuple[str, str, str | None], Expectation] = {}
+    for e in cases:
+        key = (e.file.parent.name, e.verdict, e.kind if by_kind else None)
+        if key not in best or (e.file.stat().st_size, e.file.name, e.proc) < \
+                (best[key].file.stat().st_size, best[key].file.name, best[key].proc):
+            best[key] = e
+    return set(best.values())
+
+
+def case_params(cases: list[Expectation], differential: bool = False,
+                sample: tuple[str, ...] = (),
+                by_kind: bool = True) -> list:  # type: ignore[type-arg]
+    """pytest params, marked slow where the file says so; of the verdicts in `sample`, every
+    case but the `representatives` is marked `extended` (.ci/run runs it, the default run
+    does not)."""
+    slow = [e for e in cases if (e.slow_differential if differential else e.slow)]
+    kept = representatives([e for e in cases if e not in slow and e.verdict in sample], by_kind)
     out = []
     for e in cases:
-        marks = [pytest.mark.slow] if (e.slow_differential if differential else e.slow) else []
+        marks = [pytest.mark.slow] if e in slow else \
+            [] if e in kept or e.verdict not in sample else [pytest.mark.extended]
         out.append(pytest.param(e, marks=marks, id=f"{e.file.stem}:{e.proc}"))
     return out
+
+
+Row = tuple[Any, ...]
+
+
+def default_first(rows: list[Row], keep: int = 1,
+                  ids: Callable[[Row], str] | None = None) -> list:  # type: ignore[type-arg]
+    """pytest params (one tuple of argument values each) of one check on many inputs: the
+    first `keep` run by default, the others are marked `extended` (.ci/run runs them;
+    issue 20)."""
+    return [pytest.param(*row, marks=[] if k < keep else [pytest.mark.extended],
+                         id=None if ids is None else ids(row)) for k, row in enumerate(rows)]

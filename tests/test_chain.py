@@ -25,7 +25,8 @@ def _chain(path: Path, name: str, ref: str = GEMM_REF):
 
 
 @pytest.mark.rule("CHAIN-7.1")
-@pytest.mark.parametrize("example", ["gemm_sm80", "gemm_sm80_ws"])
+@pytest.mark.parametrize("example", [  # gemm_sm80_ws in .ci/run (issue 20)
+    "gemm_sm80", pytest.param("gemm_sm80_ws", marks=pytest.mark.extended)])
 def test_bundled_gemms_are_proved_equal_to_the_reference_for_all_sizes(example: str) -> None:
     chain, finding = _chain(EXAMPLES / f"{example}.py", example)
     assert chain.status is ChainStatus.proved, chain.message
@@ -127,6 +128,7 @@ def test_cli_reports_the_chain_in_json_and_the_certificate(
 
 
 
+@pytest.mark.extended  # .ci/run runs it; the default run leaves it out for time (issue 20)
 @pytest.mark.rule("CHAIN-9.4")
 def test_check_cert_re_runs_the_chain_claim(tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
@@ -176,6 +178,7 @@ def test_a_kernel_file_names_its_reference(tmp_path: Path,
     assert "chain vs ref/saxpy_ref.py:saxpy: PROVED for all sizes" in capsys.readouterr().out
 
 
+@pytest.mark.extended  # .ci/run runs it; the default run leaves it out for time (issue 20)
 @pytest.mark.rule("CHAIN-9.3")
 def test_cli_exit_code_3_when_the_chain_is_only_tested(
         capsys: pytest.CaptureFixture[str]) -> None:

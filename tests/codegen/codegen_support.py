@@ -25,16 +25,33 @@ LOCAL_KERNELS = HERE / "codegen_kernels.py"
 def proved_cases(slow: bool = True) -> list[tuple[Path, str]]:
     """(file, proc) of every bundled kernel expected to be proved, then the local kernels;
     `slow=False` leaves out those whose file says `# test: slow` (a long proof: `-m slow`)."""
+    return list(_proved_cases(slow))
+
+
+@cache  # read by several test modules at collection and by `example` in tests
+def _proved_cases(slow: bool) -> tuple[tuple[Path, str], ...]:
     cases = [(e.file, e.proc) for f in kernel_files() for e in expectations(f)
              if e.verdict == "proved" and (slow or not e.slow)]
     cases += [(LOCAL_KERNELS, p.name) for p in load_procs(LOCAL_KERNELS)]
-    return cases
+    return tuple(cases)
+
+
+def default_cases() -> list[tuple[Path, str]]:
+    """What the default run lowers: of the bundled kernels one per folder (the shortest file),
+    and every local kernel; the others are `extended` (.ci/run; issue 20)."""
+    quick = proved_cases(slow=False)
+    first: dict[Path, tuple[Path, str]] = {}
+    for c in sorted(quick, key=lambda c: (c[0].stat().st_size, c)):
+        first.setdefault(c[0].parent, c)
+    return [c for c in quick if c in first.values() or c[0] == LOCAL_KERNELS]
 
 
 def proved_params() -> list:  # type: ignore[type-arg]
-    """`proved_cases()` as pytest params, marked slow where the file says so."""
-    quick = set(proved_cases(slow=False))
-    return [pytest.param(c, id=c[1], marks=[] if c in quick else [pytest.mark.slow])
+    """`proved_cases()` as pytest params, marked slow where the file says so and `extended`
+    where the default run leaves them out (`default_cases`)."""
+    quick, kept = set(proved_cases(slow=False)), set(default_cases())
+    return [pytest.param(c, id=c[1], marks=[] if c in kept else
+                         [pytest.mark.extended] if c in quick else [pytest.mark.slow])
             for c in proved_cases()]
 
 

@@ -16,7 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from codegen_support import HERE, certified_or_none, hand_certified, local, proved_cases
+from codegen_support import (HERE, certified_or_none, default_cases, hand_certified, local,
+                             proved_cases)
 
 from verifier.codegen import emit_cuda
 from verifier.codegen.targets import NVCC_FLAGS
@@ -51,16 +52,25 @@ def _emit(cases: list[tuple[Path, str]], out: Path) -> dict[str, Path]:
     return files
 
 
-@pytest.fixture(scope="module")
-def emitted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The kernels of the default run (a kernel whose file says `# test: slow` is proved only
-    under `-m slow`: `emitted_all`)."""
-    out = tmp_path_factory.mktemp("cu")
-    files = _emit(proved_cases(slow=False), out)
+def _emit_with_forged(cases: list[tuple[Path, str]], out: Path) -> dict[str, Path]:
+    files = _emit(cases, out)
     for name in FORGED_LOWERABLE:  # lowered ahead of the verifier: compile them too
         files[name] = out / f"{name}.cu"
         files[name].write_text(emit_cuda(*hand_certified(FORGED, name)))
     return files
+
+
+@pytest.fixture(scope="module")
+def emitted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The kernels of .ci/run (a kernel whose file says `# test: slow` is proved only under
+    `-m slow`: `emitted_all`)."""
+    return _emit_with_forged(proved_cases(slow=False), tmp_path_factory.mktemp("cu"))
+
+
+@pytest.fixture(scope="module")
+def emitted_default(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The kernels the default run lowers (`default_cases`)."""
+    return _emit_with_forged(default_cases(), tmp_path_factory.mktemp("cu_default"))
 
 
 @pytest.fixture(scope="module")
@@ -113,8 +123,11 @@ def compile_together(tmp_path: Path, texts: dict[str, str], arch: str) -> None:
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-def test_every_proved_kernel_compiles(arch: str, emitted: dict[str, Path],
+@pytest.mark.parametrize("kernels", ["emitted_default", pytest.param(
+    "emitted", marks=pytest.mark.extended)])  # every proved kernel: .ci/run (issue 20)
+def test_every_proved_kernel_compiles(arch: str, kernels: str, request: pytest.FixtureRequest,
                                       tmp_path: Path) -> None:
+    emitted = request.getfixturevalue(kernels)
     unit = tmp_path / f"all_{arch}.cu"
     unit.write_text("".join(f'#include "{f}"\n' for f in _for_arch(emitted, arch)))
     result = nvcc(unit, arch)
@@ -139,7 +152,8 @@ def test_each_file_compiles_alone(arch: str, emitted_all: dict[str, Path]) -> No
 
 @pytest.mark.rule("SEM-8.5")
 @pytest.mark.rule("COLL-5.11")
-@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("arch", [  # each arch compiles them in one unit by default; alone: .ci/run
+    pytest.param(a, marks=[] if a == "sm_90a" else [pytest.mark.extended]) for a in ARCHS])
 @pytest.mark.parametrize("name", ["mbarrier_warp_slices", "mbarrier_mixed_slices"])
 def test_mbarrier_slices_compile(name: str, arch: str, tmp_path: Path) -> None:
     # mbarriers allocated inside thread loops (one slice per iteration), each file on its own
