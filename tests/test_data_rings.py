@@ -151,18 +151,96 @@ def test_data_ring_pipeline_proved_and_lowered_on_its_slots(tmp_path: Path) -> N
 @pytest.mark.rule("API-2")
 def test_cursor_navigation_is_a_located_unsupported(tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    """Upstream's test_sync_error_Sm90a_gemm.py walks from an allocation's cursor
-    (`C_smem.before()`) to insert a fence: not an AttributeError (a crash of the user's script)
-    but `unsupported`, ERR-V11, at the call."""
+    """A cursor navigation spork-verify does not serve (`expand()`; `before()` and friends are
+    API-7) is not an AttributeError (a crash of the user's script) but `unsupported`, ERR-V11,
+    at the call."""
     path = tmp_path / "k.py"
-    path.write_text(_BARRIER + '\n\nbefore = p.find_alloc_or_arg("my_barrier").before()\n')
+    path.write_text(_BARRIER + '\n\nbefore = p.find_alloc_or_arg("my_barrier").expand()\n')
     code = main([str(path), "--format", "json", "--no-cache"])
     report = json.loads(capsys.readouterr().out)
     assert code == 3
     (result,) = report["results"]
     assert result["verdict"] == "unsupported"
     text = json.dumps(result)
-    assert "ERR-V11" in text and "`.before()` on my_barrier" in text
+    assert "ERR-V11" in text and "`.expand()` on my_barrier" in text
     assert f'"line": {_BARRIER.count(chr(10)) + 3}' in text
     cursor = _proc(tmp_path, _BARRIER).find_alloc_or_arg("my_barrier")
     assert not hasattr(cursor, "no_such_method")  # only upstream's cursor API is answered
+
+
+_NESTED_GUARD = '''from verifier.lang import *
+
+
+@proc
+def nested(T: size, K: size, A: f32[K, 128] @ CudaGmemLinear):
+    with CudaDeviceFunction(blockDim=128):
+        for task in cuda_tasks(0, T):
+            g: barrier[(K + 1) @ ring_buffer_by(1)] @ CudaMbarrierPreArrive(1)
+            for r in seq(0, 1):
+                x: f32[K @ ring_buffer_by(1), 128].ring_guarded_by(g) @ CudaSmemLinear
+                for k in seq(0, K):
+                    Await(g[k], cuda_in_order, 0)
+                    Fence(cuda_in_order, cuda_in_order)
+                    for t in cuda_threads(0, 128):
+                        x[k, t] = A[k, t]
+                    Arrive(cuda_in_order) >> g[k + 1]
+'''
+
+
+@pytest.mark.rule("DIAL-20")
+def test_a_tma_store_not_drained_is_refuted_at_the_rings_free(tmp_path: Path) -> None:
+    """The end of a data ring's scope needs every access complete: the last TMA store of
+    data_ring_store_bug_no_drain.py is not waited for (its correct form is proved)."""
+    assert _json(ENDGAME / "data_ring_store.py", tmp_path)["verdict"] == "proved"
+    result = _json(ENDGAME / "data_ring_store_bug_no_drain.py", tmp_path)
+    assert result["verdict"] == "refuted"
+    (finding,) = result["findings"]
+    assert (finding["kind"], finding["variable"], finding["location"]["line"]) == \
+        ("WAR", "stage", 22)
+    assert finding["rule"] == "DIAL-20" and finding["code"] == "ERR-V04"
+    assert finding["message"].startswith("free_missing_sync HAZARD @ free(stage[")
+    assert "the access is not complete" in finding["message"]
+    assert finding["related"][0]["line"] == 32  # the TMA store
+    assert finding["counterexample"]["replayed"]
+
+
+@pytest.mark.rule("DIAL-20")
+def test_a_data_ring_outside_its_guards_block_keeps_sem_4_7(tmp_path: Path) -> None:
+    """x is allocated in a loop nested in its guard's block: its instances need not follow
+    the guard's re-initialisation, so its free keeps SEM-4.7 (every thread must see each
+    write; here only the writing thread does). In the guard's block it is proved."""
+    path = tmp_path / "nested.py"
+    path.write_text(_NESTED_GUARD)
+    result = _json(path, tmp_path)
+    assert result["verdict"] == "refuted"
+    assert {(f["kind"], f["variable"], f["rule"]) for f in result["findings"]} == \
+        {("WAW", "x", "SEM-4.7")}
+    path.write_text(_NESTED_GUARD.replace("            for r in seq(0, 1):\n", "")
+                    .replace("\n                ", "\n            "))
+    assert _json(path, tmp_path)["verdict"] == "proved"
+
+
+_CLUSTER = '''from verifier.lang import *
+
+
+@proc
+def cluster_ring(T: size):
+    with CudaDeviceFunction(clusterDim=2, blockDim=128, unsafe_no_shutdown_cluster_sync=UNSAFE):
+        for task in cuda_tasks(0, T):
+            g: barrier[2, 1 @ ring_buffer_by(1)] @ CudaMbarrier
+            for c in cuda_threads(0, 2, unit=cuda_cta_in_cluster):
+                Arrive(cuda_in_order) >> g[c, 0]
+                Await(g[c, 0], cuda_in_order, 0)
+'''
+
+
+@pytest.mark.rule("DIAL-20")
+@pytest.mark.parametrize("unsafe, relaxed", [(False, {"g"}), (True, set())])
+def test_no_exit_barrier_in_a_cluster_keeps_sem_4_7(tmp_path: Path, unsafe: bool,
+                                                    relaxed: set[str]) -> None:
+    """Without the kernel's exit cluster barrier (CG-X1) a peer's remote arrive may still be
+    on its way when a CTA exits: DIAL-20 does not apply there."""
+    from verifier.lang.rewrite.inline import inline_calls
+    from verifier.semantics.data_rings import complete_at_free
+    proc = _proc(tmp_path, _CLUSTER.replace("UNSAFE", str(unsafe)))
+    assert {s.name for s in complete_at_free(inline_calls(proc).body)} == relaxed

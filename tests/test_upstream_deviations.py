@@ -2,8 +2,8 @@
 (specs/verification.md, "Decided departures from upstream"): the SMEM free after a
 temporal-only fence (D3: proved here, upstream reports a WAW hazard) and the multicast ring
 invariant (SEM-6.8: an all-gather refuted here, upstream finds no hazard), the free of an
-endgame ring with asynchronous arrives (DIAL-12: refuted without a final Fence, upstream checks
-no ring's free).
+endgame ring with an asynchronous arrive nobody waits for (DIAL-12, DIAL-20: refuted, upstream
+checks no ring's free).
 The kernels are in tests/programs, tests/programs_hopper and tests/programs_endgame, with their
 expected verdicts.
 """
@@ -22,7 +22,7 @@ D3 = ROOT / "programs" / "d3_free_after_temporal.py"
 FULL = ROOT / "programs" / "s16b_assign_after_temporal.py"
 ALLGATHER = ROOT / "programs_hopper" / "s14g_allgather_self_guarded.py"
 FIXED = ROOT / "programs_hopper" / "s14h_allgather_multicast_release.py"
-CP_ASYNC_RING = ROOT / "programs_endgame" / "ring_cp_async_free.py"
+CP_ASYNC_RING = ROOT / "programs_endgame" / "ring_cp_async_free_bug_unawaited.py"
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str]:
@@ -74,12 +74,13 @@ def test_all_gather_with_a_multicast_release_is_proved(
 
 
 @pytest.mark.rule("DIAL-12")
+@pytest.mark.rule("DIAL-20")
 def test_cp_async_ring_free_is_refuted_and_v_says_why_upstream_differs(
         capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(capsys, CP_ASYNC_RING, "-v")
     assert code == 1 and "REFUTED" in out, out
     lines = out.splitlines()
-    (k,) = [i for i, line in enumerate(lines) if "[ refuted] SEM-4.7" in line]
+    (k,) = [i for i, line in enumerate(lines) if "[ refuted] DIAL-20  WAR:bar" in line]
     note = lines[k + 1].strip()
-    assert note.startswith("note: DIAL-12: stricter than endgame's sync_check"), note
+    assert note.startswith("note: DIAL-12, DIAL-20: stricter than endgame's sync_check"), note
     assert "cp.async.mbarrier.arrive.noinc" in note and "mbarrier.init" in note

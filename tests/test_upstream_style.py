@@ -151,9 +151,10 @@ def test_delete_buffer_refuses_a_used_buffer(tmp_path: Path) -> None:
     ("k = replace(k, k.find_loop('t #1'), cuda_packed32_load)", "not seq(0, n)"),
     ("k.find_loop('for t in _: _')", "find_loop"),
     # upstream's loop-mode names exist (API-5), so the rewrite itself is what is refused
-    ("k = set_loop_mode(k, k.find_loop('blk'), CudaTasks)", "scheduling operation set_loop_mode"),
-    ("k = set_loop_mode(k, k.find('_ = tile[_]'), CudaThreads(unit=cuda_warp))",
-     "scheduling operation set_loop_mode"),
+    # (set_loop_mode is API-7)
+    ("k = update_loop_mode(k, k.find_loop('blk'), unit=cuda_warp)",
+     "scheduling operation update_loop_mode"),
+    ("k = parallelize_loop(k, k.find('_ = tile[_]'))", "scheduling operation parallelize_loop"),
 ])
 def test_unreproduced_rewrite_is_unsupported_naming_it(tmp_path: Path, call: str,
                                                        name: str) -> None:

@@ -9,6 +9,7 @@ the thread sets and the errors exactly, and no model/guard disagreement (ERR-V08
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import product
 from math import prod
 
@@ -26,6 +27,7 @@ from verifier.collectives import (
     tile_warps,
     top_tiling,
 )
+from verifier.collectives import validate
 from verifier.collectives.membership import thread_groups
 from verifier.collectives.tiling import Tiling
 from verifier.diagnostics import RejectedInput
@@ -365,3 +367,60 @@ def test_any_nests_small(nest: tuple[CudaDeviceFunction, list[tuple]]) -> None:
 @given(any_nests())
 def test_any_nests_large(nest: tuple[CudaDeviceFunction, list[tuple]]) -> None:
     build_any(*nest)
+
+
+# ------------------------------------------------------------------ COLL-6.2: two deciders
+
+def enumeration_matches_z3(dev: CudaDeviceFunction, steps: list[tuple]) -> None:
+    """Every tiling of the nest (validation off): the enumeration, which decides small tilings
+    (ENUMERATE_LIMIT), and the Z3 query give the same verdict."""
+    t = top_tiling(dev)
+    for i, step in enumerate(steps):
+        try:
+            if step[0] == "named":
+                t, _ = tile_warps(t, CudaWarps(name=step[1]), dev, t.warp_name, validate=False)
+            elif step[0] == "warps":
+                t, _ = tile_warps(t, CudaWarps(step[1], step[2]), dev, t.warp_name,
+                                  validate=False)
+            else:
+                t = tile_threads(t, f"i{i}", f"i{i}", 0, step[2], step[1], dev, validate=False)
+        except RejectedInput:
+            return
+        if thread_groups(t, dev).anomalies or (not any(a.ops for a in t.axes) and not t.guards):
+            continue
+        for u in (t, shifted(t)):
+            answer = validate._xor_query(u, dev)
+            if isinstance(answer, str):
+                continue  # Z3 unknown: the enumeration decides anyway
+            assert (answer is None) == (validate._enumerated_disagreement(u, dev) is None), \
+                u.describe()
+
+
+def shifted(t: Tiling) -> Tiling:
+    """`t` with its model's first op moved by one thread: the guards no longer agree."""
+    for k, axis in enumerate(t.axes):
+        if axis.ops:
+            ops = (replace(axis.ops[0], offset=axis.ops[0].offset + 1),) + axis.ops[1:]
+            axes = t.axes[:k] + (replace(axis, ops=ops),) + t.axes[k + 1:]
+            return replace(t, axes=axes)
+    return t
+
+
+@pytest.mark.rule("COLL-6.2")
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(any_nests())
+def test_enumeration_agrees_with_z3(nest: tuple[CudaDeviceFunction, list[tuple]]) -> None:
+    enumeration_matches_z3(*nest)
+
+
+@pytest.mark.rule("COLL-6.2")
+def test_enumeration_finds_a_shifted_model() -> None:
+    """A model moved off its guards is rejected whichever decider runs, with Z3's message."""
+    dev = CudaDeviceFunction(blockDim=256)
+    t = tile_threads(top_tiling(dev), "w", "w", 0, 8, cuda_warp, dev)
+    assert validate.validation_failure(t, dev) is None
+    bad = shifted(t)
+    assert validate._enumerated_disagreement(bad, dev) is not None
+    assert validate._xor_query(bad, dev) is not None
+    assert validate.validation_failure(bad, dev).startswith(validate.DISAGREE)

@@ -1,7 +1,9 @@
-# expect: ring_cp_async_free refuted WAR bar 12
-# A ring mbarrier arrived on by cp.async (noinc: the arrive completes asynchronously) keeps the
-# SEM-4.7 free check (DIAL-12): without a final CTA Fence, thread 0's re-initialisation of `bar`
-# for the next task is not ordered after the other threads' Await on it.
+# expect: ring_cp_async_free proved
+# A ring mbarrier arrived on by cp.async (noinc: the arrive completes asynchronously), whose
+# phase every thread awaits: at the end of `bar`'s scope the arrive is complete, so the
+# lowering's CTA barrier before the next task's re-initialisation of `bar` orders it (DIAL-20);
+# no final Fence is needed (endgame's sync_check agrees). Until DIAL-20 this was refuted
+# (DIAL-12 asked every thread to see the arrive). Its bug: ring_cp_async_free_bug_unawaited.py.
 from verifier.lang import *
 
 

@@ -29,7 +29,7 @@ from verifier.check import barrier_exprs, static_barriers, static_calls, static_
     static_rings, static_sm100
 from verifier.check.static_packed import (
     check_packed_shape, check_window_memory, scalar_access_error)
-from verifier.semantics import ring_slots, rules
+from verifier.semantics import data_rings, ring_slots, rules
 from verifier.semantics.access import mutated_syms, walk_stmts
 from verifier.semantics.exprs import data_reads
 from verifier.semantics.rules import AccessKind
@@ -61,6 +61,7 @@ class Analyzer:
                                               if isinstance(a.typ, ir.Control)))
         self.mutated = mutated_syms(proc)
         self.free_exempt = ring_slots.synchronous_rings(proc)  # DIAL-12
+        self.free_complete = data_rings.complete_at_free(proc.body)  # DIAL-20
         self.mems: dict[ir.Sym, Memory] = {}
         self.alloc_loops: dict[ir.Sym, tuple[ir.Sym, ...]] = {}
         self.alloc_ctx: dict[ir.Sym, Context] = {}
@@ -204,7 +205,7 @@ class Analyzer:
         for a in reversed(allocs):
             if isinstance(a.typ, ir.BarrierType):
                 static_barriers.release(self, a, end)
-            site = self.free_site(a, end, a.loc)
+            site = self.free_site(a, end, a.loc, some_thread=a.name in self.free_complete)
             if site is not None:
                 self.model.accesses.append(site)
             early = self.early.get(id(a))
@@ -443,11 +444,13 @@ class Analyzer:
             self.free_exempt = self.free_exempt | {ring.shadow}
             static_data_rings.handoff(self, ring, self.proc.body, ctx, s.loc)
 
-    def free_site(self, a: ir.Alloc, ctx: Context, loc: SrcLoc, site_id: int | None = None
-                  ) -> AccessSite | None:
+    def free_site(self, a: ir.Alloc, ctx: Context, loc: SrcLoc, site_id: int | None = None,
+                  some_thread: bool = False) -> AccessSite | None:
         """SEM-4.7: the free of a tracked SMEM or mbarrier allocation at `ctx`, reported at
         `loc` (the allocation for the end of its block, CG-R1's statement for a release).
-        Release sites take negative ids, so the ids (and queries) of the others never move."""
+        Release sites take negative ids, so the ids (and queries) of the others never move.
+        `some_thread` (DIAL-20): the cluster frees as one convergent collective, so an earlier
+        access need only be complete, seen by some thread of it."""
         mem = self.mems.get(a.name)
         if mem is None or mem.family not in ("smem", "mbarrier") or a.name not in self.mutated \
                 or a.name in self.free_exempt:
@@ -458,7 +461,7 @@ class Analyzer:
         qual = rules.QualEntry(QualTL.cuda2, frozenset({QualTL.cuda2}))
         return AccessSite(
             self.fresh_id() if site_id is None else site_id, a.name, mem, shape, element,
-            AccessKind.write, qual, False, False, frozenset(), ctx, loc, True,
+            AccessKind.write, qual, some_thread, False, frozenset(), ctx, loc, True,
             self.alloc_loops[a.name], is_free=True, single_thread=False)
 
     def permission(self, sym: ir.Sym, kind: AccessKind, instr_tl: InstrTL, ctx: Context,

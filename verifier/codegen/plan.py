@@ -18,6 +18,7 @@ from math import prod
 
 from verifier import collectives
 from verifier.codegen.barriers import SUPPORTED_MECHANISMS
+from verifier.codegen.data_rings import reserve
 from verifier.codegen.exprs import TensorMap
 from verifier.codegen.mbarrier_indexed import IndexedRing, plan_indexed
 from verifier.codegen.mbarrier import (
@@ -423,7 +424,8 @@ def _layout(plan: DevicePlan, stmts: tuple[ir.Stmt, ...], live: list[tuple[int, 
             case ir.Alloc(name=name, typ=typ, mem=mem) if isinstance(mem, Memory) and \
                     (mem.is_smem or is_tmem(mem)):
                 size, align = _smem_extent(plan, name, typ, mem)
-                offset = _first_fit(live, size, align)
+                offset = plan.smem_offsets.get(name, -1)  # a data ring's, reserved (DIAL-20)
+                offset = offset if offset >= 0 else _first_fit(live, size, align)
                 plan.smem_offsets[name] = offset
                 ranges[name] = (offset, offset + size)
                 live.append(ranges[name])
@@ -485,7 +487,8 @@ def plan_device_function(s: ir.DeviceFunction, index: int,
     releases = releases or {}
     by_alloc = {id(r.alloc): r for r in candidates}
     proved = frozenset(rid for rid, outcome in releases.items() if outcome == RELEASE_PROVED)
-    _layout(plan, plan.body, [], _Releases(by_alloc, proved))
+    live = reserve(plan.body, lambda a: _smem_extent(plan, a.name, a.typ, a.mem), plan.smem_offsets)
+    _layout(plan, plan.body, live, _Releases(by_alloc, proved))
     plan.rings, plan.smem_bytes = plan_rings(planner.mbars, plan.dev, plan.smem_bytes)
     plan.indexed, plan.smem_bytes = plan_indexed(planner.indexed, plan.dev, top,
                                                  plan.smem_bytes)

@@ -82,15 +82,15 @@ D3_NOTE = ("D3: a free needs only temporal visibility of an earlier write (SEM-4
            "the write before it")
 
 # DIAL-12: the free of a ring with asynchronous arrives keeps SEM-4.7, which endgame skips
-DIAL12_NOTE = ("DIAL-12: stricter than endgame's sync_check, which checks no managed ring "
-               "buffer at its free. An asynchronous arrive (cp.async.mbarrier.arrive.noinc, a "
-               "TMA's complete-tx) lands on the mbarrier after its thread moved on, and PTX "
+DIAL12_NOTE = ("DIAL-12, DIAL-20: stricter than endgame's sync_check, which checks no managed "
+               "ring buffer at its free. An asynchronous arrive (cp.async.mbarrier.arrive.noinc, "
+               "a TMA's complete-tx) lands on the mbarrier after its thread moved on, and PTX "
                "orders it before nothing the thread does next; only a wait on the phase it "
                "completes observes it. Landing after the slot's mbarrier.init for the next "
                "allocation instance (DIAL-13) it counts toward that instance's phase, which then "
                "completes early; PTX does not say the CTA's exit waits for it either. An Await "
-               "of the last phases and a CTA-scope Fence before the end of the ring's scope "
-               "order it")
+               "of its phase by some thread before the end of the ring's scope orders it: the "
+               "lowering's CTA (cluster) barrier before the next initialisation does the rest")
 
 
 def required_flag(earlier: AccessSite, later: AccessSite) -> Flag | None:
@@ -229,21 +229,24 @@ class ObligationBuilder:
                 self.vis.max_chain, self.vis.quantified = \
                     ANCHORED_FALLBACK[level] if fallback else LEVELS[level]
                 self.vis.fresh = state["fresh"]  # names local to this obligation
-                return common + [z3.Not(self.vis.visible(sa, a, sb, b, flag))], \
+                seen = self.vis.visible_to_some if sb.is_free and sb.convergent else \
+                    self.vis.visible  # DIAL-20: a persistent ring's free, convergent
+                return common + [z3.Not(seen(sa, a, sb, b, flag))], \
                     state["names"]  # type: ignore[return-value]
 
             return self._measured(make, state["products"])  # type: ignore[arg-type]
 
         kind = _hazard_kind(sa, sb)
         what = f"free({sb.buf.name})" if sb.is_free else sb.buf.name
-        note = D3_NOTE if sb.is_free and flag is Flag.temp and \
+        note = D3_NOTE if sb.is_free and not sb.convergent and flag is Flag.temp and \
             sa.kind is not AccessKind.read and self._temporal_only(sa.qual.q0) else ""
         decl = self.model.barriers.get(sb.buf)
         if sb.is_free and decl is not None and decl.ring is not None:
             note = DIAL12_NOTE  # only rings with an asynchronous arrive keep a free check
+        rule = "SEM-4.5" if not sb.is_free else "DIAL-20" if sb.convergent else "SEM-4.7"
         return Obligation(
             f"{kind}:{sb.buf.name}@{sa.loc.line}:{sa.loc.col}->{sb.loc.line}:{sb.loc.col}",
-            "SEM-4.7" if sb.is_free else "SEM-4.5", kind, sb.buf.name, sb.loc,
+            rule, kind, sb.buf.name, sb.loc,
             [(sa.loc, "earlier access"), (sb.loc, "later access")], build, len(LEVELS),
             f"{sb.kind.value} of {what} sees {sa.kind.value} ({flag.value})", note=note)
 

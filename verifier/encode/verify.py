@@ -14,7 +14,6 @@ import itertools
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from math import prod
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +44,9 @@ from verifier.encode.solver import (
 )
 from verifier.encode.visibility import ANCHORED_FALLBACK
 from verifier.encode.releases import early_releases, release_evidence, release_outcome
+from verifier.encode.replays import (
+    Replays, cost, replay, replay_first, run_machine, seen,
+)
 
 
 @dataclass
@@ -103,49 +105,6 @@ def static_finding(e: SporkError) -> Finding:
     return Finding(kind, e.message, e.variable, e.loc, (), None, e.rule, e.code)
 
 
-
-
-def run_machine(proc: ir.Proc, sizes: dict[str, int], **kwargs: object
-                ) -> tuple[bool, list[MachineFinding]]:
-    """The concrete machine, imported on the first replay: a proof that replays nothing (every
-    proved proc) does not pay for its imports (numpy among them)."""
-    from verifier.semantics.run import run_machine as run
-
-    return run(proc, sizes, **kwargs)  # type: ignore[arg-type]
-
-
-def _replay(proc: ir.Proc, sizes: dict[str, int],
-            cache: dict[tuple, list[MachineFinding]],
-            target: tuple[str, str | None, object] | None = None) -> list[MachineFinding]:
-    """Errors the machine finds at `sizes`, first in trace order first.
-
-    A cheap run that stops at the first error comes first; when its error is not the target
-    obligation's, the machine runs again collecting every error on the target's variable
-    alone (a targeted replay, Choice M8 of specs/verification.md), up to the target's first
-    occurrence (a run that reaches the end is marked complete for that variable, or for every
-    variable when untargeted, and never repeated; running collect-all to the end costs far
-    more than stopping at the target, measured on gemm_sm80 mutants: 292 s against 45 s)."""
-    key = tuple(sorted(sizes.items()))
-    complete = ("complete",) + key
-    if key not in cache:
-        holds, first = run_machine(proc, sizes)
-        cache[key] = first if holds else []
-        if not holds or not first:
-            cache[complete] = []
-    found = cache[key]
-    hit = target is not None and any((f.kind, f.variable, f.loc) == target for f in found)
-    only = frozenset({target[1]}) if target is not None and target[1] is not None else None
-    scope = complete if only is None else ("complete",) + tuple(sorted(only)) + key
-    if not hit and complete not in cache and scope not in cache:
-        holds, found = run_machine(proc, sizes, collect_all=True,
-                                   stop_at=target, only=only)  # type: ignore[arg-type]
-        merged = list(cache[key]) if holds else []
-        merged += [f for f in found if all((f.kind, f.variable, f.loc) !=
-                                            (g.kind, g.variable, g.loc) for g in merged)]
-        cache[key] = merged
-        if not any((f.kind, f.variable, f.loc) == target for f in found):
-            cache[scope] = []
-    return cache[key]
 
 
 @contextmanager
@@ -261,6 +220,13 @@ def proc_verdict(statuses: set[ObligationStatus], replayed: bool) -> Verdict:
 
 
 Step = tuple[int, bool]  # (refinement level, anchored witnesses at a quantified level)
+FIRST_STEP: Step = (0, False)
+
+
+def quantified(step: Step) -> bool:
+    """A step whose query binds its witnesses with quantifiers (Choice E5): the dear ones,
+    which Choice E7 replays the first step's candidate before."""
+    return step[0] in ANCHORED_FALLBACK and not step[1]
 
 
 class _Run:
@@ -272,7 +238,7 @@ class _Run:
         self.proc, self.builder, self.discharger, self.opts = proc, builder, discharger, opts
         self.sizes = tuple(builder.size_names)
         self.built: dict[tuple[str, Step], tuple[Built, Query]] = {}
-        self.replays: dict[tuple, list[MachineFinding]] = {}
+        self.replays: Replays = {}
         self.confirmed: set[tuple] = set()
         self.premises_seen: set[int] = set()  # premises already among the obligations
         # PR-8: each shared query's solve (obligations.py `_share`), and who reported its units
@@ -332,13 +298,14 @@ class _Run:
             for ob in obligations:
                 target = self.target(ob)
                 if not ob.discharged_by and target is not None:
-                    self.discharger.submit(self.query(target, (0, False))[1])
+                    self.discharger.submit(self.query(target, FIRST_STEP)[1])
 
     def all(self, obligations: list[Obligation], progress: Callable[[int, int], None] | None
             ) -> tuple[list[ObligationResult], list[Finding]]:
-        """Every obligation solved in order; candidates are replayed afterwards, smallest
-        sizes first (a replay's cost grows with the sizes, and one replay at small sizes
-        often confirms the candidates of several obligations: `_seen`, `reuse_sizes`)."""
+        """Every obligation solved in order (a first step's candidate replayed at once, Choice
+        E7); the last steps' candidates are replayed afterwards, smallest sizes first (a
+        replay's cost grows with the sizes, and one replay at small sizes often confirms the
+        candidates of several obligations: `seen`, `reuse_sizes`)."""
         done: dict[int, tuple[ObligationResult, Finding | None]] = {}
         deferred: list[tuple[int, Obligation, Outcome, Step, int, float]] = []
         premises_seen = self.premises_seen
@@ -361,7 +328,7 @@ class _Run:
                 self.prefetch([pending[-1]])
             if progress is not None:
                 progress(len(done), index + len(pending))
-        deferred.sort(key=lambda d: (_cost(d[2], self.sizes), d[0]))
+        deferred.sort(key=lambda d: (cost(d[2], self.sizes), d[0]))
         for k, ob, outcome, step, used, spent in deferred:
             done[k] = self.finish(ob, outcome, step, used, time.perf_counter() - spent)
             if progress is not None:
@@ -372,7 +339,7 @@ class _Run:
     def solve(self, ob: Obligation) -> tuple[Outcome | None, Step, int, set[int]]:
         """The solver's last answer for `ob` after refinement (None: pruned), the step it
         came from, the resource units used and the premises its closed forms relied on."""
-        step: Step = (0, False)
+        step: Step = FIRST_STEP
         if ob.discharged_by:
             return None, step, 0, set()
         used = 0
@@ -388,15 +355,26 @@ class _Run:
                 self.shared_by.add(ob.id)
                 return outcome, shared_step, used, premises
         candidate: tuple[Outcome, Step] | None = None  # the last level's anchored candidate
+        tried_first = ob.release != ""  # E7 is for the proc's own obligations
         while True:
             outcome, built = self.decide(ob, step)
             used += outcome.rlimit
             premises |= built.premises
-            if _seen(ob, self.replays) is not None:
+            if seen(ob, self.replays) is not None:
                 break  # a replay already exhibits this error: no refinement can remove it
             following = self.next_step(ob, step, outcome.status)
             if following is None:
                 break
+            if outcome.status is Status.candidate and quantified(following) and not tried_first:
+                tried_first = True  # Choice E7, once, before the first quantified query
+                first, q = self.query(ob, FIRST_STEP)
+                early, extra = replay_first(self.proc, ob, first, q.rlimit, self.sizes,
+                                            self.discharger, self.replays,
+                                            self.opts.keep_queries)
+                used += extra
+                if early is not None:  # confirmed: no refinement can remove it
+                    outcome = early
+                    break
             if outcome.status is Status.candidate and following[0] == step[0]:
                 candidate = outcome, step
             step = following
@@ -412,7 +390,7 @@ class _Run:
             return ObligationResult(ob.id, ob.rule, ob.kind, ObligationStatus.proved,
                                     time.perf_counter() - t0, "", ob.description, 0,
                                     ob.discharged_by, note=ob.note), None
-        if outcome.status is Status.candidate and _seen(ob, self.replays) is None:
+        if outcome.status is Status.candidate and seen(ob, self.replays) is None:
             outcome, extra = self.reuse_sizes(ob, step, outcome)
             used += extra
         status, finding = _judge(self.proc, ob, outcome, self.replays, self.builder,
@@ -458,28 +436,8 @@ class _Run:
         return outcome, used
 
 
-def _cost(outcome: Outcome, sizes: tuple[str, ...]) -> tuple[int, int]:
-    """How large a candidate's replay is: the product, then the sum, of its sizes."""
-    values = [max(1, (outcome.model or {}).get(name, 0)) for name in sizes]
-    return prod(values), sum(values)
-
-
-def _seen(ob: Obligation, replays: dict[tuple, list[MachineFinding]]
-          ) -> tuple[dict[str, int], MachineFinding] | None:
-    """Sizes and error of an earlier replay that found this obligation's error (same kind,
-    variable, statement): refinement cannot remove it, and no new replay is needed."""
-    target = (ob.kind, ob.variable, ob.loc)
-    for key, found in replays.items():
-        if key and key[0] == "complete":
-            continue
-        for f in found:
-            if (f.kind, f.variable, f.loc) == target:
-                return dict(key), f
-    return None
-
-
 def _judge(proc: ir.Proc, ob: Obligation, outcome: Outcome,
-           replays: dict[tuple, list[MachineFinding]], builder: ObligationBuilder,
+           replays: Replays, builder: ObligationBuilder,
            confirmed: set[tuple]) -> tuple[ObligationStatus, Finding | None]:
     if outcome.status is Status.proved:
         return ObligationStatus.proved, None
@@ -487,9 +445,9 @@ def _judge(proc: ir.Proc, ob: Obligation, outcome: Outcome,
         return ObligationStatus.unknown, Finding(
             FindingKind.unknown, f"{ob.description}: solver returned unknown "
             f"({outcome.reason})", ob.variable, ob.loc, (), None, ob.rule)
-    seen = _seen(ob, replays)
-    if seen is not None:
-        sizes, found = seen
+    shown = seen(ob, replays)
+    if shown is not None:
+        sizes, found = shown
         key = (found.kind, found.variable, found.loc)
         if key in confirmed:
             return ObligationStatus.refuted, None
@@ -497,7 +455,7 @@ def _judge(proc: ir.Proc, ob: Obligation, outcome: Outcome,
         return ObligationStatus.refuted, machine_finding(found, sizes, True)
     assert outcome.model is not None
     sizes = {name: outcome.model[name] for name in builder.size_names}
-    all_found = _replay(proc, sizes, replays, (ob.kind, ob.variable, ob.loc))
+    all_found = replay(proc, sizes, replays, (ob.kind, ob.variable, ob.loc))
     if not all_found:
         cex = Counterexample(sizes, {k: v for k, v in outcome.model.items()
                                      if k not in sizes}, [], [], False)

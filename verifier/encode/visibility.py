@@ -349,3 +349,15 @@ class VisibilityBuilder:
         parts = [self.program_order(sa, a, sb, b, flag), self.boundary(sa, a, sb, b, flag)]
         parts.extend(self.fence_chains(sa, a, sb, b, flag))
         return disj(parts, self.zctx)
+
+    def visible_to_some(self, sa: AccessSite, a: Instance, sb: AccessSite, b: Instance,
+                        flag: Flag) -> z3.BoolRef:
+        """Some thread of b's instance sees a (b a convergent collective, SEM-4.5): DIAL-20's
+        free of a persistent ring, whose earlier accesses need only be complete. The thread
+        is bound here, so the negated obligation asks for an a that no thread of b sees."""
+        assert b.thread is not None
+        some = z3.Int(f"thread@some{next(self.fresh)}", self.zctx)
+        other = Instance(b.ctx, b.iters, some, b.valid, b.element)
+        seen = self.visible(sa, a, sb, other, flag)
+        member = self.enc.member(b.ctx, some, b.iters)
+        return z3.Exists([some], conj((member, seen), self.zctx))

@@ -34,6 +34,7 @@ from verifier.lang.rewrite.scheduling import delete_buffer, rename, set_precisio
 from verifier.lang.rewrite.replace_copy import replace
 from verifier.lang.rewrite.scheduling_loops import cut_loop, inline_window
 from verifier.lang.rewrite.rings import set_dim_size_annotation, set_ring_guarded_by
+from verifier.lang.rewrite.stmt_edits import add_loop, insert_fence, set_loop_mode
 from verifier.lang.stdlib.timelines import InstrTL, QualTL, SyncTL
 from verifier.lang.stdlib.endgame import (
     CudaMbarrierPreArrive, CudaRmemLinear, CudaRmemUniform, Sm80_CommitGroup,

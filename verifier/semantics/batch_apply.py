@@ -381,6 +381,6 @@ def read_sets(m: Any, run: np.ndarray, sig: np.ndarray, col: np.ndarray, nruns: 
 def new_record(m: Any, sig: Sig, threads: Threads, per_thread: bool) -> Record:
     group = Group()
     m.table.groups.append(group)
-    rec = Record(threads, sig.q, sig.flags0, per_thread, {}, set(), None, 0, group)
+    rec = Record(threads, sig.q, sig.flags0, per_thread, m.covs.empty, set(), None, 0, group)
     m.add_records(threads.task, [rec])
     return rec

@@ -18,6 +18,7 @@ from typing import Any
 
 from verifier.diagnostics import SrcLoc
 from verifier.lang.ir import ir
+from verifier.lang.stdlib.memories import CudaMbarrier
 from verifier.semantics import rules
 from verifier.semantics.rules import AccessKind
 from verifier.semantics.threads import Threads
@@ -81,3 +82,38 @@ def to_slot(dr: DataRingInstance, box: Box) -> Box | None:
     if hi - lo != 1:
         return None
     return box[:r] + ((lo % dr.ring.depth, lo % dr.ring.depth + 1),) + box[r + 1:]
+
+
+def complete_at_free(body: tuple[ir.Stmt, ...]) -> frozenset[ir.Sym]:
+    """DIAL-20: the data rings whose end-of-scope free needs every access *complete* (ordered,
+    on the in-order qual-tls, before some thread of the freeing cluster) instead of seen by
+    every thread (SEM-4.7): those allocated in the same block as their guard. Each instance of
+    such a ring then begins after its guard's allocation, which the lowering opens with a
+    CTA (cluster) barrier of every thread (DIAL-13), and its space is no other allocation's
+    (DIAL-18 part 3), so a complete access is ordered before every later use of its bytes.
+    Not in a kernel of clusterDim > 1 without its exit barrier (`unsafe_no_shutdown_cluster_
+    sync`, CG-X1): a peer's in-order remote arrive, complete for its own thread, could still
+    reach a CTA that has exited. Read by the machine's free and by the encoder's free sites."""
+    out: set[ir.Sym] = set()
+    stack = [body]
+    while stack:
+        block = stack.pop()
+        allocated: set[ir.Sym] = set()
+        for s in block:
+            if isinstance(s, ir.DeviceFunction) and s.cfg.clusterDim > 1 and \
+                    s.cfg.unsafe_no_shutdown_cluster_sync:
+                continue
+            if isinstance(s, ir.Alloc):
+                typ = s.typ
+                if isinstance(typ, ir.Tensor) and typ.ring is not None and \
+                        typ.ring_guard in allocated:
+                    out.add(s.name)
+                elif isinstance(typ, ir.BarrierType) and typ.ring is not None and \
+                        typ.mech is CudaMbarrier:
+                    out.add(s.name)
+                allocated.add(s.name)
+            for sub in ("body", "orelse"):
+                inner = getattr(s, sub, None)
+                if isinstance(inner, tuple) and inner:
+                    stack.append(inner)
+    return frozenset(out)

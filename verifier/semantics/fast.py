@@ -123,8 +123,8 @@ class FastMachine(Machine):
         if rec is None:
             sig, t = self.sigs[s], self.cols[c]
             rec = self.prototypes[(s, c)] = Record(
-                t, sig.q, sig.flags0, not sig.conv and t.task is not None, {}, set(), None, 0,
-                Group())
+                t, sig.q, sig.flags0, not sig.conv and t.task is not None, self.covs.empty,
+                set(), None, 0, Group())
         return rec
 
     def region_record(self, s: int, c: int) -> int:

@@ -20,24 +20,28 @@ from verifier.semantics.histories import (
     EMPTY, Box, BufInstance, History, HistoryTable, box_slices, distinct, elements_of,
 )
 from verifier.semantics.records import (
-    FIDX, FLAGS_ALL, QIDX, TEMP, Group, Record, qual_bits,
+    FIDX, FLAGS_ALL, QIDX, TEMP, Covs, Group, Record, qual_bits,
 )
 from verifier.semantics.rules import AccessKind, Flag
 
 SLOT = QIDX[QualTL.slot]  # DIAL-6: a ring slot's handoff record needs temp visibility only
 from verifier.semantics.state import Finding, Origin
-from verifier.semantics.threads import ALL, Threads
+from verifier.semantics.threads import Threads
 
 Check = tuple[Record, int, bool]  # record, flag index, earlier access is a read
 _FLAG_NAME = {FIDX[f]: f.value for f in Flag}
 _ISSUE_ONLY = 1 << FIDX[Flag.issue]
 _CUDA2 = (QIDX[QualTL.cuda2],)
+DIAL20_HINT = ("wait for the asynchronous access before the end of the ring's scope (an Await "
+               "on its commit group or on the mbarrier phase it completes, e.g. the final "
+               "Await(cg, cuda_in_order, 0) after a pipelined TMA store)")
 
 
 class HazardChecks:
     """The access half of the machine (mixed into `Machine`, which provides the rest)."""
 
     table: HistoryTable
+    covs: Covs
     report: Callable[[Finding], None]
     origin: Callable[[SrcLoc, str, Threads], Origin]
     add_records: Callable[[int | None, list[Record]], None]
@@ -102,7 +106,7 @@ class HazardChecks:
             self.report_in_order(view.shape, box, inv, uniq, failing, checks, lacking, finding)
         group = Group()
         self.table.groups.append(group)
-        cov = {QIDX[q] * 4 + FIDX[Flag.atom]: {None: ALL} for q in atomic_quals}
+        cov = self.covs.start(atomic_quals)
         rec = Record(threads, QIDX[entry.q0], _ISSUE_ONLY if ooo else FLAGS_ALL,
                      not conv and threads.task is not None, cov, set(tags), origin,
                      qual_bits(atomic_quals), group, buf.ordering)
@@ -145,9 +149,12 @@ class HazardChecks:
             if reported == kinds:
                 return
 
-    def check_free(self, buf: BufInstance, threads: Threads, loc: SrcLoc) -> None:
+    def check_free(self, buf: BufInstance, threads: Threads, loc: SrcLoc,
+                   some_thread: bool = False) -> None:
         """SEM-4.7: every element is checked as a write-only mutate with X = {cuda2} by every
-        thread of the cluster (non-convergent)."""
+        thread of the cluster (non-convergent); with `some_thread` (DIAL-20, a data ring freed
+        with its guard) by the cluster as one convergent collective: every earlier access must
+        be complete, temporally visible on {cuda2} to some thread of it."""
         if not buf.ids.size:
             return
         view = buf.ids
@@ -161,7 +168,7 @@ class HazardChecks:
                 [(r, TEMP, True) for g in h[0] for r in g.records]
 
         def lacking(check: Check) -> Threads | None:
-            return check[0].lacking(threads, _CUDA2, bits, TEMP, False)
+            return check[0].lacking(threads, _CUDA2, bits, TEMP, some_thread)
 
         failing = [k for k, h in enumerate(uniq)
                    if h != EMPTY and any(lacking(c) is not None for c in checks(histories[h]))]
@@ -174,6 +181,13 @@ class HazardChecks:
             at = f"@ free({buf.sym.name}{list(index)})"
             said = f"free_missing_sync HAZARD {at} ({hk})" if self.proc.dialect == ENDGAME \
                 else f"{hk} HAZARD {at}"
+            if some_thread:  # DIAL-20: no thread of the cluster has seen the access complete
+                return Finding(hk, said, buf.sym.name, index, loc, later,
+                               check[0].origin,  # type: ignore[arg-type]
+                               lacking=f"no thread of {missing.describe()} has temp visibility "
+                               "on {cuda2}: the access is not complete at the end of the "
+                               "ring's scope", rule="DIAL-20", code="ERR-V04",
+                               sync_hint=DIAL20_HINT)
             return Finding(hk, said,
                            buf.sym.name, index, loc, later, check[0].origin,  # type: ignore
                            lacking=f"{self.lacking_text(missing)} lacks temp visibility on "

@@ -70,14 +70,6 @@ class SyncCode:
                         qual_bits(sets.temporal), tuple(sorted(QIDX[q] for q in sets.temporal)))
 
 
-def _add(cov: dict[int, Cover], qv: int, threads: Threads) -> None:
-    d = cov.get(qv)
-    if d is None:
-        cov[qv] = {threads.task: threads.mask}
-    else:
-        d[threads.task] = d.get(threads.task, 0) | threads.mask
-
-
 def _meets(d: Cover, c: Threads) -> bool:
     if c.task is None:
         return any(d.values())
@@ -95,6 +87,103 @@ def passes(terms: tuple[int, int | None, int | None, int | None], c: int) -> boo
         rest = c & ~cover
         return rest == 0 or rest == special
     return False
+
+
+def _grow(m: dict[int, Cover], qvs: tuple[int, ...], c: Threads) -> None:
+    """C holds every pair of `qvs` in the copied map m (its inner maps are copied on write)."""
+    task, mask = c.task, c.mask
+    for qv in qvs:
+        d = m.get(qv)
+        m[qv] = {task: mask} if d is None else {**d, task: d.get(task, 0) | mask}
+
+
+class Cov:
+    """A record's coverage map and the augments applied to it (`Record.augmented`), never
+    changed once made: a rule that grows coverage moves the record to another `Cov`, memoised
+    on this one. Records made between two syncs start from one root (`Covs`) and meet the same
+    syncs, so they share their `Cov`s and each augment, witness test and join is computed once
+    per `Cov`, not once per record (issue 20). Memo keys hold `id(SyncCode)`: the roots belong
+    to one machine run, whose codes live as long as it does."""
+
+    __slots__ = ("m", "applied", "aug", "wit", "joins")
+
+    def __init__(self, m: dict[int, Cover], applied: frozenset[tuple[int | None, int, int]]
+                 ) -> None:
+        self.m = m  # (qual-tl, flag) -> Cover; read only
+        self.applied = applied  # augment keys already in the map (augment_key)
+        self.aug: dict[tuple[int | None, int, int], Cov] | None = None
+        self.wit: dict[tuple[int | None, int, int, bool], bool] | None = None
+        self.joins: dict[tuple[int | None, int, bool, tuple[int, ...]],
+                         tuple[Cov, list[tuple[int, int | None]]]] | None = None
+
+    def augmented(self, c: Threads, code: SyncCode, key: tuple[int | None, int, int]) -> "Cov":
+        """r.S ∪= A_F(C, τ2) (SEM-5.2)."""
+        memo = self.aug
+        if memo is None:
+            memo = self.aug = {}
+        new = memo.get(key)
+        if new is None:
+            m = dict(self.m)
+            _grow(m, code.augment_qvs, c)
+            new = memo[key] = Cov(m, self.applied | {key})
+        return new
+
+    def meets_witness(self, c: Threads, code: SyncCode, ordering: bool) -> bool:
+        """The coverage part of SEM-5.1: some issue/full coverage on τ1.F meets C (ordering:
+        any flag on τ1.T, DIAL-6)."""
+        key = (c.task, c.mask, id(code), ordering)
+        memo = self.wit
+        if memo is None:
+            memo = self.wit = {}
+        got = memo.get(key)
+        if got is None:
+            m = self.m
+            got = any(_meets(m[qv], c) for qv in code.witness_qvs if m.get(qv)) or \
+                (ordering and any(_meets(m[q * 4 + f], c) for q in code.order_quals
+                                  for f in (0, 1, TEMP) if m.get(q * 4 + f)))
+            memo[key] = got
+        return got
+
+    def joined(self, c: Threads, ordering: bool, own: tuple[int, ...]
+               ) -> "tuple[Cov, list[tuple[int, int | None]]]":
+        """JoinThreads(C)'s coverage part (SEM-1.7): every (qual-tl, flag) held by a thread of
+        C is held by all of C, then C gets the `own` pairs (the record's initial part, when C
+        meets its threads); with the index keys of the witnessing pairs among the first (the
+        list is shared: callers copy before adding)."""
+        key = (c.task, c.mask, ordering, own)
+        memo = self.joins
+        if memo is None:
+            memo = self.joins = {}
+        got = memo.get(key)
+        if got is None:
+            m, task, mask = dict(self.m), c.task, c.mask
+            keys = []
+            for qv, d in self.m.items():
+                if _meets(d, c):
+                    m[qv] = {**d, task: d.get(task, 0) | mask}
+                    if _witness_flag(ordering, qv):
+                        keys.append((qv >> 2, task))
+            _grow(m, own, c)
+            got = memo[key] = (Cov(m, self.applied), keys)
+        return got
+
+
+class Covs:
+    """One machine run's root `Cov`s: the empty map, and per set of atomic qual-tls the map
+    an atomic access starts with (SEM-4.4)."""
+
+    def __init__(self) -> None:
+        self.empty = Cov({}, frozenset())
+        self.atomic: dict[frozenset[QualTL], Cov] = {}
+
+    def start(self, atomic_quals: frozenset[QualTL]) -> Cov:
+        if not atomic_quals:
+            return self.empty
+        cov = self.atomic.get(atomic_quals)
+        if cov is None:
+            cov = self.atomic[atomic_quals] = Cov(
+                {QIDX[q] * 4 + FIDX[Flag.atom]: {None: ALL} for q in atomic_quals}, frozenset())
+        return cov
 
 
 def intersect(a: Threads, b: Threads) -> Threads | None:
@@ -129,10 +218,10 @@ class Group:
 
 class Record:
     __slots__ = ("seq", "threads", "q", "qbit", "flags0", "per_thread", "cov", "pending",
-                 "origin", "atomic_bits", "group", "wq", "applied", "ordering")
+                 "origin", "atomic_bits", "group", "wq", "ordering")
 
     def __init__(self, threads: Threads, q: int, flags0: int, per_thread: bool,
-                 cov: dict[int, Cover], pending: "Iterable[Tag] | Pending",
+                 cov: "Cov | dict[int, Cover]", pending: "Iterable[Tag] | Pending",
                  origin: object, atomic_bits: int, group: Group,
                  ordering: bool = False) -> None:
         self.ordering = ordering  # DIAL-6: carried by temporal grants too
@@ -142,7 +231,8 @@ class Record:
         self.qbit = 1 << q
         self.flags0 = flags0
         self.per_thread = per_thread
-        self.cov = cov
+        # a map makes a root of its own (tests); the machine passes its runs' roots (Covs)
+        self.cov = cov if isinstance(cov, Cov) else Cov(cov, frozenset())
         # P (SEM-2.4) as (barrier, element) -> its least arrive number: an Await retires the
         # record iff some tag on its element has a number <= its bound, i.e. the least does
         self.pending: Pending = dict(pending) if isinstance(pending, dict) else {}
@@ -153,9 +243,8 @@ class Record:
         self.group = group
         # (qual-tl, task) pairs with issue/full coverage: the witness index's keys
         self.wq: set[tuple[int, int | None]] = {
-            (qv >> 2, task) for qv, d in cov.items() if _witness_flag(ordering, qv)
+            (qv >> 2, task) for qv, d in self.cov.m.items() if _witness_flag(ordering, qv)
             for task, mask in d.items() if mask}
-        self.applied: set[tuple[int | None, int, int]] | None = None  # augments done (memo)
         group.records.append(self)
 
     def tag(self, tags: Iterable[Tag]) -> None:
@@ -177,7 +266,7 @@ class Record:
                 ) -> Threads | None:
         """Vis(conv, C, X, f, r) for every member (SEM-4.5): None when it holds, else the
         threads (of C, or of the family) lacking visibility."""
-        cov = self.cov
+        cov = self.cov.m
         initial = bool(self.qbit & qbits) and bool(self.flags0 >> f & 1)
         if c.task is None:  # CPU scope (convergent, 𝔾)
             if initial:
@@ -217,7 +306,7 @@ class Record:
         """The local threads n of `task` for which `lacking(Threads(task, 1 << n), quals, qbits,
         f, conv)` is None, as a mask (ALL: every thread): SEM-4.5 for every single-thread
         collective of the task at once (the batched machine, fast.py)."""
-        cov = self.cov
+        cov = self.cov.m
         got = 0
         for q in quals:
             d = cov.get(q * 4 + f)
@@ -241,7 +330,7 @@ class Record:
         """`lacking(Threads(task, c), quals, qbits, f, conv)` as masks (meets, subset, cover,
         special): it is None iff c meets `meets`, or `subset` ⊆ c, or c ⊆ `cover`, or c minus
         `cover` is exactly `special` (SEM-4.5 for every collective of the task at once)."""
-        cov = self.cov
+        cov = self.cov.m
         got = 0
         for q in quals:
             d = cov.get(q * 4 + f)
@@ -271,19 +360,8 @@ class Record:
 
     def witnessed(self, c: Threads, code: SyncCode) -> Threads | None:
         """The members a sync of C with τ1 witnesses (SEM-5.1): all, some, or none."""
-        cov = self.cov
-        task, mask = c.task, c.mask
-        for qv in code.witness_qvs:
-            d = cov.get(qv)
-            if d and (any(d.values()) if task is None else
-                      (d.get(task, 0) | d.get(None, 0)) & mask):  # _meets, inlined (hot)
-                return self.threads
-        if self.ordering:  # DIAL-6: ordered on τ1.T (⊇ τ1.F) by any flag, temp included
-            for q in code.order_quals:
-                for f in (0, 1, TEMP):
-                    d = cov.get(q * 4 + f)
-                    if d and _meets(d, c):
-                        return self.threads
+        if self.cov.meets_witness(c, code, self.ordering):
+            return self.threads
         bits = code.order_bits if self.ordering else code.full_bits
         if not self.qbit & bits or not self.flags0 & WITNESS_BITS:
             return None
@@ -294,37 +372,25 @@ class Record:
     def augmented(self, key: tuple[int | None, int, int]) -> bool:
         """This augment is already in the record: applying it again changes nothing, since
         coverage only grows, so a sync may skip the record (and any family split)."""
-        return self.applied is not None and key in self.applied
+        return key in self.cov.applied
 
     def split(self, part: Threads) -> "Record":
         """Detach the members in `part` into a new family of the same group (or self if all)."""
         if part == self.threads or not self.per_thread:
             return self
         self.threads = Threads(self.threads.task, self.threads.mask & ~part.mask)
-        new = Record(part, self.q, self.flags0, True,
-                     {qv: dict(d) for qv, d in self.cov.items()}, self.pending,
-                     self.origin, self.atomic_bits, self.group, self.ordering)
-        new.applied = None if self.applied is None else set(self.applied)
-        return new
+        return Record(part, self.q, self.flags0, True, self.cov, self.pending,
+                      self.origin, self.atomic_bits, self.group, self.ordering)
 
     def augment(self, c: Threads, code: SyncCode) -> list[tuple[int, int | None]]:
         """r.S ∪= A_F(C, τ2) (SEM-5.2); returns the index keys it newly holds. Idempotent,
         so an augment already applied is skipped."""
         key = augment_key(c, code)
-        if self.applied is None:
-            self.applied = {key}
-        elif key in self.applied:
+        cov = self.cov
+        if key in cov.applied:
             return []
-        else:
-            self.applied.add(key)
-        cov, task, mask = self.cov, c.task, c.mask
-        for qv in code.augment_qvs:  # _add, inlined: the machine's innermost loop
-            d = cov.get(qv)
-            if d is None:
-                cov[qv] = {task: mask}
-            else:
-                d[task] = d.get(task, 0) | mask
-        if not mask:
+        self.cov = cov.augmented(c, code, key)
+        if not c.mask:
             return []
         if self.ordering:
             return self._note([(qv >> 2, c.task) for qv in code.augment_qvs])
@@ -333,28 +399,24 @@ class Record:
     def join(self, c: Threads) -> "tuple[Record | None, list[tuple[int, int | None]]]":
         """JoinThreads(C) (SEM-1.7); returns a split-off family if members differ, and the
         index keys this record newly holds (when none split off)."""
-        keys = []
-        task, mask = c.task, c.mask
-        for qv, d in self.cov.items():
-            if any(d.values()) if task is None else \
-                    (d.get(task, 0) | d.get(None, 0)) & mask:  # _meets, inlined (hot)
-                d[task] = d.get(task, 0) | mask
-                if _witness_flag(self.ordering, qv):
-                    keys.append((qv >> 2, c.task))
         inside = intersect(self.threads, c) if self.per_thread else \
             (self.threads if self.threads.meets(c) else None)
-        if inside is not None:
-            target = self.split(inside)
-            for f in range(4):
-                if target.flags0 >> f & 1:
-                    _add(target.cov, target.q * 4 + f, c)
-            if target is not self:
-                target.wq.update(keys)
-                if target.flags0 & WITNESS_BITS:
-                    target.wq.add((target.q, c.task))
-                return target, self._note(keys)
-            if self.flags0 & WITNESS_BITS:
-                keys.append((self.q, c.task))
+        joined, keys = self.cov.joined(c, self.ordering, ())
+        if inside is None:
+            self.cov = joined
+            return None, self._note(keys)
+        own = tuple(self.q * 4 + f for f in range(4) if self.flags0 >> f & 1)
+        mine, _ = self.cov.joined(c, self.ordering, own)
+        self.cov = joined
+        target = self.split(inside)
+        target.cov = mine
+        if target is not self:
+            target.wq.update(keys)
+            if target.flags0 & WITNESS_BITS:
+                target.wq.add((target.q, c.task))
+            return target, self._note(keys)
+        if self.flags0 & WITNESS_BITS:
+            keys = keys + [(self.q, c.task)]
         return None, self._note(keys)
 
     def _note(self, keys: list[tuple[int, int | None]]) -> list[tuple[int, int | None]]:

@@ -30,7 +30,7 @@ def machine_finding(f: MachineFinding, sizes: dict[str, int], replayed: bool) ->
                            "threads" if f.kind in ("RAW", "WAR", "WAW") else "")
     kind = FindingKind(f.kind)
     rule, code = (f.rule, f.code) if f.code else _RULE_CODE.get(f.kind, ("SEM-4.5", ""))
-    if f.kind in ("WAR", "WAW") and "free(" in f.message:
+    if f.kind in ("WAR", "WAW") and "free(" in f.message and not f.code:
         rule, code = "SEM-4.7", "ERR-V04"
     return Finding(kind, message, f.variable, f.loc, tuple(related),
                    Counterexample(dict(sizes), iterators, threads, list(f.index), replayed),

@@ -36,7 +36,9 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifier.lang.ir.cursor import AllocCursor, RingExtent, ring_buffer_by  # noqa: F401
+from verifier.lang.ir.cursor import (  # noqa: F401
+    AllocCursor, Gap, InvalidCursor, RingExtent, StmtRef, forward_cursor, ring_buffer_by,
+)
 
 from verifier.diagnostics import RejectedInput, SrcLoc, Unsupported
 
@@ -373,14 +375,6 @@ Stmt = (Alloc | Assign | Reduce | WindowStmt | If | Pass | For | DeviceFunction 
         | Fence | Arrive | Await)
 
 
-@dataclass(frozen=True, slots=True)
-class Gap:
-    """The gap before or after a statement (upstream's `cursor.before()`), API-5."""
-
-    stmt: Stmt
-    side: str
-
-
 STMT_TYPES = (Alloc, Assign, Reduce, WindowStmt, If, Pass, For, DeviceFunction, Warps, Call,
               Fence, Arrive, Await)
 EXPR_TYPES = (Const, Var, Read, BinOp, USub, Stride, Window)
@@ -445,31 +439,26 @@ class Proc:
         cursor; `scheduling.delete_buffer` and friends take it)."""
         for a in self.args:
             if a.name.name == name:
-                return AllocCursor(a)
+                return AllocCursor(a, self)
         stack = list(reversed(self.body))
         while stack:
             s = stack.pop()
             if isinstance(s, Alloc) and s.name.name == name:
-                return AllocCursor(s)
+                return AllocCursor(s, self)
             for part in (getattr(s, "orelse", ()), getattr(s, "body", ())):
                 stack.extend(reversed(part))
         raise LookupError(f"{self.name} has no allocation or argument named {name}")
 
-    def forward(self, cursor: AllocCursor) -> AllocCursor:
-        """`cursor` (of an older version of this proc) as a cursor of this proc: the same
-        allocation or argument, found by its binder (the rewrites keep binders; API-1)."""
-        sym = cursor.node.name
-        for a in self.args:
-            if a.name is sym:
-                return AllocCursor(a)
-        stack = list(reversed(self.body))
-        while stack:
-            s = stack.pop()
-            if isinstance(s, Alloc) and s.name is sym:
-                return AllocCursor(s)
-            for part in (getattr(s, "orelse", ()), getattr(s, "body", ())):
-                stack.extend(reversed(part))
-        raise LookupError(f"{self.name} no longer has {sym.name}")
+    def forward(self, cursor: Any) -> Any:
+        """`cursor` (of an older version of this proc) as a cursor of this proc: an argument
+        by its binder, a statement, allocation or gap as `cursor.forward_cursor` finds it
+        again (API-1, API-7); LookupError when this proc no longer has it."""
+        if isinstance(cursor, AllocCursor) and isinstance(cursor.node, Arg):
+            for a in self.args:
+                if a.name is cursor.node.name:
+                    return AllocCursor(a, self)
+            raise LookupError(f"{self.name} no longer has {cursor.node.name.name}")
+        return forward_cursor(self, cursor)
 
     def find_loop(self, pattern: str) -> For:
         """The loop named `pattern` (`"i"`, or `"i #k"` for its k-th occurrence from 0), in

@@ -2,7 +2,8 @@
 
 `rename`, `set_precision` and `delete_buffer` are reproduced exactly (they change a name, an
 element type, or drop an unused allocation: the program's accesses are unchanged or gone), and
-`replace` of a copy nest by a copy instr (`replace_copy`).
+`replace` of a copy nest by a copy instr (`replace_copy`); `insert_fence`, `add_loop` and
+`set_loop_mode` in `stmt_edits` (API-7).
 `simplify` lives in `procs`. Every other operation of upstream's `exo.stdlib.scheduling` is a
 real rewrite of the program that spork-verify does not reproduce: calling one raises
 `Unsupported` naming it, so the file's result says which (never a silently unscheduled proc).
@@ -118,14 +119,14 @@ def delete_buffer(p: ir.Proc, cursor: Any) -> ir.Proc:
 REWRITES = (
     "insert_pass", "delete_pass", "reorder_stmts", "rewrite_expr", "bind_expr", "commute_expr",
     "left_reassociate_expr", "extract_subproc", "inline", "call_eqv",
-    "insert_noop_call", "insert_fence", "insert_barrier_alloc", "insert_arrive", "insert_await",
+    "insert_noop_call", "insert_barrier_alloc", "insert_arrive", "insert_await",
     "set_trailing_barrier_expr", "set_window", "set_memory", "bind_config", "delete_config",
     "write_config", "expand_dim", "resize_dim", "rearrange_dim", "divide_dim", "mult_dim",
     "sink_alloc", "lift_alloc", "reuse_buffer", "stage_mem", "unroll_buffer",
-    "parallelize_loop", "set_loop_mode", "update_loop_mode", "divide_with_recompute",
+    "parallelize_loop", "update_loop_mode", "divide_with_recompute",
     "divide_loop", "mult_loops", "join_loops", "shift_loop", "reorder_loops",
     "merge_writes", "split_write", "fold_into_reduce", "inline_assign", "lift_reduce_constant",
-    "fission", "fuse", "remove_loop", "unsafe_remove_if", "add_loop", "wrap_with_context",
+    "fission", "fuse", "remove_loop", "unsafe_remove_if", "wrap_with_context",
     "add_if", "unroll_loop", "lift_scope", "eliminate_dead_code", "specialize",
     "add_unsafe_guard", "autofission", "autolift_alloc", "make_instr", "repeat",
     "auto_stage_mem", "tile_loops", "unroll_loops", "cleanup", "hoist_stmt", "jam_stmt",
