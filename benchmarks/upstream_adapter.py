@@ -14,6 +14,10 @@ rewrite spork-verify does not reproduce (API-2) gets its procs from upstream Exo
 $SPORK_CONFORMANCE_EXO_GPU_PYTHON names a Python with it: that construction runs there and the
 procs upstream prints are verified (specs/upstream_api.md SCHED-2), as `--exo-gpu-python` does.
 
+With $SPORK_CONFORMANCE_EMIT_CUDA naming a folder, every proc it proves (verified with early
+releases, as `--emit-cuda` asks) is also lowered there, and `emit.jsonl` there lists each proc
+with `ok` or the lowering's refusal (issue 18: every proc that is proved lowers).
+
 Every test appends one JSON line to $SPORK_CONFORMANCE_LOG: its outcome, the long report of a
 failure, and the verdict of each proc the fixtures verified; a file that fails at collection
 appends one line with `"when": "collect"` and the error.
@@ -165,7 +169,9 @@ def _verify(p: Any) -> None:
         _calls.append({"proc": repr(p)[:80], "verdict": "not-a-proc", "message": ""})
         raise TypeError(f"mkproc returned {type(p).__name__}, not a spork-verify proc")
     try:
-        result = _verify_limited(p, lambda: verify_proc(p, Options(timeout_s=_timeout())))
+        # lowering asks for early releases as --emit-cuda does (CG-R2: never a verdict)
+        options = Options(timeout_s=_timeout(), releases=bool(os.environ.get(EMIT_ENV)))
+        result = _verify_limited(p, lambda: verify_proc(p, options))
     except SporkError as e:
         _record_error(p.name, e)
         raise
@@ -188,10 +194,35 @@ def _verify(p: Any) -> None:
                    if first is not None else {},
                    **({"scheduled_by": dataclasses.asdict(_scheduled[id(p)])}
                       if id(p) in _scheduled else {})})
+    if result.verdict is Verdict.proved and os.environ.get(EMIT_ENV):
+        _emit(p, result.certificate)
     if result.verdict in (Verdict.rejected, Verdict.refuted):
         raise SporkVerifyRejection(f"{p.name}: {result.verdict.value}\n{text}")
     if result.verdict not in (Verdict.proved, Verdict.vacuous):  # vacuous: nothing to prove
         raise SporkVerifyRejection(f"{p.name}: {result.verdict.value} (not verified)\n{text}")
+
+
+EMIT_ENV = "SPORK_CONFORMANCE_EMIT_CUDA"  # a folder: lower every proved proc there
+
+
+def _emit(p: Any, cert: Any) -> None:
+    """`emit_cuda` of a proved proc into $SPORK_CONFORMANCE_EMIT_CUDA (issue 18 item 6: every
+    proc that is proved lowers); one JSON line per proc in its `emit.jsonl`, the test's file,
+    the proc and `ok` or the message of the lowering's refusal."""
+    from verifier.codegen import emit_cuda
+
+    out = Path(os.environ[EMIT_ENV])
+    out.mkdir(parents=True, exist_ok=True)
+    test = os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0]
+    try:
+        (out / f"{p.name}.cu").write_text(emit_cuda(p, cert))
+        status = "ok"
+    except SporkError as e:
+        status = e.render()
+    except Exception as e:  # noqa: BLE001 - a crash of the lowering is listed, not raised
+        status = f"crash: {type(e).__name__}: {e}"
+    with open(out / "emit.jsonl", "a") as log:
+        log.write(json.dumps({"test": test, "proc": p.name, "emit": status}) + "\n")
 
 
 def _proc_limit() -> float:

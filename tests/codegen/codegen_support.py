@@ -122,9 +122,8 @@ def uses_mbarriers(proc: ir.Proc, ring: bool | None = None) -> bool:
 
 def unlowered_construct(proc: ir.Proc) -> str | None:
     """The first construct of `proc` that codegen refuses by design (mbarriers in a cluster or
-    multicast, events, tensor maps, trailing barriers, wgmma fences, tensor-map parameters,
-    instructions on packed registers: specs/codegen.md), or None."""
-    params = {a.name for a in proc.args}
+    multicast, events, tensor maps, trailing barriers, wgmma fences, instructions on packed
+    registers other than the copies of CG-I2: specs/codegen.md), or None."""
 
     def walk(stmts: tuple[ir.Stmt, ...], cluster: int = 1) -> str | None:
         for s in stmts:
@@ -143,13 +142,11 @@ def unlowered_construct(proc: ir.Proc) -> str | None:
                 return "tensor map"
             if isinstance(s, ir.Call) and s.trailing:
                 return "trailing barrier"
-            if isinstance(s, ir.Call) and any(isinstance(a, ir.Window) and a.tensor_map and
-                                              a.tensor_map[0] in params for a in s.args):
-                return "tensor-map parameter"
             if isinstance(s, ir.Fence) and "wgmma" in str(s.first):
                 return "wgmma fence"
             if isinstance(s, ir.Call) and any(getattr(p, "formal_mem", "") == "CudaRmemPacked32"
-                                              for p in getattr(s.callee, "params", ())):
+                                              for p in getattr(s.callee, "params", ())) \
+                    and not s.callee.name.startswith("cuda_packed"):
                 return "packed registers (CudaRmemPacked32)"
             for child in ("body", "orelse"):
                 found = walk(getattr(s, child, ()), cluster)

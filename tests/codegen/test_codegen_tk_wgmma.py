@@ -84,6 +84,7 @@ def texts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     out["tk_wgmma"] = emit_cuda(*example("tk_wgmma"))
     out["tk_tma_gemm"] = emit_cuda(*example("tk_tma_gemm"))  # endgame TMA and a ring (TMA-CG)
     out["tk_tma_gemm_cluster"] = emit_cuda(*example("tk_tma_gemm_cluster"))  # multicast
+    out["tma_data_ring"] = emit_cuda(*example("tma_data_ring"))  # endgame data rings (DIAL-18)
     return out
 
 

@@ -19,8 +19,10 @@ from verifier.codegen.mbarrier_text import helpers as mbarrier_helpers
 from verifier.codegen.names import Namer
 from verifier.codegen.targets import required_target, target_lines
 from verifier.codegen.tensormap import HOST_HELPER as TENSOR_MAP_HELPER
+from verifier.codegen.tensormap import param_struct
 from verifier.diagnostics import SporkError, UnhandledNode
 from verifier.lang.ir import ir
+from verifier.lang.rewrite.inline import inline_calls
 from verifier.lang.stdlib.instrs import Instr
 from verifier.results import Certificate
 
@@ -117,6 +119,7 @@ def emit_cuda(proc: ir.Proc, cert: Certificate) -> str:
     Rules: LANG-8.1 (BW-CG-8), LANG-8.2, LANG-8.3, LANG-8.4, LANG-8.5, LANG-8.6, LANG-8.7, SEM-8.1,
     SEM-8.5, COLL-4.3, COLL-4.6, COLL-5.8"""
     check_certificate(proc, cert)
+    proc = inline_calls(proc)  # CG-C1: the program the proof read (CALL-1)
     proc = lower_data_rings(proc)  # DIAL-18: a data ring is its physical slots
     sm100.check_kernels(proc)
     try:
@@ -144,6 +147,8 @@ def emit_cuda(proc: ir.Proc, cert: Certificate) -> str:
         parts.append(tma.helpers())
     if host.rings:
         parts.append(mbarrier_helpers(host.rings))
+    for rank in sorted(host.map_structs):
+        parts.append(param_struct(rank))
     for struct, (rank, ctype) in host.window_structs.items():
         parts.append(_window_struct(struct, rank, ctype))
     if host.top:

@@ -143,8 +143,9 @@ class View:
 
 @dataclass(frozen=True, slots=True)
 class TensorMap:
-    """One CPU-scope tensor map: the tensor it views, per tensor dimension the host window's
-    point (`is_point`) or interval start, and the C name of its `CUtensorMap`. Rules: LANG-6.6"""
+    """One CPU-scope tensor map (or tensor-map parameter): the tensor it views, per tensor
+    dimension the host window's point (`is_point`) or interval start, and the C name of its
+    `CUtensorMap`. Rules: LANG-6.6, CG-T1"""
 
     sym: ir.Sym
     buf: ir.Sym
@@ -153,6 +154,9 @@ class TensorMap:
     ctype: str
     cname: str
     loc: SrcLoc
+    # CG-T1: a tensor-map parameter's window offsets in the caller's map (C expressions, one
+    # per dimension, outermost first), added to every coordinate; () for a map made here
+    offsets: tuple[str, ...] = ()
 
     @property
     def rank(self) -> int:

@@ -4,10 +4,13 @@ Reads a proc; produces the host function `void <proc>(cudaStream_t exo_cudaStrea
 top-level text of every device function it launches. Arguments: control values by value
 (`int64_t`, `bool`), every data argument by pointer (windows as `exo_win_<rank><type>` structs).
 `assert`s lower to `EXO_ASSUME`; DRAM and GMEM allocations are freed at the end of their block
-(GMEM stream-ordered). Non-goals: `par` loops (OpenMP), calls of non-instr procs.
+(GMEM stream-ordered); a tensor-map parameter is the caller's `CUtensorMap` and its window's offsets
+(CG-T1). Calls of procs are inlined before (CG-C1). Non-goals: `par` loops (OpenMP).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from verifier.codegen.exprs import Env, View, c_mul, cexpr, dense_strides, window_view
 from verifier.codegen.instrs import lower_host_call
@@ -15,10 +18,12 @@ from verifier.codegen.kernel import emit_device_function
 from verifier.codegen.names import Namer, control_ctype, ctype_of
 from verifier.codegen.mbarrier import MbarrierRing
 from verifier.codegen.plan import plan_device_function
-from verifier.codegen.tensormap import host_lines, new_tensor_map
-from verifier.codegen.tma import used_tensor_maps
+from verifier.codegen.tensormap import (host_lines, mentions_stride_of, new_tensor_map, param_map,
+                                        param_maps, walk_ir)
+from verifier.codegen.tma import TMA_ROWS, used_tensor_maps
 from verifier.diagnostics import InternalError, UnhandledNode, Unsupported
 from verifier.lang.ir import ir
+from verifier.lang.ir.printer import expr_text
 from verifier.lang.ir.lifetimes import early_releases
 from verifier.lang.stdlib.memories import Memory
 
@@ -29,6 +34,25 @@ def _indent(lines: list[str]) -> list[str]:
 
 def window_struct(rank: int, base: str) -> str:
     return f"exo_win_{rank}{base}"
+
+
+def _only_tma_through(proc: ir.Proc, maps: Mapping[ir.Sym, object]) -> None:
+    """A tensor-map parameter has no data pointer here, only the caller's map: any use but a
+    TMA through it is `Unsupported`. Rules: CG-T1"""
+    def visit(node: object) -> None:
+        if isinstance(node, (ir.Read, ir.Assign, ir.Reduce)) and node.buf in maps:
+            use, buf = "an element access", node.buf
+        elif isinstance(node, ir.Call) and getattr(node.callee, "name", "") not in TMA_ROWS:
+            bufs = [a.buf for a in node.args if isinstance(a, ir.Window) and a.buf in maps]
+            if not bufs:
+                return
+            use, buf = f"a call of {getattr(node.callee, 'name', node.callee)}", bufs[0]
+        else:
+            return
+        raise Unsupported(f"{use} of the tensor-map parameter {buf.name}: only TMA "
+                          "instructions go through it (its data pointer is inside the caller's "
+                          "CUtensorMap)", node.loc, code="ERR-V11", rule="CG-T1")
+    walk_ir(proc.body, visit)
 
 
 class HostEmitter:
@@ -48,6 +72,7 @@ class HostEmitter:
         self.devices = 0
         self.rings: list[MbarrierRing] = []  # of every device function (SEM-8.5)
         self.tensor_maps = False  # some CPU-scope tensor map is encoded (LANG-6.6)
+        self.map_structs: set[int] = set()  # ranks of tensor-map parameters (CG-T1)
         self.used_maps = used_tensor_maps(proc.body)
 
     # ------------------------------------------------------------ signature
@@ -60,9 +85,18 @@ class HostEmitter:
             if isinstance(a.typ, ir.Control):
                 self.ctrl_types[a.name] = control_ctype(a.typ.kind)
                 env.ctrl[a.name] = self.namer(a.name)
+        maps = param_maps(self.proc)
+        _only_tma_through(self.proc, maps)
         for a in self.proc.args:
             name = self.namer(a.name)
             family = a.mem.family if isinstance(a.mem, Memory) else "host"
+            if a.name in maps:  # CG-T1: the caller's CUtensorMap and the window's offsets
+                tm = param_map(a, maps[a.name], name)
+                self.map_structs.add(tm.rank)
+                self.tensor_maps = True
+                params.append(f"struct exo_tensorMapWindow{tm.rank} {name}")
+                env.tmaps[a.name] = tm
+                continue
             match a.typ:
                 case ir.Control(kind=kind):
                     params.append(f"{control_ctype(kind)} {name}")
@@ -115,7 +149,13 @@ class HostEmitter:
     def function(self) -> list[str]:
         params, env = self.signature()
         body = self.assumption_checks(env)
-        body += [f"EXO_ASSUME({cexpr(p, env)});" for p in self.proc.preds]
+        maps = {sym for sym, tm in env.tmaps.items() if tm.offsets}
+        for pred in self.proc.preds:
+            if mentions_stride_of(pred, maps):  # CG-T1: inside the caller's CUtensorMap
+                body.append(f"// assert {expr_text(pred)}: a stride of a tensor-map parameter, "
+                            "held by the caller's map (CG-T1)")
+            else:
+                body.append(f"EXO_ASSUME({cexpr(pred, env)});")
         body += self.block(self.proc.body, env)
         return [f'extern "C" void {self.proc.name}({params})', "{", *_indent(body), "}"]
 
@@ -141,6 +181,9 @@ class HostEmitter:
                 lhs = view.element([cexpr(i, env) for i in idx], s.loc)
                 op = "=" if isinstance(s, ir.Assign) else "+="
                 return [f"{lhs} {op} {cexpr(rhs, env, view.ctype)};"]
+            case ir.WindowStmt(rhs=rhs, special=None) if rhs.buf in env.tmaps and \
+                    rhs.buf not in env.views:
+                return []  # CG-T1: a window of a tensor-map parameter; TMAs name the map
             case ir.WindowStmt(rhs=rhs, special=special, name=name):
                 view = window_view(rhs, env)
                 if special is None:

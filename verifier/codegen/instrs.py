@@ -203,14 +203,15 @@ def _mma_m16n8_zero(args: CallArgs) -> list[str]:
 Lowering = Callable[[CallArgs], list[str]]
 
 
-def _shuffle(add: bool) -> Lowering:
-    """`cuda_shfl_xor_sync_1f32[_sum]`: each thread of a lane pair `laneMask` apart holds
+def _shuffle(add: bool, src: str = "inputs", dst: str = "outputs") -> Lowering:
+    """`cuda_shfl_xor_sync_1f32[_sum]` (endgame's `cuda_shfl_xor_sync[_sum]_1d`, operands
+    `src`/`dst` of any precision, CG-I1): each thread of a lane pair `laneMask` apart holds
     its own `inputs`/`outputs` register (the distributed dimension is dropped, COLL-5.8); the
     member mask names just the pair, as upstream's `cuda_warp_intrin` lowering does. The sum
     is own + other, the behaviour's `inputs[0] + inputs[1]` (IEEE addition commutes)."""
     def lower(args: CallArgs) -> list[str]:
         lane = args.kwargs["laneMask"]
-        inp, out = args.tensors["inputs"], args.tensors["outputs"]
+        inp, out = args.tensors[src], args.tensors[dst]
         if not (inp.scalar and out.scalar):
             raise InternalError(f"{args.call.callee}: shuffle operands are not one register "
                                 "per thread", args.call.loc)
@@ -218,6 +219,32 @@ def _shuffle(add: bool) -> Lowering:
         value = f"__shfl_xor_sync({mask}, {inp.base}, {lane})"
         return [f"{out.base} = {inp.base} + {value};" if add else f"{out.base} = {value};"]
     return lower
+
+
+def _packed_copy(args: CallArgs) -> list[str]:
+    """`cuda_packed32_{load,store}` (and its `cuda_packed_{load,store}_<t>` partials) and the
+    vector forms `cuda_packed32_{load,store}v_{16,32}b`: one thread copies the `pack` (`v` x
+    32 / bits) elements of `src` into `dst`, element by element. The verified
+    effect is exactly that (reads of src, writes of dst, one thread, in order); a single
+    32-bit access would also need a 4-byte-aligned window, which the proof does not show.
+    Rules: CG-I2, LANG-8.7"""
+    callee = args.call.callee
+    given = {**dict(getattr(callee, "bound", ())), **dict(args.call.kwargs)}
+    dst, src = args.tensors["dst"], args.tensors["src"]
+    match = _VECTOR.fullmatch(callee.name)
+    per = 32 // int(match[1]) if match else 1
+    # `_v{v}`: v registers of 32 // bits elements, `[v, per]` on the register side
+    pack = given["v"] * per if match else given["pack"]
+
+    def at(view: View, k: int) -> str:
+        if view.scalar:
+            return view.element([], args.call.loc)
+        idx = [str(k // per), str(k % per)] if len(view.strides) == 2 else [str(k)]
+        return view.element(["0"] * view.drop + idx, args.call.loc)
+    return [f"{at(dst, k)} = {at(src, k)};" for k in range(pack)]
+
+
+_VECTOR = re.compile(r"cuda_packed32_(?:load|store)v_(16|32)b")
 
 
 def _view_row(row: WgmmaLowering) -> Lowering:
@@ -245,6 +272,12 @@ def _device_rows() -> dict[str, Lowering]:
                                  "Sm80_mma_zero_d_tf32": _mma_zero,
                                  "cuda_shfl_xor_sync_1f32": _shuffle(False),
                                  "cuda_shfl_xor_sync_1f32_sum": _shuffle(True),
+                                 "cuda_shfl_xor_sync_1d": _shuffle(False, "src", "dst"),
+                                 "cuda_shfl_xor_sync_sum_1d": _shuffle(True, "src", "dst"),
+                                 "cuda_packed32_load": _packed_copy,
+                                 "cuda_packed32_store": _packed_copy,
+                                 **{f"cuda_packed32_{op}v_{b}b": _packed_copy
+                                    for op in ("load", "store") for b in (16, 32)},
                                  "Sm80_mma_m16n8_zero": _mma_m16n8_zero}
     rows.update({name: _view_row(row) for name, row in WGMMA_ROWS.items()})
     rows.update({name: _view_row(row) for name, row in sm100_rows.SM100_ROWS.items()})

@@ -7,7 +7,8 @@ travels by value in a `__grid_constant__` struct: control values, GMEM pointers 
 non-literal strides, grid constants. Tasks are the cuboid `cuda_tasks` nest enumerated
 round-robin over clusters (innermost iterator fastest). With mbarriers, `exo_deviceSetup`
 initialises the rings and an `exo_SyncState` (per-thread ring state, SEM-8.5) declared once
-before the task loop is passed to every task. Non-goals: tensor maps (refused in the plan).
+before the task loop is passed to every task; a tensor map travels by value (LANG-6.6), a
+tensor-map parameter with its window offsets (CG-T1).
 """
 
 from __future__ import annotations
@@ -66,8 +67,14 @@ class KernelEmitter:
                 kernel.views[sym] = self.capture_view(name, host.views[sym])
             elif sym in host.tmaps:  # LANG-6.6: the descriptor travels in the argument struct
                 self.fields.append(f"CUtensorMap {name};")
-                self.inits.append(f"exo_args.{name} = {host.tmaps[sym].cname};")
-                kernel.tmaps[sym] = replace(host.tmaps[sym], cname=f"{ARGS}.{name}")
+                tm = host.tmaps[sym]
+                self.inits.append(f"exo_args.{name} = {tm.cname};")
+                offsets = []
+                for k, offset in enumerate(tm.offsets):  # CG-T1: a tensor-map parameter's
+                    self.fields.append(f"int32_t exo_offset{k}_{name};")
+                    self.inits.append(f"exo_args.exo_offset{k}_{name} = {offset};")
+                    offsets.append(f"{ARGS}.exo_offset{k}_{name}")
+                kernel.tmaps[sym] = replace(tm, cname=f"{ARGS}.{name}", offsets=tuple(offsets))
             else:
                 raise InternalError(f"kernel uses {sym.name}, unknown at the launch site")
         return kernel

@@ -14,10 +14,13 @@ Non-goals: im2col maps, interleaved layouts, element strides other than 1.
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from verifier.codegen.exprs import Env, TensorMap, View, atom, c_mul, cexpr, window_view
+from verifier.codegen.names import ctype_of
 from verifier.diagnostics import InternalError, RejectedInput, SrcLoc, Unsupported
 from verifier.lang.ir import ir
 from verifier.lang.stdlib.memories import SpecialWindow
@@ -160,9 +163,10 @@ def resolve(window: ir.Window, maps: Sequence[TensorMap], swizzle: int, what: st
     if len(candidates) == 1:
         return candidates[0]
     if named is not None and not any(tm.sym == named[0] for tm in maps):
-        raise Unsupported(f"{what}: codegen of the tensor-map parameter {named[0].name} (the "
-                          "launch would take the caller's CUtensorMap)", loc, code="ERR-V11",
-                          rule="LANG-3.4")
+        raise Unsupported(f"{what}: the tensor-map parameter {named[0].name} was passed a "
+                          "window no tensor map was taken through (no CUtensorMap to use); "
+                          "pass a window of `m = g[...] @ Sm90_tensorMap(...)`", loc,
+                          code="ERR-V11", rule="CG-C1")
     if not candidates:
         raise Unsupported(f"{what}: no Sm90_tensorMap with swizzle {swizzle} over "
                           f"{window.buf.name} matches {expr_text(window)}; create one at CPU "
@@ -199,5 +203,75 @@ def coordinates(tm: TensorMap, window: ir.Window, env: Env, loc: SrcLoc) -> list
                                 "dimensions take points)", loc, code="ERR-L06", rule="LANG-6.6")
         start = acc.pt if isinstance(acc, ir.Point) else acc.lo
         assert isinstance(start, ir.Expr)
-        out.append(c_sub(cexpr(start, env), cexpr(host, env)))
+        coord = c_sub(cexpr(start, env), cexpr(host, env))
+        if tm.offsets:  # CG-T1: the parameter's window starts there in the caller's map
+            coord = f"{tm.offsets[len(out)]} + {atom(coord)}"
+        out.append(coord)
     return out
+
+
+def walk_ir(node: Any, visit: Callable[[Any], None]) -> None:
+    """`visit` every IR node under `node` (not into callees)."""
+    if isinstance(node, tuple):
+        for x in node:
+            walk_ir(x, visit)
+        return
+    visit(node)
+    if dataclasses.is_dataclass(node) and not isinstance(node, (type, ir.Proc)) and \
+            type(node).__module__ == ir.__name__:
+        for f in dataclasses.fields(node):
+            walk_ir(getattr(node, f.name), visit)
+
+
+def param_maps(proc: ir.Proc) -> dict[ir.Sym, SpecialWindow]:
+    """The proc's tensor-map parameters (`x: [T][...] @ Sm90_tensorMap(...)`, LANG-3.4): the
+    arguments some window of the body is taken through. Rules: CG-T1"""
+    args = {a.name for a in proc.args}
+    found: dict[ir.Sym, SpecialWindow] = {}
+
+    def visit(node: Any) -> None:
+        if isinstance(node, ir.Window) and node.tensor_map is not None and \
+                node.tensor_map[0] in args:
+            found[node.tensor_map[0]] = node.tensor_map[1]
+    walk_ir(proc.body, visit)
+    return found
+
+
+def mentions_stride_of(e: ir.Expr, syms: set[ir.Sym]) -> bool:
+    """Whether `e` reads `stride(x, k)` of one of `syms`."""
+    found = [False]
+
+    def visit(node: Any) -> None:
+        if isinstance(node, ir.Stride) and node.buf in syms:
+            found[0] = True
+    walk_ir(e, visit)
+    return found[0]
+
+
+def param_map(arg: ir.Arg, special: SpecialWindow, cname: str) -> TensorMap:
+    """The host side of a tensor-map parameter: `<cname>.map`, window offsets
+    `<cname>.offsets[k]` (outermost first). Rules: CG-T1"""
+    assert isinstance(arg.typ, ir.Tensor)
+    zero = ir.Const(0, arg.loc)
+    rank = len(arg.typ.shape)
+    if rank != len(special.box):
+        raise RejectedInput(f"tensor-map parameter {arg.name.name}: {rank} dimensions but the "
+                            f"box has {len(special.box)} extents", arg.loc, code="ERR-L06",
+                            rule="LANG-6.6")
+    ctype = ctype_of(arg.typ.base)
+    if ctype not in DATA_TYPES:
+        raise Unsupported(f"tensor-map parameter {arg.name.name} of {ctype} elements", arg.loc,
+                          code="ERR-L06", rule="LANG-6.6")
+    return TensorMap(arg.name, arg.name, special, tuple((False, zero) for _ in range(rank)),
+                     ctype, f"{cname}.map", arg.loc,
+                     tuple(f"{cname}.offsets[{k}]" for k in range(rank)))
+
+
+def param_struct(rank: int) -> str:
+    """The C type of a rank-`rank` tensor-map parameter (include-guarded). Rules: CG-T1"""
+    name = f"exo_tensorMapWindow{rank}"
+    return "\n".join([f"#ifndef EXO_TENSOR_MAP_WINDOW{rank}", f"#define EXO_TENSOR_MAP_WINDOW{rank}",
+                      f"// CG-T1: a window of a caller's tensor map: the encoded map and where the",
+                      f"// window starts in it (elements, outermost dimension first)",
+                      f"struct {name}", "{", "    CUtensorMap map;",
+                      f"    int32_t offsets[{rank}];", "};", "#endif", ""])

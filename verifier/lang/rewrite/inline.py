@@ -327,6 +327,8 @@ class _Substitution:
         if isinstance(n, ir.Window):
             tmap = n.tensor_map if n.tensor_map is None else \
                 (self.binders.get(n.tensor_map[0], n.tensor_map[0]), n.tensor_map[1])
+            if tmap is not None and tmap[0] == n.buf and w.tensor_map is not None:
+                tmap = w.tensor_map  # a tensor-map parameter: the caller's map (CG-C1)
             return ir.Window(w.buf, tuple(idx), n.loc, tmap or w.tensor_map)
         return dataclasses.replace(n, buf=w.buf, idx=tuple(idx), rhs=self.node(n.rhs))
 
