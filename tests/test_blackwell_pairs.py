@@ -67,14 +67,16 @@ RACES = [
 ]
 
 
-# the default run: one race of each family of the GEMM (base, f8, pair, persistent, TMEM A, f16,
-# multicast, TMA store); .ci/run every one
+# .ci/run: every race; the default run: DEFAULT_RACES
 FIRST_OF_FAMILY = {name.split("_bug_")[0]: name for name, _ in reversed(RACES)}
+# issue 20's time budget: the default run keeps two of them (the base GEMM's and the TMA store's);
+# test_examples refutes one seeded bug per finding kind of the folder besides
+DEFAULT_RACES = {v for k, v in FIRST_OF_FAMILY.items() if k in ("bw_gemm", "bw_gemm_tma_store")}
 
 
 @pytest.mark.parametrize("name, earlier", [
-    pytest.param(*race, marks=[] if race[0] in FIRST_OF_FAMILY.values() else
-                 [pytest.mark.extended]) for race in RACES])
+    pytest.param(*race, marks=[] if race[0] in DEFAULT_RACES else [pytest.mark.extended])
+    for race in RACES])
 def test_refutation_names_both_statements_and_the_missing_sync(
         capsys: pytest.CaptureFixture[str], name: str, earlier: str) -> None:
     path = PROGRAMS / f"{name}.py"

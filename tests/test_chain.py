@@ -56,6 +56,7 @@ def _check_refuted(name: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.rule("CHAIN-7.4")
+@pytest.mark.extended  # .ci/run (issue 20: the default run's time budget)
 def test_skipped_last_k_tile_is_refuted_with_the_missing_update(tmp_path: Path) -> None:
     c = _check_refuted("skip_last_ktile", tmp_path)
     # the missing product belongs to the last k-tile: k in [K - 32, K)

@@ -236,6 +236,7 @@ def test_a_cursor_of_a_replaced_or_copied_statement_is_refused(tmp_path: Path) -
 
 
 @pytest.mark.rule("API-7")
+@pytest.mark.extended  # .ci/run (issue 20: the default run's time budget)
 def test_per_cta_fence_before_a_cluster_free_is_refuted(tmp_path: Path) -> None:
     """Program level, the shape of upstream's test_coop_cta_sync_before_epilogue: the 2-CTA
     TMA-multicast GEMM tile (tests/programs_tk/tk_tma_gemm_cluster.py) without its final

@@ -188,6 +188,7 @@ def nested(T: size, K: size, A: f32[K, 128] @ CudaGmemLinear):
 
 
 @pytest.mark.rule("DIAL-20")
+@pytest.mark.extended  # .ci/run (issue 20: the default run's time budget)
 def test_a_tma_store_not_drained_is_refuted_at_the_rings_free(tmp_path: Path) -> None:
     """The end of a data ring's scope needs every access complete: the last TMA store of
     data_ring_store_bug_no_drain.py is not waited for (its correct form is proved)."""

@@ -1,7 +1,7 @@
 """Every bundled kernel gets the verdict its `# expect:` header states, with the right finding
 kind, variable and source line of the later access; every refutation is replayed. The default
-run checks every kernel but the seeded bugs, of which one per folder and finding kind
-(`conftest.representatives`); .ci/run checks all."""
+run checks one proved kernel per folder, every rejection, and one seeded bug per folder and
+finding kind (`conftest.representatives`); .ci/run checks all."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ from conftest import case_params, Expectation, expectations, kernel_files, load_
 CASES = [e for f in kernel_files() for e in expectations(f)]
 
 
-# the default run refutes one seeded bug per kernel folder and finding kind; .ci/run all of them
-@pytest.mark.parametrize("exp", case_params(CASES, sample=("refuted",)))
+# the default run proves one kernel per folder and refutes one seeded bug per folder and finding
+# kind; .ci/run all of them (the proofs also run in the chain and codegen tests)
+@pytest.mark.parametrize("exp", case_params(CASES, sample=("refuted", "proved")))
 def test_expected_verdict(exp: Expectation) -> None:
     if exp.verdict in ("rejected", "unsupported"):
         try:

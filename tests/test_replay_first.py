@@ -12,7 +12,7 @@ from verifier.encode import verify
 from verifier.encode.verify import quantified, verify_proc
 from verifier.results import ObligationStatus, ProcResult, Verdict
 
-from conftest import EXAMPLES, load_one
+from conftest import EXAMPLES, default_first, load_one
 
 DECIDED = {ObligationStatus.proved, ObligationStatus.refuted, ObligationStatus.unknown,
            ObligationStatus.unsupported}
@@ -62,10 +62,10 @@ def compare(monkeypatch: pytest.MonkeyPatch) -> Iterator:  # type: ignore[type-a
     yield lambda name: (_run(name, monkeypatch, True), _run(name, monkeypatch, False))
 
 
-@pytest.mark.parametrize("name, kind, variable, line", [
+@pytest.mark.parametrize("name, kind, variable, line", default_first([
     ("smem_matmul_bug_nofence2", "WAR", "A_s", 26),
     ("endgame_ws_ring_bug_deadlock", "deadlock", "full", 26),
-])
+]))
 def test_confirmed_candidate_stops_refinement(compare, name: str, kind: str, variable: str,
                                               line: int) -> None:
     (new, steps, hits), (old, old_steps, _) = compare(name)

@@ -234,6 +234,7 @@ def test_proved_releases_bring_the_split_k_gemm_under_the_limit() -> None:
 
 @pytest.mark.rule("LANG-8.3")
 @pytest.mark.rule("SEM-4.7")
+@pytest.mark.extended  # .ci/run (issue 20: the default run's time budget)
 def test_split_k_gemm_without_the_staging_fence_stays_over_the_limit() -> None:
     """Seeded: the ring's TMA writes are not ordered for every thread of the cluster when c_s
     is allocated. The proc is still proved (its end-of-scope frees are fenced); its releases

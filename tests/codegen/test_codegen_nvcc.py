@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from codegen_support import (HERE, certified_or_none, default_cases, hand_certified, local,
                              proved_cases)
+from conftest import default_first
 
 from verifier.codegen import emit_cuda
 from verifier.codegen.targets import NVCC_FLAGS
@@ -122,7 +123,8 @@ def compile_together(tmp_path: Path, texts: dict[str, str], arch: str) -> None:
     assert "warning" not in result.stderr, result.stderr[-4000:]
 
 
-@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("arch", [  # sm_90a by default, every arch in .ci/run (issue 20)
+    pytest.param(a, marks=[] if a == "sm_90a" else [pytest.mark.extended]) for a in ARCHS])
 @pytest.mark.parametrize("kernels", ["emitted_default", pytest.param(
     "emitted", marks=pytest.mark.extended)])  # every proved kernel: .ci/run (issue 20)
 def test_every_proved_kernel_compiles(arch: str, kernels: str, request: pytest.FixtureRequest,
@@ -154,7 +156,8 @@ def test_each_file_compiles_alone(arch: str, emitted_all: dict[str, Path]) -> No
 @pytest.mark.rule("COLL-5.11")
 @pytest.mark.parametrize("arch", [  # each arch compiles them in one unit by default; alone: .ci/run
     pytest.param(a, marks=[] if a == "sm_90a" else [pytest.mark.extended]) for a in ARCHS])
-@pytest.mark.parametrize("name", ["mbarrier_warp_slices", "mbarrier_mixed_slices"])
+@pytest.mark.parametrize("name", default_first([("mbarrier_mixed_slices",),
+                                                ("mbarrier_warp_slices",)]))
 def test_mbarrier_slices_compile(name: str, arch: str, tmp_path: Path) -> None:
     # mbarriers allocated inside thread loops (one slice per iteration), each file on its own
     source = tmp_path / f"{name}.cu"
