@@ -219,6 +219,7 @@ def test_ctrl_c_mid_proof_stops_fast_and_keeps_finished_results() -> None:
     assert len(finished) < len(HEAVY)  # cancelled checks print no verdict
 
 
+@pytest.mark.extended  # .ci/run (issue 20: the default run's time budget)
 @pytest.mark.parametrize("after_s", default_first([(4.0,), (0.3,)]))
 def test_ctrl_c_leaves_a_valid_json_document(after_s: float) -> None:
     """Interrupted while loading or proving, the JSON document still parses and holds only

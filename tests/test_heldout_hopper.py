@@ -41,7 +41,7 @@ def _header(path: Path) -> str:
 
 
 # the default run: every proof and refusal, one refutation per finding kind; .ci/run all
-@pytest.mark.parametrize("exp", case_params(CASES, sample=("refuted",)))
+@pytest.mark.parametrize("exp", case_params(CASES, sample=("refuted", "proved")))
 def test_heldout_verdict(exp: Expectation) -> None:
     if exp.verdict == "rejected":
         try:

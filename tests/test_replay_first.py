@@ -101,6 +101,7 @@ def test_unconfirmed_candidate_changes_nothing(compare) -> None:
     assert new.certificate.obligations == old.certificate.obligations
 
 
+@pytest.mark.extended  # .ci/run (issue 20: the default run's time budget)
 def test_same_results_with_workers() -> None:
     """E7's queries and replays stay in the calling process, in the obligations' order: the
     report (statuses, query hashes, findings and their counterexamples) is the same for every

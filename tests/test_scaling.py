@@ -50,6 +50,7 @@ def _cut(tmp_path, phases: int) -> None:
 
 
 @pytest.mark.rule("SEM-4.5")
+@pytest.mark.extended  # .ci/run (issue 20: the default run's time budget)
 def test_a_fence_removed_from_a_large_kernel_is_refuted(tmp_path) -> None:
     _cut(tmp_path, 100)
 

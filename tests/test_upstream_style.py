@@ -21,7 +21,7 @@ CASES = [e for f in sorted(UPSTREAM_STYLE.glob("*.py")) for e in expectations(f)
 
 
 # every proof and refusal; one refutation per finding kind (all in .ci/run)
-@pytest.mark.parametrize("case", case_params(CASES, sample=("refuted",)))
+@pytest.mark.parametrize("case", case_params(CASES, sample=("refuted", "proved")))
 def test_upstream_style_verdict(case) -> None:  # type: ignore[no-untyped-def]
     loaded = load_isolated(case.file)
     procs = {p.name: p for p in loaded.procs}

@@ -89,6 +89,7 @@ def test_the_host_function_checks_the_assumption_before_anything(emitted: Path) 
 
 @pytest.mark.nvcc
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not found")
+@pytest.mark.extended  # .ci/run (issue 20: the default run's time budget)
 def test_the_checked_host_function_compiles(emitted: Path, tmp_path: Path) -> None:
     compile_together(tmp_path, {NAME: emitted.read_text()}, "sm_80")
 

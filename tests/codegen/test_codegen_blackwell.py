@@ -335,6 +335,7 @@ def test_rows_name_stdlib_instrs() -> None:
 @pytest.mark.nvcc
 @needs_nvcc
 @pytest.mark.rule("BW-CG-1")
+@pytest.mark.extended  # .ci/run (issue 20: the default run's time budget)
 def test_proved_and_multicast_kernels_compile_for_sm100a(tmp_path: Path) -> None:
     assert NVCC_FLAGS["sm_100a"] == ("-arch=compute_100a", "-code=sm_100a,compute_100a")
     texts = {name: _emitted(path, name) for path, name in _cases("proved")}

@@ -257,6 +257,7 @@ def test_split_k_gemm_without_the_staging_fence_stays_over_the_limit() -> None:
 
 @pytest.mark.nvcc
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not found")
+@pytest.mark.extended  # .ci/run (issue 20: the default run's time budget)
 def test_overlapping_layouts_compile_for_sm_90a(tmp_path: Path) -> None:
     texts = {n: emitted(n) for n in ("release_fenced", "hopper_release")}
     compile_together(tmp_path, {**texts, "split_k": split_k_gemm()}, "sm_90a")

@@ -230,6 +230,7 @@ def test_tma_without_a_matching_tensor_map_is_unsupported(tmp_path: Path) -> Non
 
 @pytest.mark.nvcc
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not found")
+@pytest.mark.extended  # .ci/run (issue 20: the default run's time budget)
 def test_hopper_kernels_compile_for_sm_90a(tmp_path: Path) -> None:
     compile_together(tmp_path, {name: hopper(name) for name in NAMES}, "sm_90a")
 

@@ -96,6 +96,7 @@ def test_ring_and_staging_over_the_smem_limit_is_unsupported() -> None:
 
 @pytest.mark.nvcc
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not found")
+@pytest.mark.extended  # .ci/run (issue 20: the default run's time budget)
 def test_cluster_gemm_compiles_for_sm_90a(tmp_path: Path) -> None:
     compile_together(tmp_path, {"gemm": gemm("gemm_m128n256_rmem_2x2")}, "sm_90a")
 
