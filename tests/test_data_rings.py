@@ -138,6 +138,7 @@ def test_data_ring_bugs_refuted_with_kind_variable_line(tmp_path: Path, name: st
 
 
 @pytest.mark.rule("DIAL-18")
+@pytest.mark.extended  # .ci/run (issue 20: the default run's time budget)
 def test_data_ring_pipeline_proved_and_lowered_on_its_slots(tmp_path: Path) -> None:
     assert _json(ENDGAME / "data_ring_ws.py", tmp_path)["verdict"] == "proved"
     out = tmp_path / "cuda"

@@ -134,6 +134,7 @@ def test_a_hang_inside_upstream_is_unsupported_naming_where_it_was(
 
 
 @pytest.mark.rule("SCHED-7", "LOAD-7")
+@pytest.mark.extended  # .ci/run (issue 20: the default run's time budget)
 def test_a_hang_importing_upstream_is_unsupported_not_a_rejection(tmp_path: Path) -> None:
     """A cold import of upstream's package that outlasts the limit (before the user's file
     ran) is upstream's failure: unsupported, never a rejection of the file."""
