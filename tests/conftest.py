@@ -179,3 +179,25 @@ def default_first(rows: list[Row], keep: int = 1,
     issue 20)."""
     return [pytest.param(*row, marks=[] if k < keep else [pytest.mark.extended],
                          id=None if ids is None else ids(row)) for k, row in enumerate(rows)]
+
+
+# An upstream-style script's head: a CTA's threads write `tile` then read it reversed, with a
+# Fence after the read loop only (RAW on tile at line 15 unless a test's tail fixes it); test
+# files append their own scheduling calls (test_upstream_style, test_cursor_edits).
+REVERSED_TILE_HEAD = """from __future__ import annotations
+from exo import *
+from exo.platforms.cuda import *
+from exo.stdlib.scheduling import *
+
+@proc
+def k(n: size, x: f32[n] @ CudaGmemLinear):
+    assert n % 256 == 0
+    with CudaDeviceFunction(blockDim=256):
+        for blk in cuda_tasks(0, n / 256):
+            tile: f32[256] @ CudaSmemLinear
+            for t in cuda_threads(0, 256):
+                tile[t] = x[256 * blk + t]
+            for t in cuda_threads(0, 256):
+                x[256 * blk + t] = tile[255 - t]
+            Fence(cuda_in_order, cuda_in_order)
+"""

@@ -15,27 +15,10 @@ from verifier.lang.ir import ir
 from verifier.load.load import load_procs
 from verifier.load.load_isolated import load_isolated
 
-from conftest import ROOT
+from conftest import REVERSED_TILE_HEAD, ROOT
 
-# A CTA's threads write `tile` then read it reversed: without a Fence between the two loops the
-# read races the write (RAW on tile, line 15).
-HEAD = """from __future__ import annotations
-from exo import *
-from exo.platforms.cuda import *
-from exo.stdlib.scheduling import *
-
-@proc
-def k(n: size, x: f32[n] @ CudaGmemLinear):
-    assert n % 256 == 0
-    with CudaDeviceFunction(blockDim=256):
-        for blk in cuda_tasks(0, n / 256):
-            tile: f32[256] @ CudaSmemLinear
-            for t in cuda_threads(0, 256):
-                tile[t] = x[256 * blk + t]
-            for t in cuda_threads(0, 256):
-                x[256 * blk + t] = tile[255 - t]
-            Fence(cuda_in_order, cuda_in_order)
-"""
+# without a Fence between its two loops the read races the write (RAW on tile, line 15)
+HEAD = REVERSED_TILE_HEAD
 TAIL_LINE = len(HEAD.splitlines()) + 1  # the first line of a test's script
 
 

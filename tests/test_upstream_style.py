@@ -14,7 +14,7 @@ from verifier.encode import verify_proc
 from verifier.load.load import load_procs
 from verifier.load.load_isolated import load_isolated
 
-from conftest import ROOT, case_params, expectations
+from conftest import REVERSED_TILE_HEAD, ROOT, case_params, expectations
 
 UPSTREAM_STYLE = ROOT / "tests" / "upstream_style"
 CASES = [e for f in sorted(UPSTREAM_STYLE.glob("*.py")) for e in expectations(f)]
@@ -92,23 +92,7 @@ def test_factory_proc_is_scheduled_as_upstream_schedules_it() -> None:
              if isinstance(s, ir.Fence)]) == 1
 
 
-UPSTREAM_HEAD = """from __future__ import annotations
-from exo import *
-from exo.platforms.cuda import *
-from exo.stdlib.scheduling import *
-
-@proc
-def k(n: size, x: f32[n] @ CudaGmemLinear):
-    assert n % 256 == 0
-    with CudaDeviceFunction(blockDim=256):
-        for blk in cuda_tasks(0, n / 256):
-            tile: f32[256] @ CudaSmemLinear
-            for t in cuda_threads(0, 256):
-                tile[t] = x[256 * blk + t]
-            for t in cuda_threads(0, 256):
-                x[256 * blk + t] = tile[255 - t]
-            Fence(cuda_in_order, cuda_in_order)
-"""
+UPSTREAM_HEAD = REVERSED_TILE_HEAD
 
 
 def _load_tail(tmp_path: Path, tail: str):  # type: ignore[no-untyped-def]

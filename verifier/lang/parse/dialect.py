@@ -94,13 +94,21 @@ def message_dialect(dialect: str, file: str) -> str:
     return _names_dialect(file, stat.st_mtime_ns, stat.st_size) or dialect
 
 
+def _syntax_tree(file: str) -> ast.Module | None:
+    """The file's syntax tree, or None where it cannot be read or parsed (the loader reports
+    that itself; a dialect guess just has nothing to go on)."""
+    try:
+        with open(file, encoding="utf-8") as f:
+            return ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
 @functools.lru_cache(maxsize=64)
 def _names_dialect(file: str, mtime_ns: int, size: int) -> str | None:
     """The one dialect whose marked names a version of `file` uses (loads and imports)."""
-    try:
-        with open(file, encoding="utf-8") as f:
-            tree = ast.parse(f.read())
-    except (OSError, SyntaxError, ValueError):
+    tree = _syntax_tree(file)
+    if tree is None:
         return None
     names = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name)] + \
         [a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names]
@@ -120,10 +128,8 @@ def file_dialect(file: str) -> str | None:
 @functools.lru_cache(maxsize=64)
 def _imports_dialect(file: str, mtime_ns: int, size: int) -> str | None:
     """`file_dialect` of one version of the file (the key holds its time and size)."""
-    try:
-        with open(file, encoding="utf-8") as f:
-            tree = ast.parse(f.read())
-    except (OSError, SyntaxError, ValueError):
+    tree = _syntax_tree(file)
+    if tree is None:
         return None
     found: set[str] = set()
     for node in ast.walk(tree):
