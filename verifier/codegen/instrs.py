@@ -7,7 +7,8 @@ fragments, PTX ISA layouts of mma.m16n8k8 / m16n8k4; wgmma rows from `wgmma.py`,
 rows from `sm100_rows.py`). TMA calls
 are lowered by the device emitter (`tma.py`: they need the tensor map and the trailing
 mbarrier slot). An instr without a row is refused as `Unsupported` (ERR-L06).
-Non-goals: packed loads (no rows).
+Non-goals: the mma on packed registers (endgame's `Sm80_mma_m16n8`: no row); the packed copies
+have rows (CG-I2).
 """
 
 from __future__ import annotations
