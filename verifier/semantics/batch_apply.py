@@ -20,12 +20,14 @@ the caller rerun the reference machine, which reports it (fast.py).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from verifier.semantics import rules
 from verifier.semantics.batch import LocalBuf, NotBatched, Site
+from verifier.semantics.cells import compress
 from verifier.semantics.histories import EMPTY, BufInstance
 from verifier.semantics.records import FIDX, FLAGS_ALL, QIDX, TEMP, Group, Record, passes
 from verifier.semantics.rules import AccessKind, Flag
@@ -71,31 +73,40 @@ class Elements:
         return tuple(np.concatenate([p[k] for p in self.parts]) for k in range(4))
 
 
-def expand(m: Any, site: Site, out: dict[int, tuple[Any, Elements]]) -> None:
-    """The site's element accesses (C order within a box, as SEM-4.3), bounds checked."""
-    buf, shape = site.buf, site.buf.shape
+def in_bounds(site: Site) -> Site | None:
+    """The site without its empty boxes (they touch nothing, not even a bounds check), None
+    when none is left; Diverge when a box leaves the buffer (SEM-4.3: the reference reports)."""
+    shape = site.buf.shape
     if len(site.lo) != len(shape):
         raise Diverge("index rank")
     keep = np.ones(len(site.pos), dtype=bool)
     for lo, hi in zip(site.lo, site.hi):
-        keep &= hi > lo  # an empty box touches nothing (not even a bounds check)
+        keep &= hi > lo
     for (lo, hi), n in zip(zip(site.lo, site.hi), shape):
         if ((lo < 0) & keep).any() or ((hi > n) & keep).any():
-            raise Diverge("out of bounds")  # SEM-4.3: the reference reports it
-    if not buf.tracked or not keep.any():
-        return
-    rows = np.flatnonzero(keep) if not keep.all() else None
-    pick = (lambda a: a) if rows is None else (lambda a: a[rows])
-    lo = [pick(a) for a in site.lo]
-    ext = np.stack([pick(h) - a for h, a in zip(site.hi, lo)], axis=1) if shape else \
-        np.zeros((len(pick(site.pos)), 0), dtype=np.int64)
+            raise Diverge("out of bounds")
+    if not keep.any():
+        return None
+    if keep.all():
+        return site
+    rows = np.flatnonzero(keep)
+    return replace(site, lo=[a[rows] for a in site.lo], hi=[a[rows] for a in site.hi],
+                   cols=site.cols[rows], pos=site.pos[rows],
+                   inst=None if site.inst is None else site.inst[rows])
+
+
+def expand(m: Any, site: Site, entry: Elements) -> None:
+    """The site's element accesses (C order within a box, as SEM-4.3); its boxes are in
+    bounds and non-empty (`in_bounds`)."""
+    buf, shape = site.buf, site.buf.shape
+    lo, cols, pos = site.lo, site.cols, site.pos
+    ext = np.stack([h - a for h, a in zip(site.hi, lo)], axis=1) if shape else \
+        np.zeros((len(pos), 0), dtype=np.int64)
     strides = [int(np.prod(shape[k + 1:], dtype=np.int64)) for k in range(len(shape))]
     base = sum((a * s for a, s in zip(lo, strides)), np.zeros(len(ext), dtype=np.int64))
     if site.inst is not None:
-        base = base + pick(site.inst) * buf.size
-    cols, pos = pick(site.cols), pick(site.pos)
+        base = base + site.inst * buf.size
     sigs = sig_ids(m, site, cols)
-    _, entry = out.setdefault(id(buf), (buf, Elements()))
     if not len(ext) or (ext == ext[0]).all():
         uniq, inv = ext[:1], None
     else:  # distinct extents (rows), each row as one mixed-radix number
@@ -140,18 +151,29 @@ def sig_ids(m: Any, site: Site, cols: np.ndarray) -> np.ndarray:
 
 
 def apply_region(m: Any, sites: list[Site]) -> None:
-    """Check every access of the region (Diverge on a failure) and then update the histories."""
-    per_buf: dict[int, tuple[Any, Elements]] = {}
+    """Check every access of the region (Diverge on a failure) and then update the histories;
+    per buffer on cells where they pay (cells.py, Choice M14), else on elements."""
+    per_buf: dict[int, tuple[Any, list[Site]]] = {}
     for site in sites:
         if site.kind not in _KIND_CODE:
             raise NotBatched("atomic access")
-        expand(m, site, per_buf)
+        kept = in_bounds(site)
+        if kept is not None and site.buf.tracked:
+            per_buf.setdefault(id(site.buf), (site.buf, []))[1].append(kept)
     plans = []
-    for buf, elems in per_buf.values():
-        plans.append(check_buffer(m, buf, *elems.arrays()))
-    for plan in plans:
+    for buf, kept_sites in per_buf.values():
+        grid, cell_sites = compress(buf, kept_sites) or (None, kept_sites)
+        if grid is not None:
+            buf, kept_sites = grid.cells, cell_sites
+        elems = Elements()
+        for site in kept_sites:
+            expand(m, site, elems)
+        plans.append((check_buffer(m, buf, *elems.arrays()), grid))
+    for plan, grid in plans:
         if plan is not None:
             update_buffer(m, *plan)
+            if grid is not None:
+                grid.write_back()
 
 
 def check_buffer(m: Any, buf: Any, elem: np.ndarray, pos: np.ndarray, col: np.ndarray,
