@@ -3,18 +3,21 @@ on every bundled kernel and seeded bug (.ci/run; the default run: one per folder
 verdict), at one small size (three under `-m slow`), the batched
 run is clean exactly when the reference run finds no error, and `run_machine` returns the
 reference's result either way (issue 20; SEM-2.6, SEM-4.4, SEM-4.5 decided per element over
-whole regions)."""
+whole regions). Both ways of running a region are held to it: on cells (Choice M14, the
+default) and on elements (`cells.CELLS = False`)."""
 
 from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from conftest import (EXAMPLES, ROOT, Expectation, case_params, expectations, kernel_files,
                       load_one)
 from sizes import sample_sizes
-from verifier.semantics import run_machine
+from verifier.semantics import cells, run_machine
+from verifier.semantics.batch import LocalBuf, Site
 from verifier.semantics.fast import Diverge, FastMachine
 from verifier.semantics.machine import run_reference
 from verifier.semantics.records import ALL, Group, Record, passes
@@ -50,15 +53,21 @@ def check_batched_machine_decides_as_the_reference(exp: Expectation, count: int)
 
 
 @pytest.mark.rule("SEM-4.5")
+@pytest.mark.parametrize("on_cells", [True, False], ids=["cells", "elements"])
 @pytest.mark.parametrize("exp", case_params(CASES, differential=True, sample=VERDICTS, by_kind=False))
-def test_batched_machine_decides_as_the_reference(exp: Expectation) -> None:
+def test_batched_machine_decides_as_the_reference(exp: Expectation, on_cells: bool,
+                                                  monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(cells, "CELLS", on_cells)
     check_batched_machine_decides_as_the_reference(exp, count=1)
 
 
 @pytest.mark.slow  # .ci/run runs it (`-m slow`): the same at three sizes
 @pytest.mark.rule("SEM-4.5")
+@pytest.mark.parametrize("on_cells", [True, False], ids=["cells", "elements"])
 @pytest.mark.parametrize("exp", case_params(CASES, differential=True))
-def test_batched_machine_decides_as_the_reference_at_three_sizes(exp: Expectation) -> None:
+def test_batched_machine_decides_as_the_reference_at_three_sizes(
+        exp: Expectation, on_cells: bool, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(cells, "CELLS", on_cells)
     check_batched_machine_decides_as_the_reference(exp, count=3)
 
 
@@ -153,3 +162,114 @@ def test_skipped_neutral_splits_decide_alike(name: str, monkeypatch) -> None:  #
             want = outcomes
     assert outcomes == want
     assert calls[False] < calls[True]
+
+
+CELL_PROGRAMS = ROOT / "tests" / "programs"
+
+
+def grids_made(monkeypatch) -> list[int]:  # type: ignore[no-untyped-def]
+    """Counts the cell grids `apply_region` uses (a list, one entry per grid: its cells)."""
+    made: list[int] = []
+    real = cells.compress
+
+    def counted(buf, sites):  # type: ignore[no-untyped-def]
+        got = real(buf, sites)
+        if got is not None:
+            made.append(int(got[0].cells.ids.size) if hasattr(got[0].cells, "ids") else 0)
+        return got
+    monkeypatch.setattr("verifier.semantics.batch_apply.compress", counted)
+    return made
+
+
+@pytest.mark.rule("SEM-4.5", "SEM-2.6")
+@pytest.mark.parametrize("name", ["cells_chunk_tile", "cells_l_shape"])
+def test_regions_on_cells_prove_tiles_of_mixed_histories(name: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A whole-tile fragment load in a region over a tile whose chunks (or an L inside it)
+    hold other histories: clean on cells, as on elements, and the cell path is taken with
+    fewer cells than the tile's 128 elements."""
+    proc = load_one(CELL_PROGRAMS / f"{name}.py", name)
+    made = grids_made(monkeypatch)
+    for sizes in ({"n": 1}, {"n": 3}):
+        assert run_reference(proc, sizes, machine=FastMachine)[1] == []
+    assert made and 0 < min(n for n in made if n) < 128
+    monkeypatch.setattr(cells, "CELLS", False)
+    assert run_reference(proc, {"n": 3}, machine=FastMachine)[1] == []
+
+
+@pytest.mark.rule("SEM-4.5")
+@pytest.mark.parametrize("name", ["cells_chunk_tile_bug", "cells_l_shape_bug"])
+def test_regions_on_cells_find_hazards_inside_a_tile(name: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The seeded bugs (a missing fence before the whole-tile load; an unpublished L inside
+    the tile) make the batched run diverge on cells and on elements, and `run_machine`
+    reports the reference's RAW at the load's line."""
+    path = CELL_PROGRAMS / f"{name}.py"
+    exp = expectations(path)[0]
+    proc = load_one(path, name)
+    made = grids_made(monkeypatch)
+    for on_cells in (True, False):
+        monkeypatch.setattr(cells, "CELLS", on_cells)
+        with pytest.raises(Diverge):
+            run_reference(proc, {"n": 2}, machine=FastMachine)
+    assert made
+    holds, found = run_machine(proc, {"n": 2})
+    assert holds and (found[0].kind, found[0].variable, found[0].loc.line) == \
+        (exp.kind, exp.variable, exp.line)
+
+
+def _uniform_cells(rng: random.Random, shape: tuple[int, ...], local: bool) -> None:
+    """One random buffer (histories painted as random boxes) and random access boxes."""
+    from verifier.semantics.histories import BufInstance
+
+    def box() -> tuple[list[int], list[int]]:
+        lo = [rng.randrange(n) for n in shape]
+        return lo, [a + rng.randrange(1, n - a + 1) for a, n in zip(lo, shape)]
+
+    sym = type("S", (), {"name": "x"})()
+    if local:
+        buf: object = LocalBuf(sym, shape, None, True, 4)  # type: ignore[arg-type]
+    else:
+        buf = BufInstance(sym, shape, None, True)  # type: ignore[arg-type]
+        for _ in range(rng.randrange(4)):
+            lo, hi = box()
+            buf.ids[tuple(slice(a, b) for a, b in zip(lo, hi))] = rng.randrange(1, 5)
+    sites = []
+    for _ in range(rng.randrange(1, 4)):
+        rows = [box() for _ in range(rng.randrange(1, 4))]
+        lo = [np.array([r[0][d] for r in rows], dtype=np.int64) for d in range(len(shape))]
+        hi = [np.array([r[1][d] for r in rows], dtype=np.int64) for d in range(len(shape))]
+        z = np.zeros(len(rows), dtype=np.int64)
+        sites.append(Site(buf, None, None, False, None, lo, hi, z, z, z if local else None))
+    got = cells.compress(buf, sites)
+    if got is None:
+        return
+    grid, moved = got
+    low = [s.start for s in grid.box]
+    edges = [np.concatenate([[0], np.cumsum(span)]) + a for span, a in zip(grid.spans, low)]
+    for cell in np.ndindex(*grid.cells.shape):
+        elems = [range(e[c], e[c + 1]) for e, c in zip(edges, cell)]
+        members = list(np.ndindex(*(len(r) for r in elems)))
+        coords = [tuple(r[k] for r, k in zip(elems, m)) for m in members]
+        for site, cell_site in zip(sites, moved):  # the same boxes hold every element
+            for row in range(len(site.pos)):
+                inside = {all(site.lo[d][row] <= x[d] < site.hi[d][row] for d in range(len(shape)))
+                          for x in coords}
+                assert len(inside) == 1
+                in_cell = all(cell_site.lo[d][row] <= cell[d] < cell_site.hi[d][row]
+                              for d in range(len(shape)))
+                assert inside == {in_cell}
+        if not local:  # one old history per cell, the cell's own
+            assert {int(buf.ids[x]) for x in coords} == {int(grid.cells.ids[cell])}
+    if not local:
+        before = buf.ids.copy()
+        grid.write_back()  # unchanged cells give back the same elements
+        assert (buf.ids == before).all()
+
+
+@pytest.mark.rule("SEM-4.5", "SEM-2.6")
+def test_cells_hold_one_history_and_the_same_boxes() -> None:
+    """Choice M14's claim on random buffers: every element of a cell has the cell's old
+    history and lies in exactly the access boxes the cell lies in (compressed boxes)."""
+    rng = random.Random(14)
+    for _ in range(300):
+        shape = tuple(rng.randrange(1, 9) for _ in range(rng.randrange(1, 4)))
+        _uniform_cells(rng, shape, local=rng.random() < 0.2)
