@@ -16,6 +16,10 @@ element are kept as one per-thread family over their union (SEM-4.4: a family is
 of its members' records). Both are the same visibility state as the one-at-a-time machine's,
 without its origins: this path only decides that no check fails; when one does, `Diverge` makes
 the caller rerun the reference machine, which reports it (fast.py).
+
+Since an element's outcome depends only on its older history and its accesses, a buffer's
+elements that share both are checked once: `apply_region` runs a buffer on the cells of
+cells.py (Choice M14) where they are fewer than its elements, and "element" below means either.
 """
 
 from __future__ import annotations
