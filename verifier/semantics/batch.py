@@ -27,11 +27,12 @@ from verifier.lang.stdlib.instrs import Instr, callee_distributed
 from verifier.semantics.access import instr_args
 from verifier.semantics.exprs import compile_expr, data_reads
 from verifier.semantics.rules import AccessKind
-from verifier.semantics.uniq import unique_inverse
+from verifier.semantics.uniq import unique_inverse, unique_values
 
 _POS_LIMIT = 1 << 62
 _VALUE_LIMIT = 1 << 40
 _SCALAR_LIMIT = 1 << 20  # three such factors stay below 2^63
+_COL_TABLE = 1 << 16  # thread-iterator keys memoised per context up to this many
 
 
 class NotBatched(Exception):
@@ -250,9 +251,27 @@ class Enumerator:
             key = key * span + (a - lo)
             lows.append((lo, span))
             bound *= span
-        uniq, inv = unique_inverse(key)
+        if bound > _COL_TABLE:
+            uniq, inv = unique_inverse(key)
+            return np.asarray(self._col_ids(uniq, lows, ctx), dtype=np.int64)[inv]
+        # key -> collective id, kept per context (tiling, task, outer values) across regions
+        memo = (id(ctx.tiling), ctx.task, tuple((id(sym), v) for sym, v in ctx.iters),
+                tuple(lows))
+        table = m.col_tables.get(memo)
+        if table is None:
+            table = m.col_tables[memo] = np.full(bound, -1, dtype=np.int64)
+        ids = table[key]
+        if (ids < 0).any():  # collectives not met before under this context
+            missing = unique_values(key[ids < 0])
+            table[missing] = self._col_ids(missing, lows, ctx)
+            ids = table[key]
+        return ids
+
+    def _col_ids(self, keys: np.ndarray, lows: list[tuple[int, int]], ctx: Any) -> list[int]:
+        """The collective id of each mixed-radix key of the thread iterators' values."""
+        m = self.m
         ids = []
-        for u in uniq.tolist():
+        for u in keys.tolist():
             values = []
             for lo, span in reversed(lows):
                 values.append(u % span + lo)
@@ -261,7 +280,7 @@ class Enumerator:
             it = iter(values)
             iters = tuple((sym, next(it) if v is None else v) for sym, v in ctx.iters)
             ids.append(m.col_id(m.collective(ctx.inside(ctx.tiling, ctx.warp_name, iters))))
-        return np.asarray(ids, dtype=np.int64)[inv]
+        return ids
 
     def target(self, sym: ir.Sym, rows: Rows) -> tuple[Any, np.ndarray | None]:
         local = self.locals.get(sym)

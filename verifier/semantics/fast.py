@@ -52,6 +52,7 @@ class FastMachine(Machine):
         self.regions: dict[int, bool] = {}
         self.region = RegionRecords()
         self._col_arrays: tuple[np.ndarray, np.ndarray] | None = None
+        self.col_tables: dict[Any, np.ndarray] = {}  # Enumerator.cols' memo, per context
         self.batched = 0  # regions run batched (tests read it)
 
     def report(self, finding: Finding) -> None:
