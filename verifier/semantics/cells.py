@@ -19,9 +19,9 @@ in compressed coordinates), checked and recorded exactly as elements are, and ea
 history id is broadcast back to its elements. Allocations inside the region (LocalBuf) have no
 old histories; their instance stays the leading key, as on the element path.
 
-When the cells would not cut the element count by `MIN_SHRINK` (single-element accesses, a
-history changing at every index) the element path runs instead; `CELLS = False` forces it
-(tests run both paths).
+When every access is a single element, or the cells would not cut the box's element count
+by `MIN_SHRINK` (a history changing at every index), the element path runs instead;
+`CELLS = False` forces it (tests run both paths).
 """
 
 from __future__ import annotations
@@ -90,6 +90,8 @@ def compress(buf: Any, sites: list[Site]) -> tuple[Grid, list[Site]] | None:
     if not CELLS or not shape:
         return None
     nd = len(shape)
+    if all(((h - a) == 1).all() for s in sites for a, h in zip(s.lo, s.hi)):
+        return None  # single elements only: one cell per access, nothing to gain
     low = [min(int(s.lo[d].min()) for s in sites) for d in range(nd)]
     high = [max(int(s.hi[d].max()) for s in sites) for d in range(nd)]
     box = tuple(slice(a, b) for a, b in zip(low, high))
