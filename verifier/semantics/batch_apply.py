@@ -354,15 +354,14 @@ def update_buffer(m: Any, buf: BufInstance, elems: np.ndarray, old: np.ndarray,
     base = np.where(has, -1, old)
     nr, nm = len(m.region.read_groups) + 1, len(m.region.groups) + 1
     uniq, inv = unique_inverse(((base + 1) * nr + reads + 1) * nm + mid + 1)
+    rest, mts = np.divmod(uniq, nm)
+    bs, rsets = np.divmod(rest, nr)
+    table, read_groups, groups = m.table, m.region.read_groups, m.region.groups
     hids = []
-    for k in uniq.tolist():
-        rest, mt = divmod(k, nm)
-        b, rset = divmod(rest, nr)
-        b, rset, mt = b - 1, rset - 1, mt - 1
-        old_reads, old_muts = ((), ()) if b < 0 else m.table.histories[b]
-        new_reads = old_reads + (m.region.read_groups[rset] if rset >= 0 else ())
-        new_muts = (m.region.groups[mt],) if mt >= 0 else old_muts
-        hids.append(m.table.intern(new_reads, new_muts))
+    for b, rset, mt in zip((bs - 1).tolist(), (rsets - 1).tolist(), (mts - 1).tolist()):
+        old_reads, old_muts = ((), ()) if b < 0 else table.histories[b]
+        hids.append(table.intern(old_reads + read_groups[rset] if rset >= 0 else old_reads,
+                                 (groups[mt],) if mt >= 0 else old_muts))
     buf.ids.reshape(-1)[elems] = np.asarray(hids, dtype=np.int64)[inv]
     buf.wrote(hids)
 
