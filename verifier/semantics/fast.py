@@ -24,6 +24,8 @@ from verifier.semantics.state import Finding
 from verifier.semantics.threads import Threads
 
 MIN_ROWS = 64  # a region of fewer loop instances runs statement by statement
+RETRY = 15  # a loop found too small (or not batchable) runs statement by statement this many
+# times before it is enumerated again (its trip counts may depend on outer iterators)
 
 
 class RegionRecords:
@@ -50,6 +52,7 @@ class FastMachine(Machine):
         self.pair_ok: dict[tuple[int, ...], bool] = {}
         self.prototypes: dict[tuple[int, int], Record] = {}
         self.regions: dict[int, bool] = {}
+        self.unbatched: dict[int, int] = {}  # loop -> visits left before enumerating again
         self.region = RegionRecords()
         self._col_arrays: tuple[np.ndarray, np.ndarray] | None = None
         self.col_tables: dict[Any, np.ndarray] = {}  # Enumerator.cols' memo, per context
@@ -64,7 +67,10 @@ class FastMachine(Machine):
         ok = self.regions.get(id(s))
         if ok is None:
             ok = self.regions[id(s)] = region_ok(s)
-        if ok:
+        skip = self.unbatched.get(id(s), 0)
+        if ok and skip:  # this loop was not batched last time: enumerate it again later
+            self.unbatched[id(s)] = skip - 1
+        elif ok:
             try:
                 walk = Enumerator(self, ctx)
                 walk.run(s)
@@ -75,6 +81,7 @@ class FastMachine(Machine):
                     return
             except NotBatched:
                 pass
+            self.unbatched[id(s)] = RETRY
         super().loop(s, ctx)
 
     # ------------------------------------------------------------ ids
