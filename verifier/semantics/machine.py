@@ -397,7 +397,10 @@ class Machine(Accesses):
                 nest(depth + 1)
             self.env.pop(loop.iter, None)
 
-        nest(0)
+        try:
+            nest(0)
+        finally:
+            del nest  # the closure names itself: a cycle that would keep the machine alive
         self.join(EVERYONE, None)
         self.fence(EVERYONE, rules.KERNEL_SYNC, rules.KERNEL_SYNC)
         merged = [r for recs in self.by_task.values() for r in recs if r.group.alive]
