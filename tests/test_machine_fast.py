@@ -273,3 +273,25 @@ def test_cells_hold_one_history_and_the_same_boxes() -> None:
     for _ in range(300):
         shape = tuple(rng.randrange(1, 9) for _ in range(rng.randrange(1, 4)))
         _uniform_cells(rng, shape, local=rng.random() < 0.2)
+
+
+@pytest.mark.rule("SEM-4.5")
+def test_a_loop_too_small_to_batch_is_enumerated_again_only_now_and_then(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """cells_l_shape's L loop (37 loop instances, under MIN_ROWS) and its inner loops run once
+    per task: after an enumeration finds one small it runs statement by statement for RETRY
+    visits, so 40 tasks enumerate each 3 times; the batched loops are enumerated on every
+    visit, and the run stays clean."""
+    from verifier.semantics import fast
+    from verifier.semantics.batch import Enumerator
+
+    proc = load_one(CELL_PROGRAMS / "cells_l_shape.py", "cells_l_shape")
+    seen: dict[int, int] = {}
+    real = Enumerator.run
+
+    def counted(self, s):  # type: ignore[no-untyped-def]
+        seen[s.loc.line] = seen.get(s.loc.line, 0) + 1
+        return real(self, s)
+    monkeypatch.setattr(Enumerator, "run", counted)
+    assert run_reference(proc, {"n": 40}, machine=FastMachine)[1] == []
+    assert fast.RETRY == 15 and seen[21] == seen[23] == seen[25] == 3  # visits 1, 17, 33
+    assert seen[15] == seen[28] == 40  # the batched loops: every visit
