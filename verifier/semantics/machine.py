@@ -36,7 +36,7 @@ from verifier.semantics.histories import BufInstance, HistoryTable
 from verifier.semantics import index as record_index
 from verifier.semantics.index import RecordIndex
 from verifier.semantics.machine_access import Accesses, Ctx
-from verifier.semantics.records import Covs, Record, SyncCode, augment_key
+from verifier.semantics.records import Cohort, Covs, Record, SyncCode, augment_key
 from verifier.semantics.rings import CompletionOrder, ring_info
 from verifier.semantics.rules import AccessKind
 from verifier.semantics.schedules import AwaitLog, Schedule, layouts
@@ -80,8 +80,11 @@ class Machine(Accesses):
         self.sync_codes: dict[int, SyncCode] = {}
         self.current_dev_threads = 0
         self.current_block_dim = 1
-        self.by_task: dict[int | None, list[Record]] = {}
+        self.by_task: dict[int | None, list[Cohort]] = {}
         self.task_records = self.task_kept = 0  # entries of by_task: now, after the last prune
+        # Choice M15: per (task key, threads, q, flags0, per_thread, ordering, id(Cov)) the
+        # cohort a record made with that state joins if it is still alike (`Cohort.alike`)
+        self.open: dict[tuple[Any, ...], Cohort] = {}
         self.barriers: dict[ir.Sym, barriers.BarrierInstance] = {}
         self.index = RecordIndex()
         self.order = CompletionOrder()  # SEM-6.8
@@ -237,25 +240,39 @@ class Machine(Accesses):
     def origin(self, loc: SrcLoc, what: str, threads: Threads) -> Origin:
         return Origin(loc, what, tuple(self.env.items()), self.arg_syms, threads)
 
-    def live_records(self, task: int | None = None) -> list[Record]:
-        """Records a sync of `task`'s threads can touch: those created in that task and those
-        granted to every thread; all records when `task` is None (CPU scope, kernel ends).
+    def live_cohorts(self, task: int | None = None) -> list[Cohort]:
+        """Cohorts a sync of `task`'s threads can touch: those created in that task and those
+        granted to every thread; all cohorts when `task` is None (CPU scope, kernel ends).
         Only an access of task ι or an 𝔾-wide grant can put task ι's threads into a record."""
         keys = list(self.by_task) if task is None else [task, None]
-        out: list[Record] = []
+        out: list[Cohort] = []
         for key in keys:
-            recs = self.by_task.get(key)
-            if recs:
-                live = [r for r in recs if r.group.alive]
+            cos = self.by_task.get(key)
+            if cos:
+                live = [co for co in cos if co.live]
                 self.by_task[key] = live
                 out += live
         return out
 
     def add_records(self, task: int | None, records: list[Record]) -> None:
-        self.by_task.setdefault(task, []).extend(records)
-        self.task_records += len(records)
+        """New records (each alone in its cohort): a record joins the open cohort of its
+        state if that cohort is still alike (Choice M15), else its cohort is indexed."""
         for rec in records:
-            self.index.add(rec)
+            co = rec.co
+            key = (task, co.threads, co.q, co.flags0, co.per_thread, co.ordering, id(co.cov))
+            peer = self.open.get(key)
+            if peer is not None and peer.alike(co):
+                peer.admit(rec)
+                continue
+            if len(self.open) > record_index.PRUNE_ENTRIES:
+                self.open.clear()  # stale entries only keep dead cohorts from being freed
+            self.open[key] = co
+            self.add_cohort(task, co)
+
+    def add_cohort(self, task: int | None, co: Cohort) -> None:
+        self.by_task.setdefault(task, []).append(co)
+        self.task_records += 1
+        self.index.add(co)
 
     def collect_garbage(self) -> None:
         self.table.collect(list(self.bufs.values()) +
@@ -264,7 +281,7 @@ class Machine(Accesses):
             self.index.prune()
         if self.task_records > 2 * self.task_kept + record_index.PRUNE_ENTRIES:
             for key in list(self.by_task):
-                self.by_task[key] = [r for r in self.by_task[key] if r.group.alive]
+                self.by_task[key] = [co for co in self.by_task[key] if co.live]
             self.task_records = self.task_kept = sum(map(len, self.by_task.values()))
 
     # ------------------------------------------------------------ statements
@@ -400,17 +417,18 @@ class Machine(Accesses):
         nest(0)
         self.join(EVERYONE, None)
         self.fence(EVERYONE, rules.KERNEL_SYNC, rules.KERNEL_SYNC)
-        merged = [r for recs in self.by_task.values() for r in recs if r.group.alive]
+        merged = [co for cos in self.by_task.values() for co in cos if co.live]
         self.by_task = {None: merged}  # after a kernel boundary every record holds 𝔾 grants
+        self.open = {}
 
     def join(self, whole: Threads, task: int | None) -> None:
-        """JoinThreads (SEM-1.7) on every record the threads of `whole` can touch."""
-        for rec in self.live_records(task):
-            split, keys = rec.join(whole)
+        """JoinThreads (SEM-1.7) on every cohort the threads of `whole` can touch."""
+        for co in self.live_cohorts(task):
+            split, keys = co.join(whole)
             if keys:
-                self.index.note(rec, keys)
+                self.index.note(co, keys)
             if split is not None:
-                self.add_records(task, [split])
+                self.add_cohort(task, split)
 
     # ------------------------------------------------------------ sync
 
@@ -420,23 +438,23 @@ class Machine(Accesses):
         if self.table.stale():
             self.collect_garbage()  # a fence visits every record it witnesses: drop dead ones
         done = augment_key(threads, second_code)
-        for rec in self.index.witness_candidates(threads, first_code):
-            if done in rec.cov.applied:  # Record.augmented, inlined (the hottest loop)
+        for co in self.index.witness_candidates(threads, first_code):
+            if done in co.cov.applied:  # Cohort.augmented, inlined (the hottest loop)
                 continue
-            target = self.witnessed_part(rec, threads, first_code)
+            target = self.witnessed_part(co, threads, first_code)
             if target is not None:
                 keys = target.augment(threads, second_code)
                 if keys:
                     self.index.note(target, keys)
 
-    def witnessed_part(self, rec: Record, threads: Threads, first: SyncCode) -> Record | None:
-        """The record (family split off if needed) that a sync of `threads` witnesses."""
-        part = rec.witnessed(threads, first)
+    def witnessed_part(self, co: Cohort, threads: Threads, first: SyncCode) -> Cohort | None:
+        """The cohort (family split off if needed) that a sync of `threads` witnesses."""
+        part = co.witnessed(threads, first)
         if part is None:
             return None
-        target = rec.split(part)
-        if target is not rec:
-            self.add_records(part.task, [target])
+        target = co.split(part)
+        if target is not co:
+            self.add_cohort(part.task, target)
         return target
 
 
