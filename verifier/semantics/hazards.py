@@ -44,7 +44,7 @@ class HazardChecks:
     covs: Covs
     report: Callable[[Finding], None]
     origin: Callable[[SrcLoc, str, Threads], Origin]
-    add_records: Callable[[int | None, list[Record]], None]
+    record: Callable[..., None]  # Machine.record: a new record in its cohort (Choice M15)
     collect_all: bool
     arg_syms: frozenset[Any]
     proc: Any  # the ir.Proc run (its dialect words the free hazards)
@@ -107,10 +107,9 @@ class HazardChecks:
         group = Group()
         self.table.groups.append(group)
         cov = self.covs.start(atomic_quals)
-        rec = Record(threads, QIDX[entry.q0], _ISSUE_ONLY if ooo else FLAGS_ALL,
-                     not conv and threads.task is not None, cov, set(tags), origin,
-                     qual_bits(atomic_quals), group, buf.ordering)
-        self.add_records(None if atomic_quals else threads.task, [rec])
+        self.record(None if atomic_quals else threads.task, threads, QIDX[entry.q0],
+                    _ISSUE_ONLY if ooo else FLAGS_ALL, not conv and threads.task is not None,
+                    cov, tags, origin, qual_bits(atomic_quals), group, buf.ordering)
         if is_read:
             new = [self.table.add(histories[h][0] + (group,), histories[h][1]) for h in uniq]
         elif atomic:

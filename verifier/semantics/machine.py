@@ -36,7 +36,8 @@ from verifier.semantics.histories import BufInstance, HistoryTable
 from verifier.semantics import index as record_index
 from verifier.semantics.index import RecordIndex
 from verifier.semantics.machine_access import Accesses, Ctx
-from verifier.semantics.records import Cohort, Covs, Record, SyncCode, augment_key
+from verifier.semantics.records import (
+    Cohort, Cov, Covs, Group, Record, SyncCode, Tag, augment_key, pending_of)
 from verifier.semantics.rings import CompletionOrder, ring_info
 from verifier.semantics.rules import AccessKind
 from verifier.semantics.schedules import AwaitLog, Schedule, layouts
@@ -261,13 +262,30 @@ class Machine(Accesses):
             co = rec.co
             key = (task, co.threads, co.q, co.flags0, co.per_thread, co.ordering, id(co.cov))
             peer = self.open.get(key)
-            if peer is not None and peer.alike(co):
+            if peer is not None and peer.alike(co.threads, co.cov, co.pending):
                 peer.admit(rec)
-                continue
-            if len(self.open) > record_index.PRUNE_ENTRIES:
-                self.open.clear()  # stale entries only keep dead cohorts from being freed
-            self.open[key] = co
-            self.add_cohort(task, co)
+            else:
+                self.open_cohort(task, key, co)
+
+    def record(self, task: int | None, threads: Threads, q: int, flags0: int,
+               per_thread: bool, cov: Cov, tags: frozenset[Tag], origin: object,
+               atomic_bits: int, group: Group, ordering: bool) -> None:
+        """`add_records` of `Record(...)` with these fields, with no cohort made for a record
+        that joins an open one (most do)."""
+        key = (task, threads, q, flags0, per_thread, ordering, id(cov))
+        peer = self.open.get(key)
+        if peer is not None and peer.alike(threads, cov, pending_of(tags)):
+            Record.member(peer, origin, atomic_bits, group)
+        else:
+            rec = Record(threads, q, flags0, per_thread, cov, tags, origin, atomic_bits, group,
+                         ordering)
+            self.open_cohort(task, key, rec.co)
+
+    def open_cohort(self, task: int | None, key: tuple[Any, ...], co: Cohort) -> None:
+        if len(self.open) > record_index.PRUNE_ENTRIES:
+            self.open.clear()  # stale entries only keep dead cohorts from being freed
+        self.open[key] = co
+        self.add_cohort(task, co)
 
     def add_cohort(self, task: int | None, co: Cohort) -> None:
         self.by_task.setdefault(task, []).append(co)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 from typing import Iterable
 
-from verifier.semantics.coverage import (  # noqa: F401 - re-exported: the rules' vocabulary
+from verifier.semantics.coverage import (  # the rules' vocabulary, re-exported
     ALL, FIDX, FLAGS_ALL, QIDX, QUALS, TEMP, WITNESS_BITS, Cov, Cover, Covs, SyncCode,
     augment_key, intersect, passes, qual_bits, witness_flag)
 from verifier.semantics.threads import Threads
@@ -29,7 +29,21 @@ from verifier.semantics.threads import Threads
 Tag = tuple[int, tuple[int, ...], int]  # (barrier instance, element, arrive number)
 Pending = dict[tuple[int, tuple[int, ...]], int]  # (barrier, element) -> least arrive number
 
+__all__ = ["ALL", "FIDX", "FLAGS_ALL", "QIDX", "QUALS", "TEMP", "WITNESS_BITS", "Cov", "Cover",
+           "Covs", "SyncCode", "augment_key", "intersect", "passes", "qual_bits", "Tag",
+           "Pending", "pending_of", "Group", "Cohort", "Record"]
+
 _SEQ = itertools.count()
+
+
+def pending_of(tags: Iterable[Tag]) -> Pending:
+    """P (SEM-2.4) of a record made with these tags: the least arrive number per element."""
+    pending: Pending = {}
+    for bar, elem, number in tags:
+        old = pending.get((bar, elem))
+        if old is None or number < old:
+            pending[(bar, elem)] = number
+    return pending
 
 
 class Group:
@@ -65,15 +79,15 @@ class Cohort:
         # (qual-tl, task) pairs with issue/full coverage: the witness index's keys
         self.wq: set[tuple[int, int | None]] = {
             (qv >> 2, task) for qv, d in cov.m.items() if witness_flag(ordering, qv)
-            for task, mask in d.items() if mask}
+            for task, mask in d.items() if mask} if cov.m else set()
         self.members: list[Record] = []
         self.live = 0
 
-    def alike(self, other: "Cohort") -> bool:
-        """Whether a record of `other` (just made) can join this cohort: no sync tells them
-        apart (the caller has matched q, flags0, per_thread, ordering and the Cov's id)."""
-        return self.live > 0 and self.cov is other.cov and self.threads == other.threads and \
-            self.pending == other.pending
+    def alike(self, threads: Threads, cov: Cov, pending: Pending) -> bool:
+        """Whether a record just made with this state can join this cohort: no sync tells
+        them apart (the caller has matched q, flags0, per_thread, ordering and the Cov's id)."""
+        return self.live > 0 and self.cov is cov and self.threads == threads and \
+            self.pending == pending
 
     def admit(self, rec: "Record") -> None:
         rec.co = self
@@ -83,10 +97,10 @@ class Cohort:
     def tag(self, tags: Iterable[Tag]) -> None:
         """P ∪= tags (SEM-6.3)."""
         pending = self.pending
-        for bar, elem, number in tags:
-            old = pending.get((bar, elem))
+        for key, number in pending_of(tags).items():
+            old = pending.get(key)
             if old is None or number < old:
-                pending[(bar, elem)] = number
+                pending[key] = number
 
     def retired_by(self, bar: int, elem: tuple[int, ...], a_max: int) -> bool:
         """Some tag of P on (bar, elem) has an arrive number <= a_max (SEM-6.4)."""
@@ -282,9 +296,7 @@ class Record:
         # a map makes a root of its own (tests); the machine passes its runs' roots (Covs)
         co = Cohort(threads, q, flags0, per_thread,
                     cov if isinstance(cov, Cov) else Cov(cov, frozenset()),
-                    dict(pending) if isinstance(pending, dict) else {}, ordering)
-        if not isinstance(pending, dict):
-            co.tag(pending)
+                    dict(pending) if isinstance(pending, dict) else pending_of(pending), ordering)
         self._made(co, origin, atomic_bits, group)
 
     @classmethod
