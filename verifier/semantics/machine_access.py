@@ -68,7 +68,7 @@ class Accesses(HazardChecks):
         if s.callee.unmodelled:
             raise Unsupported(f"not supported by spork-verify yet: instruction "
                               f"{s.callee.unmodelled}", s.loc, code="ERR-V11", rule="LANG-3.11")
-        args, windows = self.cached(s, lambda: _call_args(s))
+        args, windows = self.cached_key(("windows", id(s)), lambda: _call_args(s))
         threads = self.collective(ctx)
         tags: frozenset[tuple[int, tuple[int, ...], int]] = frozenset()
         if s.trailing:  # SEM-4.4 P₀ / SEM-6.5: tagged with each named element's arrive count
