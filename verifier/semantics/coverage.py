@@ -153,9 +153,15 @@ class Cov:
             keys = []
             for qv, d in self.m.items():
                 if _meets(d, c):
+                    held = d.get(None, 0) | (d.get(task, 0) if task is not None else 0)
+                    if held & mask == mask:
+                        continue  # all of C holds it already (a 𝔾-wide atom flag): unchanged
                     m[qv] = {**d, task: d.get(task, 0) | mask}
                     if witness_flag(ordering, qv):
                         keys.append((qv >> 2, task))
+            if not keys and not own and m == self.m:
+                got = memo[key] = (self, keys)  # nothing changes: no new map (Choice M15)
+                return got
             _grow(m, own, c)
             got = memo[key] = (Cov(m, self.applied), keys)
         return got
