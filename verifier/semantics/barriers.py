@@ -90,10 +90,16 @@ def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: BarrierInstance,
     # iteration restarts its counts at 0 (SEM-2.3) and must not retire the tags of the old one
     tags = [(bar.serial, elem, bar.count(elem)[0] if each else a) for elem in named]
     held = [((z, e), n) for z, e, n in tags]
+    skip = not m.exact_families
     for co in m.index.witness_candidates(threads, code):
-        if not m.exact_families and \
-                all(co.pending.get(key, n + 1) <= n for key, n in held):
-            continue  # every tag already held: no change but perhaps a neutral family split
+        if skip:
+            pending = co.pending
+            for key, n in held:
+                got = pending.get(key)
+                if got is None or got > n:
+                    break
+            else:
+                continue  # every tag already held: no change but perhaps a neutral family split
         target = m.witnessed_part(co, threads, code)
         if target is not None:
             # a cohort already tagged on an element is already in that element's index list
@@ -190,7 +196,7 @@ def await_(m: MachineView, s: ir.Await, threads: Threads, bar: BarrierInstance) 
     key = bar.serial  # the allocation instance, as the tags (SEM-2.4)
     done = augment_key(threads, second)
     for co in m.index.tagged_with(key, elem):
-        if co.augmented(done):
+        if done in co.cov.applied:  # Cohort.augmented, inlined
             continue
         if co.retired_by(key, elem, a_max):
             keys = co.augment(threads, second)
