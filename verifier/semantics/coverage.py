@@ -98,7 +98,7 @@ class Cov:
     per `Cov`, not once per record (issue 20). Memo keys hold `id(SyncCode)`: the roots belong
     to one machine run, whose codes live as long as it does."""
 
-    __slots__ = ("m", "applied", "aug", "wit", "joins")
+    __slots__ = ("m", "applied", "aug", "wit", "joins", "tasks")
 
     def __init__(self, m: dict[int, Cover], applied: frozenset[tuple[int | None, int, int]]
                  ) -> None:
@@ -108,6 +108,7 @@ class Cov:
         self.wit: dict[tuple[int | None, int, int, bool], bool] | None = None
         self.joins: dict[tuple[int | None, int, bool, tuple[int, ...]],
                          tuple[Cov, list[tuple[int, int | None]]]] | None = None
+        self.tasks: set[int | None] | None = None  # see `reaches`
 
     def augmented(self, c: Threads, code: SyncCode, key: tuple[int | None, int, int]) -> "Cov":
         """r.S ∪= A_F(C, τ2) (SEM-5.2)."""
@@ -143,6 +144,8 @@ class Cov:
         C is held by all of C, then C gets the `own` pairs (the record's initial part, when C
         meets its threads); with the index keys of the witnessing pairs among the first (the
         list is shared: callers copy before adding)."""
+        if not own and c.task is not None and not self.reaches(c.task):
+            return self, []
         key = (c.task, c.mask, ordering, own)
         memo = self.joins
         if memo is None:
@@ -165,6 +168,18 @@ class Cov:
             _grow(m, own, c)
             got = memo[key] = (Cov(m, self.applied), keys)
         return got
+
+
+    def reaches(self, task: int) -> bool:
+        """Whether a join of threads of `task` may change this map: some entry names threads
+        of that task, or some 𝔾-wide entry is held by only some threads (one held by all,
+        an atomic access's atom flag, holds for every collective already). Each task's end
+        joins every record an atomic access made in earlier tasks (Choice M15)."""
+        tasks = self.tasks
+        if tasks is None:
+            tasks = self.tasks = {t for d in self.m.values() for t, mask in d.items()
+                                  if mask and not (t is None and mask == ALL)}
+        return task in tasks or None in tasks
 
 
 class Covs:
