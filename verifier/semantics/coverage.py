@@ -150,25 +150,28 @@ class Cov:
         memo = self.joins
         if memo is None:
             memo = self.joins = {}
-        got = memo.get(key)
+        got = memo.get(key, False)
         if got is None:
+            return self, []  # memoised as None: no self-reference, no cycle
+        if got is False:
             m, task, mask = dict(self.m), c.task, c.mask
             keys = []
+            changed = False
             for qv, d in self.m.items():
                 if _meets(d, c):
                     held = d.get(None, 0) | (d.get(task, 0) if task is not None else 0)
                     if held & mask == mask:
                         continue  # all of C holds it already (a 𝔾-wide atom flag): unchanged
                     m[qv] = {**d, task: d.get(task, 0) | mask}
+                    changed = True
                     if witness_flag(ordering, qv):
                         keys.append((qv >> 2, task))
-            if not keys and not own and m == self.m:
-                got = memo[key] = (self, keys)  # nothing changes: no new map (Choice M15)
-                return got
+            if not changed and not own:
+                memo[key] = None  # nothing changes: no new map (Choice M15)
+                return self, keys
             _grow(m, own, c)
             got = memo[key] = (Cov(m, self.applied), keys)
         return got
-
 
     def reaches(self, task: int) -> bool:
         """Whether a join of threads of `task` may change this map: some entry names threads

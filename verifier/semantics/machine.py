@@ -19,7 +19,7 @@ from __future__ import annotations
 import gc
 import itertools
 from dataclasses import replace
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from verifier import collectives
 from verifier.diagnostics import SrcLoc, UnhandledNode, Unsupported
@@ -302,6 +302,20 @@ class Machine(Accesses):
                 self.by_task[key] = [co for co in self.by_task[key] if co.live]
             self.task_records = self.task_kept = sum(map(len, self.by_task.values()))
 
+    def release(self) -> None:
+        """After the run: break the group <-> record cycles of the records still held, so
+        that reference counting frees the run's objects with the machine. The cyclic
+        collector, paused during the run, would otherwise scan every object the run made
+        once it resumes (0.4 s of a 3 s run)."""
+        for h in self.table.histories:
+            if h is not None:
+                for g in h[0]:
+                    g.records = []
+                for g in h[1]:
+                    g.records = []
+        for g in self.table.groups:
+            g.records = []
+
     # ------------------------------------------------------------ statements
 
     def block(self, stmts: tuple[ir.Stmt, ...], ctx: Ctx) -> None:
@@ -420,24 +434,28 @@ class Machine(Accesses):
         self.current_dev_threads = dev.num_threads
         self.current_block_dim = dev.blockDim
 
-        def nest(depth: int) -> None:
-            if depth == len(loops):
-                task = next(task_ids)
-                self.block(task_body, Ctx(True, dev, task, top, dev.initial_warp_name()))
-                self.join(Threads(task, (1 << dev.num_threads) - 1), task)
-                return
-            loop = loops[depth]
-            for v in range(self.value(loop.lo), self.value(loop.hi)):
-                self.env[loop.iter] = v
-                nest(depth + 1)
-            self.env.pop(loop.iter, None)
-
-        nest(0)
+        self.task_nest(loops, 0, task_body, dev, top, task_ids)
         self.join(EVERYONE, None)
         self.fence(EVERYONE, rules.KERNEL_SYNC, rules.KERNEL_SYNC)
         merged = [co for cos in self.by_task.values() for co in cos if co.live]
         self.by_task = {None: merged}  # after a kernel boundary every record holds 𝔾 grants
         self.open = {}
+
+    def task_nest(self, loops: list[ir.For], depth: int, body: tuple[ir.Stmt, ...],
+                  dev: Any, top: Any, task_ids: Iterator[int]) -> None:
+        """The cuda_tasks loops from `depth` in: each innermost iteration one task. (A method,
+        not a closure: a recursive closure is a cycle holding the machine, which only the
+        cyclic collector would free, scanning every object of the run.)"""
+        if depth == len(loops):
+            task = next(task_ids)
+            self.block(body, Ctx(True, dev, task, top, dev.initial_warp_name()))
+            self.join(Threads(task, (1 << dev.num_threads) - 1), task)
+            return
+        loop = loops[depth]
+        for v in range(self.value(loop.lo), self.value(loop.hi)):
+            self.env[loop.iter] = v
+            self.task_nest(loops, depth + 1, body, dev, top, task_ids)
+        self.env.pop(loop.iter, None)
 
     def join(self, whole: Threads, task: int | None) -> None:
         """JoinThreads (SEM-1.7) on every cohort the threads of `whole` can touch."""
@@ -493,5 +511,6 @@ def run_reference(proc: ir.Proc, sizes: Mapping[str, int], collect_all: bool = F
     try:
         return True, m.run()
     finally:
+        m.release()
         if enabled:
             gc.enable()

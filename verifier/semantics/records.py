@@ -58,8 +58,10 @@ class Group:
 
 
 class Cohort:
-    """The sync-visible state of one or more records (Choice M15); `members` are the records,
-    `live` how many of them are in groups the histories still hold (histories.py)."""
+    """The sync-visible state of one or more records (Choice M15); `members` what a split
+    needs of each record (origin, atomic qual-tls, group: not the record, which refers to its
+    cohort: no cycle keeps a dead record), `live` how many of them are in groups the
+    histories still hold (histories.py)."""
 
     __slots__ = ("threads", "q", "qbit", "flags0", "per_thread", "ordering", "cov", "pending",
                  "wq", "members", "live")
@@ -80,7 +82,7 @@ class Cohort:
         self.wq: set[tuple[int, int | None]] = {
             (qv >> 2, task) for qv, d in cov.m.items() if witness_flag(ordering, qv)
             for task, mask in d.items() if mask} if cov.m else set()
-        self.members: list[Record] = []
+        self.members: list[tuple[object, int, Group]] = []
         self.live = 0
 
     def alike(self, threads: Threads, cov: Cov, pending: Pending) -> bool:
@@ -91,7 +93,7 @@ class Cohort:
 
     def admit(self, rec: "Record") -> None:
         rec.co = self
-        self.members.append(rec)
+        self.members.append((rec.origin, rec.atomic_bits, rec.group))
         self.live += 1
 
     def tag(self, tags: Iterable[Tag]) -> None:
@@ -230,9 +232,9 @@ class Cohort:
         self.threads = Threads(self.threads.task, self.threads.mask & ~part.mask)
         new = Cohort(part, self.q, self.flags0, True, self.cov, dict(self.pending),
                      self.ordering)
-        self.members = [r for r in self.members if r.group.alive]
-        for r in self.members:
-            Record.member(new, r.origin, r.atomic_bits, r.group)
+        self.members = [m for m in self.members if m[2].alive]
+        for origin, atomic_bits, group in self.members:
+            Record.member(new, origin, atomic_bits, group)
         return new
 
     def augment(self, c: Threads, code: SyncCode) -> list[tuple[int, int | None]]:
@@ -343,4 +345,4 @@ class Record:
 
     def join(self, c: Threads) -> "tuple[Record | None, list[tuple[int, int | None]]]":
         split, keys = self.co.join(c)
-        return (None if split is None else split.members[-1]), keys
+        return (None if split is None else self.group.records[-1]), keys
