@@ -76,8 +76,8 @@ class Accesses(HazardChecks):
             _, named = barriers.referenced(s.trailing[0], bar, self.value)
             tags = frozenset((bar.serial, e, bar.count(e)[0]) for e in named)
             ring_slots.trailing(self, s, threads, bar, named)  # DIAL-10
-        boxes = [clipped_box(s, a, box, self.shape_of(a.buf), self.value)
-                 for a, box in zip(args, windows(self.env))]
+        boxes = [clipped_box(s, a, box, self.shape_of(a.buf), self.value) if a.param.clip
+                 else box for a, box in zip(args, windows(self.env))]
         for k, (a, box) in enumerate(zip(args, boxes)):
             for part, by in self.owner_slices(s, k, a, box, ctx, threads):
                 self.access(a.buf, part, a.kind, s.callee.instr_tl, by, s.loc, ctx,
@@ -166,15 +166,16 @@ class Accesses(HazardChecks):
                tags: frozenset[tuple[int, tuple[int, ...], int]] = frozenset()) -> None:
         """Every element of `box`, in C order (SEM-4.3): bounds, then checks and records;
         `tags` is P₀ of the records (a trailing barrier's pending tags, SEM-4.4)."""
-        for lo, hi in box:
+        buf = self.bufs[sym]
+        dr = self.data_rings.get(sym)
+        shape = dr.logical if dr is not None else buf.shape  # `shape_of`, inlined
+        inside = len(box) == len(shape)
+        for k, (lo, hi) in enumerate(box):
             if hi <= lo:
                 return  # an empty window touches nothing
-        buf = self.bufs[sym]
-        shape = self.shape_of(sym)
-        inside = len(box) == len(shape) and all(
-            lo >= 0 and hi <= n for (lo, hi), n in zip(box, shape))
+            if inside and (lo < 0 or hi > shape[k]):
+                inside = False
         if inside:
-            dr = self.data_rings.get(sym)
             if dr is not None and buf.tracked:  # DIAL-18: the handoff, then the slot
                 self.tracked_access(dr.shadow, box, AccessKind.read, instr_tl, threads, loc,
                                     ctx, frozenset(), in_instr)
