@@ -35,9 +35,9 @@ from verifier.semantics.exprs import admits, compile_expr, data_reads, layout_fr
 from verifier.semantics.histories import BufInstance, HistoryTable
 from verifier.semantics import index as record_index
 from verifier.semantics.index import RecordIndex
+from verifier.semantics.cohort_book import CohortBook
 from verifier.semantics.machine_access import Accesses, Ctx
-from verifier.semantics.records import (
-    Cohort, Cov, Covs, Group, Record, SyncCode, Tag, augment_key, pending_of)
+from verifier.semantics.records import Cohort, Covs, SyncCode, augment_key
 from verifier.semantics.rings import CompletionOrder, ring_info
 from verifier.semantics.rules import AccessKind
 from verifier.semantics.schedules import AwaitLog, Schedule, layouts
@@ -46,7 +46,7 @@ from verifier.semantics.threads import EVERYONE, Threads
 from verifier.semantics.transactions import TxLedger
 
 
-class Machine(Accesses):
+class Machine(Accesses, CohortBook):
     """One run of the machine over one proc at concrete sizes."""
 
     # A sync splits a family (SEM-4.4) even where the parts end up alike, so that a report
@@ -81,11 +81,9 @@ class Machine(Accesses):
         self.sync_codes: dict[int, SyncCode] = {}
         self.current_dev_threads = 0
         self.current_block_dim = 1
-        self.by_task: dict[int | None, list[Cohort]] = {}
+        self.by_task = {}  # CohortBook (Choice M15)
         self.task_records = self.task_kept = 0  # entries of by_task: now, after the last prune
-        # Choice M15: per (task key, threads, q, flags0, per_thread, ordering, id(Cov)) the
-        # cohort a record made with that state joins if it is still alike (`Cohort.alike`)
-        self.open: dict[tuple[Any, ...], Cohort] = {}
+        self.open = {}
         self.barriers: dict[ir.Sym, barriers.BarrierInstance] = {}
         self.index = RecordIndex()
         self.order = CompletionOrder()  # SEM-6.8
@@ -240,57 +238,6 @@ class Machine(Accesses):
 
     def origin(self, loc: SrcLoc, what: str, threads: Threads) -> Origin:
         return Origin(loc, what, tuple(self.env.items()), self.arg_syms, threads)
-
-    def live_cohorts(self, task: int | None = None) -> list[Cohort]:
-        """Cohorts a sync of `task`'s threads can touch: those created in that task and those
-        granted to every thread; all cohorts when `task` is None (CPU scope, kernel ends).
-        Only an access of task ι or an 𝔾-wide grant can put task ι's threads into a record."""
-        keys = list(self.by_task) if task is None else [task, None]
-        out: list[Cohort] = []
-        for key in keys:
-            cos = self.by_task.get(key)
-            if cos:
-                live = [co for co in cos if co.live]
-                self.by_task[key] = live
-                out += live
-        return out
-
-    def add_records(self, task: int | None, records: list[Record]) -> None:
-        """New records (each alone in its cohort): a record joins the open cohort of its
-        state if that cohort is still alike (Choice M15), else its cohort is indexed."""
-        for rec in records:
-            co = rec.co
-            key = (task, co.threads, co.q, co.flags0, co.per_thread, co.ordering, id(co.cov))
-            peer = self.open.get(key)
-            if peer is not None and peer.alike(co.threads, co.cov, co.pending):
-                peer.admit(rec)
-            else:
-                self.open_cohort(task, key, co)
-
-    def record(self, task: int | None, threads: Threads, q: int, flags0: int,
-               per_thread: bool, cov: Cov, tags: frozenset[Tag], origin: object,
-               atomic_bits: int, group: Group, ordering: bool) -> None:
-        """`add_records` of `Record(...)` with these fields, with no cohort made for a record
-        that joins an open one (most do)."""
-        key = (task, threads, q, flags0, per_thread, ordering, id(cov))
-        peer = self.open.get(key)
-        if peer is not None and peer.alike(threads, cov, pending_of(tags)):
-            Record.member(peer, origin, atomic_bits, group)
-        else:
-            rec = Record(threads, q, flags0, per_thread, cov, tags, origin, atomic_bits, group,
-                         ordering)
-            self.open_cohort(task, key, rec.co)
-
-    def open_cohort(self, task: int | None, key: tuple[Any, ...], co: Cohort) -> None:
-        if len(self.open) > record_index.PRUNE_ENTRIES:
-            self.open.clear()  # stale entries only keep dead cohorts from being freed
-        self.open[key] = co
-        self.add_cohort(task, co)
-
-    def add_cohort(self, task: int | None, co: Cohort) -> None:
-        self.by_task.setdefault(task, []).append(co)
-        self.task_records += 1
-        self.index.add(co)
 
     def collect_garbage(self) -> None:
         self.table.collect(list(self.bufs.values()) +
