@@ -246,3 +246,44 @@ def test_no_exit_barrier_in_a_cluster_keeps_sem_4_7(tmp_path: Path, unsafe: bool
     from verifier.semantics.data_rings import complete_at_free
     proc = _proc(tmp_path, _CLUSTER.replace("UNSAFE", str(unsafe)))
     assert {s.name for s in complete_at_free(inline_calls(proc).body)} == relaxed
+
+
+@pytest.mark.rule("DIAL-21", "DIAL-12", "CG-X1")
+@pytest.mark.parametrize("unsafe, target, exempt", [
+    (False, "g[c, 0]", {"g"}), (True, "g[c, 0]", {"g"}),
+    (False, "g[c, 0] >> g[:, 0]", {"g"}), (True, "g[c, 0] >> g[:, 0]", set())])
+def test_a_multicast_ring_without_the_exit_barrier_keeps_its_free_check(
+        tmp_path: Path, unsafe: bool, target: str, exempt: set[str]) -> None:
+    """DIAL-12 exempts an in-order ring's free; DIAL-21 takes that back for a ring some Arrive
+    multicasts on (a remote arrive) in a cluster kernel without the exit cluster barrier. A
+    ring arrived on only by its own CTA stays exempt: its arrives are complete when its threads
+    pass them, and a CTA exits after its threads."""
+    from verifier.lang.rewrite.inline import inline_calls
+    from verifier.semantics.ring_slots import synchronous_rings
+    text = _CLUSTER.replace("UNSAFE", str(unsafe)).replace(
+        "Arrive(cuda_in_order) >> g[c, 0]", f"Arrive(cuda_in_order, 1) >> {target}")
+    proc = _proc(tmp_path, text)
+    assert {s.name for s in synchronous_rings(inline_calls(proc))} == exempt
+
+
+@pytest.mark.rule("DIAL-21", "SEM-4.7", "CG-X1")
+def test_a_remote_arrive_nobody_awaits_before_exit_is_refuted(tmp_path: Path) -> None:
+    """The gap DIAL-21 closes: without the final cluster Fence, CTA 1's last remote Arrive may
+    reach CTA 0's mbarrier after CTA 0 exited (no exit cluster barrier). Refuted by Z3 and
+    replayed by the machine at `bar`'s free; with the Fence, or with the exit barrier back,
+    proved."""
+    assert _json(ENDGAME / "ring_remote_release_fenced.py", tmp_path)["verdict"] == "proved"
+    bug = ENDGAME / "ring_remote_release_bug_no_exit_sync.py"
+    result = _json(bug, tmp_path)
+    assert result["verdict"] == "refuted"
+    found = {(f["kind"], f["variable"], f["location"]["line"], f["related"][0]["line"])
+             for f in result["findings"]}
+    assert ("WAW", "bar", 13, 19) in found  # the allocation, the Arrive on bar[:, 1]
+    assert all(f["code"] == "ERR-V04" and f["counterexample"]["replayed"]
+               and f["message"].startswith("free_missing_sync HAZARD @ free(bar[")
+               for f in result["findings"])
+    assert any(o["status"] == "refuted" and o["rule"] == "SEM-4.7"
+               for o in result["obligations"])
+    safe = tmp_path / "safe.py"
+    safe.write_text(bug.read_text().replace(", unsafe_no_shutdown_cluster_sync=True", ""))
+    assert _json(safe, tmp_path)["verdict"] == "proved"

@@ -65,6 +65,45 @@ def test_every_cited_rule_is_defined_in_the_repository() -> None:
     assert all(f"| {rule} |" in rules_md for rule in cited)
 
 
+_SPEC_ID = r"[A-Z]+(?:-[A-Z]+)*-[A-Z]?\d+(?:\.\d+)*|[A-Z]\d+"
+# where specs/ define an id: a line opening with `Choice X`, a bold bullet `* **X ...**`
+# (`- **X**`, `* **Choice X**`), or a heading `## X ...`; tables and prose only cite ids
+SPEC_DEFINITION = re.compile(rf"^(?:\s*(?:[*-]\s+)?(?P<choice>Choice)\s+(?P<c>{_SPEC_ID})\b"
+                             rf"|\s*[*-]\s+\*\*(?P<bold_choice>Choice\s+)?(?P<b>{_SPEC_ID})\b"
+                             rf"|#+\s+(?P<h>{_SPEC_ID})\b)")
+
+
+def spec_definitions() -> dict[str, list[str]]:
+    """Every id specs/ defines (a choice as `Choice X`) -> where, as `file:line`."""
+    found: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "specs").glob("*.md")):
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            m = SPEC_DEFINITION.match(line)
+            if m:
+                name = m["c"] or m["b"] or m["h"]
+                choice = m["choice"] or m["bold_choice"]
+                found.setdefault(f"Choice {name}" if choice else name, []).append(
+                    f"{path.name}:{n}")
+    return found
+
+
+def test_no_rule_or_choice_id_is_defined_twice() -> None:
+    """One id, one definition across specs/ (Choice M10 and M11 once named two choices each:
+    the machine's became M16, M17)."""
+    found = spec_definitions()
+    assert {"Choice M10", "Choice M16", "Choice M17", "Choice S1", "D4", "DIAL-21", "CG-X1",
+            "CLI-7"} <= set(found)
+    assert {k: v for k, v in found.items() if len(v) > 1} == {}
+
+
+def test_the_duplicate_check_sees_a_duplicate() -> None:
+    assert SPEC_DEFINITION.match("* Choice M10 (batched machine): a")["c"] == "M10"
+    assert SPEC_DEFINITION.match("Choice M10 (pending tags): a")["c"] == "M10"
+    assert SPEC_DEFINITION.match("- **CG-X1 (exit barrier).** With")["b"] == "CG-X1"
+    assert SPEC_DEFINITION.match("## CLI-7 Budgets")["h"] == "CLI-7"
+    assert SPEC_DEFINITION.match("| SEM-4.5 | `hazards` |") is None
+
+
 MARKDOWN_LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 
 

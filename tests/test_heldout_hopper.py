@@ -83,7 +83,7 @@ def test_heldout_set_is_large_enough_and_predicts_with_rule_ids() -> None:
 
 
 def test_machine_keeps_barrier_allocations_apart() -> None:
-    """Choice M10: task 1's Await on its own commit group must not retire the tag task 0's
+    """Choice M16: task 1's Await on its own commit group must not retire the tag task 0's
     TMA reduce left on C, so the read-back in task 1 is a RAW (before the fix the machine ran
     clean at these sizes and the obligation ended `unknown`)."""
     path = HELDOUT / "h04b_read_partial_sum.py"

@@ -105,12 +105,11 @@ def test_unconfirmed_candidate_changes_nothing(compare) -> None:
 def test_same_results_with_workers() -> None:
     """E7's queries and replays stay in the calling process, in the obligations' order: the
     report (statuses, query hashes, findings and their counterexamples) is the same for every
-    --jobs (D4). (Units are left out: z3 counts a few more or fewer in a worker's context than
-    in this one, with or without E7.)"""
+    --jobs (D4), resource units included (the text solved has its binder ids renumbered)."""
     from verifier.encode.verify import Options
 
     def summary(result: ProcResult) -> tuple:  # type: ignore[type-arg]
-        return (result.verdict, [(o.id, o.status, o.query_hash)
+        return (result.verdict, [(o.id, o.status, o.query_hash, o.rlimit)
                                  for o in result.obligations],
                 [(f.kind, f.variable, f.loc.line, f.counterexample)
                  for f in result.findings])

@@ -10,6 +10,7 @@ With $SPORK_UPSTREAM_CHECKOUT naming an endgame checkout, upstream's own `tma_te
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -19,6 +20,7 @@ import pytest
 from codegen_support import example, hand_certified
 from test_codegen_nvcc import NVCC
 
+from verifier.cli import main
 from verifier.codegen import emit_cuda
 from verifier.codegen.targets import NVCC_FLAGS
 from verifier.diagnostics import Unsupported
@@ -184,22 +186,37 @@ def test_tma_data_ring_lowers_slots_waits_and_arrives_in_order() -> None:
     assert consumer.count("wgmma.mma_async.sync.aligned.m64n256k16") == 4
 
 
-@pytest.mark.rule("CG-C1")
-def test_map_parameter_passed_a_plain_window_is_refused(tmp_path: Path) -> None:
+@pytest.mark.rule("CALL-3", "CG-T1", "LANG-3.4")
+@pytest.mark.parametrize("actual, have", [
+    ("d_sum[1:, :]", "CudaGmemLinear"),  # a plain GMEM window: no CUtensorMap to pass
+    ("d_sum[1:, :] @ Sm90_tensorMap(64, smem_M, smem_K)", "Sm90_tensorMap(64, 24, 32)")])
+def test_map_parameter_passed_another_window_is_rejected(tmp_path: Path, actual: str,
+                                                          have: str) -> None:
+    """As upstream's memory check at a call (TypeError "expected `x` argument in
+    Sm90_tensorMap(...) but got an argument in CudaGmemLinear"): rejected at the call's
+    argument, before any proof (it was proved, then refused by the lowering)."""
     src = Path(__file__).resolve().parents[1] / "programs_endgame" / "tma_tester.py"
-    text = src.read_text().replace("tma_tester_gpu(sum_window[:, :], d_x[:, 0:K], d_y)",
-                                   "tma_tester_gpu(d_sum[1:, :], d_x[:, 0:K], d_y)")
-    assert "tma_tester_gpu(d_sum[1:, :]" in text
-    path = tmp_path / "plain_window.py"
+    call = "    tma_tester_gpu(sum_window[:, :], d_x[:, 0:K], d_y)\n"
+    text = src.read_text()
+    assert call in text
+    if "@" in actual:
+        text = text.replace(call, f"    other = {actual}\n" + call.replace(
+            "sum_window[:, :]", "other[:, :]"))
+    else:
+        text = text.replace(call, call.replace("sum_window[:, :]", actual))
+    path = tmp_path / "other_window.py"
     path.write_text(text)
-    proc = next(p for p in load_procs(path) if p.name == "tma_tester")
-    result = verify_proc(proc, Options(releases=True))
-    if result.verdict is not Verdict.proved:
-        pytest.skip(f"not proved (nothing to lower): {result.verdict}")
-    with pytest.raises(Unsupported) as err:
-        emit_cuda(proc, result.certificate)
-    assert err.value.code == "ERR-V11" and err.value.loc.line == 66
-    assert "tensor-map parameter sum_map was passed a window no tensor map" in str(err.value)
+    line = text[:text.index("tma_tester_gpu(", text.index("def tma_tester("))].count("\n") + 1
+    out = tmp_path / "out.json"
+    assert main([str(path), "--no-progress", "--format", "json", "--output", str(out)]) == 2
+    results = {r["proc"]: r for r in json.loads(out.read_text())["results"]}
+    assert results["tma_tester_gpu"]["verdict"] == "proved"
+    (finding,) = results["tma_tester"]["findings"]
+    assert results["tma_tester"]["verdict"] == "rejected" and finding["code"] == "ERR-A07"
+    assert (finding["location"]["line"], finding["location"]["col"]) == (line, 20)
+    assert finding["message"].startswith(
+        f"expected `sum_map` argument of tma_tester_gpu in Sm90_tensorMap(128, 24, 32) but got "
+        f"an argument in {have}")
 
 
 @pytest.mark.rule("CG-T1")

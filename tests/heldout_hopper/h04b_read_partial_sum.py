@@ -3,7 +3,7 @@
 # reduce of the same tile is an atomic record granting every thread only `atom` (SEM-4.4),
 # and a read needs full: RAW HAZARD @ C at the read (SEM-4.5); counterexample S = 2. (The
 # reduce of task 1 after task 0's read-back is also a WAR on C, SEM-4.5: found by the tool,
-# missed by the first prediction, and right.) Before Choice M10 the machine let task 1's
+# missed by the first prediction, and right.) Before Choice M16 the machine let task 1's
 # Await(tcg) retire task 0's stale tag and did not replay the RAW (verdict `unknown`).
 from verifier.lang import *
 

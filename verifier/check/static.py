@@ -1,7 +1,8 @@
 """Static checks of stages A and L (language.md §9.3-9.4) and the site model for the encoder.
 
 One walk over the IR with the collective tiling of every scope (verifier.collectives): device
-function structure, loop-mode placement, tilings, one-thread writes, permissions and shapes here;
+function structure, loop-mode placement, tilings and one-thread writes here; allocations,
+permissions, shapes and the access and free sites in `static_sites` (the walk's base class);
 fences, calls and window statements in `static_calls`; barrier statements in `static_barriers` and
 `barrier_exprs`. It records every access, fence and SMEM free as a site. Constructs outside the
 verifiable fragment found while walking are either raised at once (`Unsupported`) or, when their
@@ -16,26 +17,23 @@ from dataclasses import replace
 from typing import Any
 
 from verifier import collectives
-from verifier.diagnostics import RejectedInput, SporkError, SrcLoc, UnhandledNode, Unsupported
-from verifier.lang.ir import ir
-from verifier.lang.rewrite.inline import inline_calls
-from verifier.lang.ir.lifetimes import early_releases
-from verifier.lang.stdlib.memories import MBARRIER_STORAGE, CudaMbarrier, Memory, smem_below_cluster
-from verifier.lang.ir.printer import expr_text, stmt_lines
-from verifier.lang.parse.dialect import message_dialect
-from verifier.lang.stdlib.dialects import memory_text
-from verifier.lang.stdlib.timelines import InstrTL, QualTL
 from verifier.check import barrier_exprs, static_barriers, static_calls, static_data_rings, \
     static_rings, static_sm100
-from verifier.check.static_packed import (
-    check_packed_shape, check_window_memory, scalar_access_error)
-from verifier.semantics import data_rings, ring_slots, rules
+from verifier.check.sites import Context, Device, Element, Loop, ProgramModel, ReleaseSite
+from verifier.check.static_packed import check_packed_shape, check_window_memory, \
+    scalar_access_error
+from verifier.check.static_sites import SiteRecorder, literal_int, located
+from verifier.diagnostics import RejectedInput, SporkError, SrcLoc, UnhandledNode, Unsupported
+from verifier.lang.ir import ir
+from verifier.lang.ir.lifetimes import early_releases
+from verifier.lang.ir.printer import expr_text, stmt_lines
+from verifier.lang.rewrite.inline import inline_calls
+from verifier.lang.stdlib.memories import CudaMbarrier, Memory
+from verifier.lang.stdlib.timelines import InstrTL
+from verifier.semantics import data_rings, ring_slots
 from verifier.semantics.access import mutated_syms, walk_stmts
 from verifier.semantics.exprs import data_reads
 from verifier.semantics.rules import AccessKind
-from verifier.check.sites import (
-    AccessSite, Context, Device, Element, Loop, ProgramModel, ReleaseSite, Trailing,
-)
 
 
 def uniform_write(buf: ir.Sym, mem: Memory, ctx: Context) -> None:
@@ -48,13 +46,7 @@ def uniform_write(buf: ir.Sym, mem: Memory, ctx: Context) -> None:
                             f"cuda_thread scope: {problem}", code="ERR-A18", rule="COLL-2.6")
 
 
-def _located(e: SporkError, loc: SrcLoc) -> SporkError:
-    if e.loc.line == 0:
-        e.loc = loc
-    return e
-
-
-class Analyzer:
+class Analyzer(SiteRecorder):
     def __init__(self, proc: ir.Proc) -> None:
         self.proc = proc
         self.model = ProgramModel(proc, tuple(a.name for a in proc.args
@@ -107,10 +99,6 @@ class Analyzer:
                 else:
                     self.model.shapes[a.name] = ()
 
-    def fresh_id(self) -> int:
-        self.next_id += 1
-        return self.next_id
-
     def defer(self, e: Unsupported) -> None:
         """A construct outside the verifiable fragment whose static rules hold: reported after
         every static check passed, so a static error anywhere comes first (exit 2 before 3)."""
@@ -160,11 +148,11 @@ class Analyzer:
                     dist = collectives.deduce_distribution(ctx.tiling, native, uses, dims,
                                                            ctx.device.cfg, name=sym.name)
             except SporkError as e:
-                raise _located(e, self.alloc_site_loc[sym]) from None
+                raise located(e, self.alloc_site_loc[sym]) from None
             self.distributions[sym] = dist
             check_packed_shape(sym.name, mem, self.elem_types.get(sym, ""), shape[dist.R:],
                                self.alloc_site_loc[sym])
-            if mem.is_register and any(_literal(d) is None for d in shape[dist.R:]):
+            if mem.is_register and any(literal_int(d) is None for d in shape[dist.R:]):
                 # COLL-5.8: the shard (the dims left after the distributed ones) is the
                 # register allocation, and it must have a constant shape (LANG-6.3)
                 raise RejectedInput(f"{sym.name} @ {self.mem_text(mem)} requires constant "
@@ -197,7 +185,7 @@ class Analyzer:
             try:
                 self.stmt(s, sub)
             except SporkError as e:
-                raise _located(e, s.loc) from None
+                raise located(e, s.loc) from None
             if isinstance(s, ir.Alloc):
                 allocs.append(s)
                 self.alloc_lists[s.name] = stmts
@@ -262,7 +250,7 @@ class Analyzer:
                 except RejectedInput as e:
                     if e.code != "ERR-L02":
                         raise
-                    self.later.append(_located(e, s.loc))
+                    self.later.append(located(e, s.loc))
             case ir.Call():
                 static_calls.call(self, s, ctx)
             case ir.Arrive():
@@ -271,11 +259,6 @@ class Analyzer:
                 static_barriers.await_(self, s, ctx)
             case _:
                 raise UnhandledNode(s)
-
-    def mem_text(self, mem: Memory) -> str:
-        """`mem` as upstream's version of the file prints it (DIAL-19)."""
-        proc = self.model.proc
-        return memory_text(str(mem), message_dialect(proc.dialect, proc.loc.file))
 
     def check_control(self, e: ir.Expr) -> None:
         reads = [r for r in _walk_expr(e) if isinstance(r, (ir.Read, ir.Window, ir.Stride))]
@@ -359,7 +342,7 @@ class Analyzer:
                     raise RejectedInput(f"unexpected loop mode cuda_threads in {s.iter.name} loop: "
                                         "cannot have cuda_threads loop outside CUDA device "
                                         "function", s.loc, code="ERR-A14", rule="LANG-4.9")
-                lo, hi = _literal(s.lo), _literal(s.hi)
+                lo, hi = literal_int(s.lo), literal_int(s.hi)
                 if lo != 0:
                     raise RejectedInput(f"expected 0 for lo of {s.iter.name} loop (rewrite with "
                                         "simplify(...) if needed)", s.lo.loc, code="ERR-A20",
@@ -382,133 +365,6 @@ class Analyzer:
                 raise UnhandledNode(s)
         self.block(s.body, body_ctx)
 
-    # ------------------------------------------------------------ allocations and accesses
-
-    def alloc(self, s: ir.Alloc, ctx: Context) -> None:
-        if isinstance(s.typ, ir.BarrierType):
-            static_barriers.declare(self, s, ctx)
-            decl = self.barrier_decls[s.name]
-            self.mems[s.name] = MBARRIER_STORAGE
-            self.model.shapes[s.name] = decl.logical_shape(s.loc)
-            self.alloc_loops[s.name] = decl.alloc_loops
-            self.alloc_ctx[s.name] = ctx
-            self.alloc_site_loc[s.name] = s.loc
-            if decl.mech is CudaMbarrier:
-                self.mutated = self.mutated | {s.name}  # storage is always tracked (SEM-2.1)
-            if static_rings.is_ring(decl):
-                static_rings.handoff(self, s, decl, ctx)
-            return
-        mem = s.mem
-        assert isinstance(mem, Memory)
-        perms = mem.cuda_perms if ctx.cuda else mem.cpu_perms
-        if "c" not in perms or mem.abstract:
-            scope = "cuda_basic_device" if ctx.cuda else "cpu_basic_device"
-            raise RejectedInput(f"{s.name.name} @ {mem} cannot be allocated in a scope using "
-                                f"{scope}", s.loc, code="ERR-A02", rule="LANG-4.2")
-        ring = static_data_rings.declare(self, s, self.proc)
-        shape = ring.physical if ring is not None else \
-            s.typ.shape if isinstance(s.typ, ir.Tensor) else ()
-        if mem.family == "gmem" and not shape:
-            self.later.append(RejectedInput("Cannot allocate scalar CudaGmemLinear", s.loc,
-                                            code="ERR-A16", rule="LANG-6.1"))
-        elem = ir.element_type(s.typ) or ""
-        if mem.name == "CudaRmemPacked32" and elem not in ("f32", "i32", "f16", "bf16"):
-            raise RejectedInput(f"CudaRmemPacked32 doesn't support {elem}", s.loc,
-                                code="ERR-A16", rule="LANG-6.4")
-        dims = f"[{', '.join(expr_text(d) for d in shape)}]"
-        if mem.const_shape and any(_literal(d) is None for d in shape):
-            if mem.is_smem:
-                self.later.append(RejectedInput(
-                    f"SMEM allocation {s.name.name} @ {mem} requires constant shape, not "
-                    f"{dims}; simplify() if needed", s.loc, code="ERR-A16", rule="LANG-6.3"))
-            elif not (mem.is_register and ctx.cuda):  # registers: the shard, after COLL-5
-                raise RejectedInput(f"{s.name.name} @ {self.mem_text(mem)} requires constant "
-                                    f"shape. Saw: {dims}; simplify() if needed", s.loc,
-                                    code="ERR-A16", rule="LANG-6.3")
-        if mem.is_smem and ctx.device is not None and ctx.device.cfg.clusterDim > 1 \
-                and ctx.thread_iters:
-            raise smem_below_cluster(s.name.name, mem, s.loc)
-        self.mems[s.name] = mem
-        self.elem_types[s.name] = elem
-        self.model.shapes[s.name] = shape
-        self.alloc_loops[s.name] = tuple(lp.sym for lp in ctx.loops)
-        self.alloc_ctx[s.name] = ctx
-        self.alloc_site_loc[s.name] = s.loc
-        if ring is not None:  # DIAL-18: the handoff shadow, of the logical shape
-            self.data_rings[s.name] = ring
-            self.mems[ring.shadow] = mem
-            self.model.shapes[ring.shadow] = ring.logical
-            self.alloc_loops[ring.shadow] = self.alloc_loops[s.name]
-            self.mutated = self.mutated | {ring.shadow}
-            self.model.ordering.add(ring.shadow)
-            self.free_exempt = self.free_exempt | {ring.shadow}
-            static_data_rings.handoff(self, ring, self.proc.body, ctx, s.loc)
-
-    def free_site(self, a: ir.Alloc, ctx: Context, loc: SrcLoc, site_id: int | None = None,
-                  some_thread: bool = False) -> AccessSite | None:
-        """SEM-4.7: the free of a tracked SMEM or mbarrier allocation at `ctx`, reported at
-        `loc` (the allocation for the end of its block, CG-R1's statement for a release).
-        Release sites take negative ids, so the ids (and queries) of the others never move.
-        `some_thread` (DIAL-20): the cluster frees as one convergent collective, so an earlier
-        access need only be complete, seen by some thread of it."""
-        mem = self.mems.get(a.name)
-        if mem is None or mem.family not in ("smem", "mbarrier") or a.name not in self.mutated \
-                or a.name in self.free_exempt:
-            return None
-        shape = self.model.shapes[a.name]
-        element = Element(tuple(None for _ in shape),
-                          tuple((ir.Const(0, a.loc), d) for d in shape))
-        qual = rules.QualEntry(QualTL.cuda2, frozenset({QualTL.cuda2}))
-        return AccessSite(
-            self.fresh_id() if site_id is None else site_id, a.name, mem, shape, element,
-            AccessKind.write, qual, some_thread, False, frozenset(), ctx, loc, True,
-            self.alloc_loops[a.name], is_free=True, single_thread=False)
-
-    def permission(self, sym: ir.Sym, kind: AccessKind, instr_tl: InstrTL, ctx: Context,
-                   loc: SrcLoc, callee: str | None = None) -> Memory:
-        mem = self.mems[sym]
-        perms = mem.cuda_perms if ctx.cuda else mem.cpu_perms
-        if instr_tl is InstrTL.cpu_cuda_stream_instr and mem.family == "gmem":
-            perms = "rwc"
-        if mem.family == "tmem" and callee is None:  # BW-1.5: only tcgen05 instrs reach TMEM
-            perms = ""
-        scope = "cuda_basic_device" if ctx.cuda else "cpu_basic_device"
-        letter = "r" if kind is AccessKind.read else "w"
-        if letter not in perms:
-            what = "reads" if letter == "r" and callee is None else \
-                "mutable access" if "r" in perms else "any access"
-            where = f" (in call to {callee} with instr-tl {instr_tl})" if callee else ""
-            raise RejectedInput(f"{sym.name} @ {mem} does not allow {what} in a scope using "
-                                f"{scope}{where}", loc, code="ERR-A01", rule="LANG-4.2")
-        return mem
-
-    def record_access(self, sym: ir.Sym, element: Element, kind: AccessKind, instr_tl: InstrTL,
-                      ctx: Context, loc: SrcLoc, sub: int, in_instr: bool,
-                      atomic_quals: frozenset[QualTL] = frozenset(),
-                      single_thread: bool = True, callee: str | None = None,
-                      trailing: Trailing | None = None) -> None:
-        mem = self.permission(sym, kind, instr_tl, ctx, loc, callee)
-        qual = rules.qual_entry(mem.family, instr_tl, f"{sym.name} @ {mem}")
-        conv = rules.access_convergent(qual.q0, kind, in_instr, ctx.cuda, single_thread)
-        self.add_site(sym, element, kind, qual, conv, ctx, loc, sub, atomic_quals,
-                      single_thread, qual.q0 in rules.OUT_OF_ORDER, trailing)
-
-    def add_site(self, sym: ir.Sym, element: Element, kind: AccessKind, qual: rules.QualEntry,
-                 conv: bool, ctx: Context, loc: SrcLoc, sub: int,
-                 atomic_quals: frozenset[QualTL] = frozenset(), single_thread: bool = False,
-                 out_of_order: bool = False, trailing: Trailing | None = None) -> None:
-        ring = self.data_rings.get(sym)
-        if ring is not None:  # DIAL-18: the shadow read (logical), then the slot (physical)
-            self.add_site(ring.shadow, element, AccessKind.read, qual, conv, ctx, loc, sub,
-                          frozenset(), single_thread, out_of_order)
-            element = static_data_rings.physical(ring, element, loc)
-        mem = self.mems[sym]
-        tracked = sym in self.mutated and not mem.sync_exempt
-        self.model.accesses.append(AccessSite(
-            self.fresh_id(), sym, mem, self.model.shapes[sym], element, kind, qual, conv,
-            out_of_order, atomic_quals, replace(ctx, path=ctx.path + (sub,)),
-            loc, tracked, self.alloc_loops[sym], single_thread=single_thread,
-            trailing=trailing))
 
     def scalar_stmt(self, s: ir.Assign | ir.Reduce, buf: ir.Sym, idx: tuple[ir.Expr, ...],
                     rhs: ir.Expr, ctx: Context) -> None:
@@ -547,24 +403,12 @@ class Analyzer:
                 if mem is not None:  # which memory the write targets, as upstream names it
                     e.message += f" (a write of {buf.name} @ {mem})"
                 e.message += f"\nstmt: {stmt_lines(s, 0)[0].strip()}"
-                self.later.append(_located(e, s.loc))
-
-    def check_rank(self, sym: ir.Sym, n: int, loc: SrcLoc) -> None:
-        shape = self.model.shapes.get(sym, ())
-        if len(shape) != n:
-            raise RejectedInput(f"{sym.name} has {len(shape)} dimensions but is accessed with "
-                                f"{n} indices", loc, code="ERR-P21", rule="LANG-3.2")
-
+                self.later.append(located(e, s.loc))
 
 def _text_dim(d: ir.Expr) -> object:
     """A non-constant extent for distributed memory deduction, named by its text."""
     return collectives.NotAVariable(expr_text(d))
 
-
-def _literal(e: ir.Expr) -> int | None:
-    if isinstance(e, ir.Const) and isinstance(e.value, int) and not isinstance(e.value, bool):
-        return e.value
-    return None
 
 
 def _walk_expr(e: Any) -> list[Any]:

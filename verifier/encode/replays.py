@@ -100,7 +100,7 @@ def replay_first(proc: ir.Proc, ob: Obligation, built: Built, rlimit: int,
     answer = discharger.answer(q)
     if answer.status is not Status.candidate or answer.stopped_by:
         return None, answer.rlimit
-    model = evaluate(built.names, answer.constants)
+    model = evaluate(built.names, q.own_constants(answer.constants))
     replay(proc, {name: model[name] for name in sizes}, replays,
            (ob.kind, ob.variable, ob.loc))
     if seen(ob, replays) is None:

@@ -17,7 +17,8 @@ import z3
 from z3 import z3core
 
 _CONTINUATION = re.compile(r"\n[ \t]+")
-_BINDER = re.compile(r"#(\d+)@")  # `blk#5@a`: a loop variable's encoding, named by its Sym id
+# `blk#5@a`: a loop variable's encoding, named by its Sym id (the name, then the id)
+_BINDER = re.compile(r"([^\s|()#]*)#(\d+)@")
 _SIMPLE = re.compile(r"[A-Za-z~!@$%^&*_+=<>.?/-][0-9A-Za-z~!@$%^&*_+=<>.?/-]*\Z")
 _RESERVED = frozenset({
     "!", "_", "as", "assert", "check-sat", "declare-fun", "define-fun", "exists", "forall",
@@ -304,16 +305,30 @@ def _bound_name(frames: list[tuple[tuple[str, ...], dict[int, str]]], index: int
 
 
 def renumber_binders(text: str) -> str:
-    """`text` with the binder ids of its variable names (`blk#5@a`) renumbered 0, 1, ... in
-    their numeric order. Ids come from a process-wide counter, so they depend on what was loaded
-    before the proc; their order within one proc does not. The renaming is a bijection, so the
-    text is the same query up to variable names: what query hashes and `--smt2` files hold, so
-    that a proof reproduces them in any process (`--check-cert`, CLI-9)."""
-    parts = _BINDER.split(text)  # text, id, text, id, ..., text: one pass, no callbacks
-    ids = [int(k) for k in parts[1::2]]
-    rank = {k: f"#{i}@" for i, k in enumerate(sorted(set(ids)))}
-    parts[1::2] = [rank[k] for k in ids]
-    return "".join(parts)
+    """`text` with the binder ids of its variable names (`blk#5@a`) renumbered 0, 1, ... in the
+    order the names first occur. Ids come from process-wide counters (more than one: two
+    binders of different names may share an id), so they depend on what was loaded and built
+    before the query, in which order (`--jobs`); the order of first occurrence is the canonical
+    text's, a function of the query's structure. The renaming is a bijection on the
+    (name, id) pairs, so the text is the same query up to variable names: what is solved,
+    cached and published (query hashes, `--smt2` files), so that a proof reproduces them, and
+    uses the same resource units, in any process (`--check-cert`, CLI-9; D1, D2, D4)."""
+    return renumbered(text)[0]
+
+
+def renumbered(text: str) -> tuple[str, tuple[int, ...]]:
+    """`renumber_binders(text)` and the original ids by new id (new id k was `ids[k]`)."""
+    parts = _BINDER.split(text)  # text, name, id, text, name, id, ..., text: one pass
+    new: dict[tuple[str, str], int] = {}
+    for i in range(1, len(parts), 3):
+        k = new.setdefault((parts[i], parts[i + 1]), len(new))
+        parts[i + 1] = f"#{k}@"
+    return "".join(parts), tuple(int(k) for _, k in new)
+
+
+def restore_binders(name: str, ids: tuple[int, ...]) -> str:
+    """A name of a renumbered text under its original binder ids (`renumbered`'s inverse)."""
+    return _BINDER.sub(lambda m: f"{m.group(1)}#{ids[int(m.group(2))]}@", name)
 
 
 def text_hash(text: str, solver_name: str) -> str:

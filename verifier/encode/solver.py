@@ -21,7 +21,7 @@ import z3
 
 from verifier.collectives.symbolic import fresh_context, interrupt_all, run_check
 from verifier.encode.abstraction import linear_abstraction
-from verifier.encode.smtlib import canonical_text, renumber_binders, text_hash
+from verifier.encode.smtlib import canonical_text, renumbered, restore_binders, text_hash
 
 
 class Status(Enum):
@@ -59,12 +59,13 @@ class Budget:
 class Query:
     """One satisfiability question as data: what a worker process or the cache needs."""
 
-    text: str  # canonical SMT-LIB2 (smtlib.canonical_text)
+    text: str  # canonical SMT-LIB2 (smtlib.canonical_text), binder ids renumbered (D2)
     rlimit: int
     seed: int = 0
     exact: bool = True  # False: a product-free abstraction's sat only escalates
     nonlinear: bool = False  # products were built: try the linear abstraction first
     sizes: tuple[str, ...] = ()  # size constants to shrink in a sat model
+    binders: tuple[int, ...] = ()  # the caller's binder ids by rank (`own_constants`)
 
     @property
     def key(self) -> str:
@@ -77,14 +78,17 @@ class Query:
 
     @property
     def published(self) -> str:
-        """The text as `--smt2` writes it and `--recheck` reads it: binder ids renumbered
-        (`smtlib.renumber_binders`), the same query up to variable names."""
-        return renumber_binders(self.text)
+        """The text as `--smt2` writes it and `--recheck` reads it: the text solved."""
+        return self.text
 
     @property
     def digest(self) -> str:
         """The short query hash of certificates: the published text bound to the solver."""
         return text_hash(self.published, SOLVER_NAME)
+
+    def own_constants(self, constants: Mapping[str, int]) -> dict[str, int]:
+        """A model's constants (named as in the solved text) under the caller's names."""
+        return {restore_binders(name, self.binders): v for name, v in constants.items()}
 
 
 @dataclass(frozen=True)
@@ -122,7 +126,12 @@ def stop_checks_on_interrupt() -> Callable[[], None]:
 
 def prepare(constraints: list[z3.BoolRef], rlimit: int, seed: int = 0, exact: bool = True,
             nonlinear: bool = False, sizes: tuple[str, ...] = ()) -> Query:
-    return Query(canonical_text(constraints), rlimit, seed, exact, nonlinear, sizes)
+    """The query of `constraints`, its binder ids renumbered by rank (`smtlib.renumbered`): the
+    solver's work depends on the names it parses (a few resource units), and ids come from a
+    process-wide counter whose values depend on the order queries were built in (`--jobs`), so
+    the text solved and cached is a function of the query alone (D1, D2, D4)."""
+    text, binders = renumbered(canonical_text(constraints))
+    return Query(text, rlimit, seed, exact, nonlinear, sizes, binders)
 
 
 class _Run:

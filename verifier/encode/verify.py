@@ -262,7 +262,7 @@ class _Run:
         built, q = self.query(ob, step)
         self.discharger.submit(q)  # with workers, even this one is solved there
         answer = self.discharger.answer(q)
-        model = evaluate(built.names, answer.constants) \
+        model = evaluate(built.names, q.own_constants(answer.constants)) \
             if answer.status is Status.candidate and q.exact else None
         return Outcome(answer.status, model, answer.reason, q.digest, answer.rlimit,
                        answer.stopped_by, q.published if self.opts.keep_queries else ""), built
@@ -431,8 +431,8 @@ class _Run:
             answer = self.discharger.answer(again)
             used += answer.rlimit
             if answer.status is Status.candidate:
-                return Outcome(Status.candidate, evaluate(built.names, answer.constants), "",
-                               again.digest, answer.rlimit), used
+                model = evaluate(built.names, again.own_constants(answer.constants))
+                return Outcome(Status.candidate, model, "", again.digest, answer.rlimit), used
         return outcome, used
 
 

@@ -24,6 +24,7 @@ from verifier.lang.stdlib.timelines import QualTL, SyncTL, implements
 from verifier.semantics import rules
 from verifier.semantics.access import walk_stmts
 from verifier.semantics.machine_view import MachineView
+from verifier.semantics.rings import multicast_mask
 from verifier.semantics.state import Finding
 from verifier.semantics.threads import Threads
 
@@ -124,7 +125,10 @@ def synchronous_rings(proc: ir.Proc) -> frozenset[ir.Sym]:
     is a TMA trailing barrier. The certified lowering orders such a ring's previous instance
     before each re-initialisation by a CTA (cluster) barrier of its own (DIAL-13), so the free,
     which only models that re-initialisation, needs no synchronization from the program; a ring
-    with an asynchronous arrive (cp.async noinc, TMA) keeps the check."""
+    with an asynchronous arrive (cp.async noinc, TMA) keeps the check. DIAL-21: so does a ring
+    some Arrive multicasts on in a kernel of clusterDim > 1 without its exit cluster barrier
+    (`unsafe_no_shutdown_cluster_sync`, CG-X1): the last instance's remote arrives are ordered
+    before the peer CTA's exit only by the program's own synchronization."""
     rings = {s.name for s in walk_stmts(proc.body) if isinstance(s, ir.Alloc)
              and isinstance(s.typ, ir.BarrierType) and s.typ.ring is not None
              and s.typ.mech is CudaMbarrier}
@@ -133,4 +137,19 @@ def synchronous_rings(proc: ir.Proc) -> frozenset[ir.Sym]:
             rings -= {t.buf for t in s.targets}
         elif isinstance(s, ir.Call):
             rings -= {t.buf for t in s.trailing}
+        elif isinstance(s, ir.DeviceFunction) and s.cfg.clusterDim > 1 and \
+                s.cfg.unsafe_no_shutdown_cluster_sync:
+            rings -= multicast_rings(s.body)
     return frozenset(rings)
+
+
+def multicast_rings(body: tuple[ir.Stmt, ...]) -> frozenset[ir.Sym]:
+    """DIAL-21: the barriers some Arrive in `body` multicasts on (an interval over a dimension
+    of extent other than 1, LANG-5.7: another CTA's element, LANG-5.13). A symbolic extent
+    counts as multicast."""
+    shapes = {s.name: tuple(d.value if isinstance(d, ir.Const) else 0 for d in s.typ.shape)
+              for s in walk_stmts(body)
+              if isinstance(s, ir.Alloc) and isinstance(s.typ, ir.BarrierType)}
+    return frozenset(t.buf for s in walk_stmts(body) if isinstance(s, ir.Arrive)
+                     for t in s.targets if t.buf in shapes
+                     and any(multicast_mask(t, shapes[t.buf])))

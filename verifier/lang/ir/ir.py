@@ -385,10 +385,14 @@ EXPR_TYPES = (Const, Var, Read, BinOp, USub, Stride, Window)
 
 @dataclass(frozen=True, slots=True)
 class Arg:
+    """A proc parameter. `tensor_map`: the SpecialWindow of a tensor-map parameter
+    `x: [T][...] @ Sm90_tensorMap(...)` (LANG-3.4), whose `mem` is its source memory."""
+
     name: Sym
     typ: Type
     mem: Any
     loc: SrcLoc = field(compare=False)
+    tensor_map: Any = None
 
 
 # How a script whose rewrites spork-verify does not reproduce (API-2) gets verified: by

@@ -175,7 +175,7 @@ class ProcParser:
             raise self.err(mem_node or a, f"annotation @ {ast.unparse(mem_node)} needs to be "
                            "subclass of Memory or SpecialWindow", "ERR-P11", "LANG-2.3")
         self.bind(a.arg, _Binding(sym, "data", typ, mem, tensor_map=tmap))
-        return ir.Arg(sym, typ, mem, self.loc(a))
+        return ir.Arg(sym, typ, mem, self.loc(a), tmap[1] if tmap is not None else None)
 
     def scalar_name(self, node: ast.expr) -> str | None:
         """The element type a name denotes: a type keyword (`f32`), or a Python value that is

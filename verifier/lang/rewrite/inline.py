@@ -150,6 +150,14 @@ class _Inliner:
         if typ is None or not isinstance(typ, (ir.Tensor, ir.Scalar)):
             raise RejectedInput(f"{callee.name}: argument {pname} must be a data buffer, not "
                                 f"{w.buf.name}", s.loc, rule="CALL-3", code="ERR-P21")
+        if param.tensor_map is not None and (w.tensor_map is None or
+                                             w.tensor_map[1] != param.tensor_map):
+            have = w.tensor_map[1] if w.tensor_map is not None else mem
+            raise RejectedInput(f"expected `{pname}` argument of {callee.name} in "
+                                f"{param.tensor_map} but got an argument in "
+                                f"{have} ({expr_text(w)}); pass a window of "
+                                f"`m = g[...] @ {param.tensor_map}`", w.loc,
+                                rule="CALL-3", code="ERR-A07", variable=w.buf.name)
         want_mem = getattr(param.mem, "name", param.mem)
         have_mem = getattr(mem, "name", mem)
         if want_mem is not None and want_mem != have_mem and \
