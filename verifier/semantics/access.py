@@ -61,19 +61,12 @@ class InstrArg:
         return self.arg.buf
 
 
-def window_box(arg: ir.Window | ir.Read, value: Callable[[ir.Expr], int]
-               ) -> tuple[tuple[int, int], ...]:
-    """The elements an argument touches as [lo, hi) per dimension (a point i is [i, i + 1))."""
+def box_exprs(arg: ir.Window | ir.Read) -> tuple[tuple[ir.Expr, ir.Expr | None], ...]:
+    """The elements an argument touches as expressions (lo, hi) per dimension of [lo, hi),
+    hi None for a point i, [i, i + 1) (exprs.compile_boxes evaluates them)."""
     if isinstance(arg, ir.Read):
-        return tuple((v, v + 1) for v in map(value, arg.idx))
-    box = []
-    for a in arg.idx:
-        if isinstance(a, ir.Point):
-            v = value(a.pt)
-            box.append((v, v + 1))
-        else:
-            box.append((value(a.lo), value(a.hi)))
-    return tuple(box)
+        return tuple((e, None) for e in arg.idx)
+    return tuple((a.pt, None) if isinstance(a, ir.Point) else (a.lo, a.hi) for a in arg.idx)
 
 
 def limit_args(s: ir.Call, param: InstrParam, arg: ir.Window) -> tuple[ir.Expr | None, ...]:

@@ -90,13 +90,19 @@ def arrive(m: MachineView, s: ir.Arrive, threads: Threads, bar: BarrierInstance,
     # iteration restarts its counts at 0 (SEM-2.3) and must not retire the tags of the old one
     tags = [(bar.serial, elem, bar.count(elem)[0] if each else a) for elem in named]
     held = [((z, e), n) for z, e, n in tags]
-    for rec in m.index.witness_candidates(threads, code):
-        if not m.exact_families and \
-                all(rec.pending.get(key, n + 1) <= n for key, n in held):
-            continue  # every tag already held: no change but perhaps a neutral family split
-        target = m.witnessed_part(rec, threads, code)
+    skip = not m.exact_families
+    for co in m.index.witness_candidates(threads, code):
+        if skip:
+            pending = co.pending
+            for key, n in held:
+                got = pending.get(key)
+                if got is None or got > n:
+                    break
+            else:
+                continue  # every tag already held: no change but perhaps a neutral family split
+        target = m.witnessed_part(co, threads, code)
         if target is not None:
-            # a record already tagged on an element is already in that element's index list
+            # a cohort already tagged on an element is already in that element's index list
             # (tags are never removed): listed once, an Await visits it once
             fresh = [e for e in named if (bar.serial, e) not in target.pending]
             target.tag(tags)
@@ -189,13 +195,13 @@ def await_(m: MachineView, s: ir.Await, threads: Threads, bar: BarrierInstance) 
     second = m.sync_code(rules.SYNC_SETS[s.second])
     key = bar.serial  # the allocation instance, as the tags (SEM-2.4)
     done = augment_key(threads, second)
-    for rec in m.index.tagged_with(key, elem):
-        if rec.augmented(done):
+    for co in m.index.tagged_with(key, elem):
+        if done in co.cov.applied:  # Cohort.augmented, inlined
             continue
-        if rec.retired_by(key, elem, a_max):
-            keys = rec.augment(threads, second)
+        if co.retired_by(key, elem, a_max):
+            keys = co.augment(threads, second)
             if keys:
-                m.index.note(rec, keys)
+                m.index.note(co, keys)
     bar.count(elem)[1] = w_new
 
 

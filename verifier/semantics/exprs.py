@@ -147,38 +147,70 @@ _SRC_OPS = {"+": "+", "-": "-", "*": "*", "<": "<", ">": ">", "<=": "<=", ">=": 
             "==": "=="}
 
 
+def _source(x: ir.Expr, names: dict[str, Any]) -> str:
+    """Python source of an arithmetic expression over `env` (its symbols bound in `names`)."""
+    match x:
+        case ir.Const(value=value) if isinstance(value, (bool, int)):
+            return repr(value)
+        case ir.Var(name=name):
+            key = f"_s{len(names)}"
+            names[key] = name
+            return f"env[{key}]"
+        case ir.USub(arg=arg):
+            return f"(-{_source(arg, names)})"
+        case ir.BinOp(op=op, lhs=lhs, rhs=rhs) if op in _SRC_OPS:
+            return f"({_source(lhs, names)} {_SRC_OPS[op]} {_source(rhs, names)})"
+        case ir.BinOp(op="and" | "or", lhs=lhs, rhs=rhs):
+            op = "&" if x.op == "and" else "|"  # both sides evaluated, as eval_expr does
+            return f"(bool({_source(lhs, names)}) {op} bool({_source(rhs, names)}))"
+        case ir.BinOp(op="/" | "%", lhs=lhs, rhs=ir.Const(value=int() as d)) \
+                if d > 0 and not isinstance(d, bool):
+            return f"({_source(lhs, names)} {'//' if x.op == '/' else '%'} {d})"
+        case _:
+            raise _NotCompiled
+
+
 def compile_expr(e: ir.Expr) -> Callable[[Mapping[ir.Sym, Any]], Any]:
     """`eval_expr(e, env, PY_OPS)` as one Python function of `env` (the machine evaluates
     every index and bound of every statement instance; a tree walk per value dominated it).
     Expressions outside the arithmetic subset keep the tree walk, which raises their error."""
     names: dict[str, Any] = {"_div": _py_div, "_mod": _py_mod}
-
-    def src(x: ir.Expr) -> str:
-        match x:
-            case ir.Const(value=value) if isinstance(value, (bool, int)):
-                return repr(value)
-            case ir.Var(name=name):
-                key = f"_s{len(names)}"
-                names[key] = name
-                return f"env[{key}]"
-            case ir.USub(arg=arg):
-                return f"(-{src(arg)})"
-            case ir.BinOp(op=op, lhs=lhs, rhs=rhs) if op in _SRC_OPS:
-                return f"({src(lhs)} {_SRC_OPS[op]} {src(rhs)})"
-            case ir.BinOp(op="and" | "or", lhs=lhs, rhs=rhs):
-                op = "&" if x.op == "and" else "|"  # both sides evaluated, as eval_expr does
-                return f"(bool({src(lhs)}) {op} bool({src(rhs)}))"
-            case ir.BinOp(op="/" | "%", lhs=lhs, rhs=ir.Const(value=int() as d)) \
-                    if d > 0 and not isinstance(d, bool):
-                return f"({src(lhs)} {'//' if x.op == '/' else '%'} {d})"
-            case _:
-                raise _NotCompiled
-
     try:
-        body = src(e)
+        body = _source(e, names)
     except _NotCompiled:
         return lambda env: eval_expr(e, env, PY_OPS)
     return eval(f"lambda env: {body}", names)  # noqa: S307 - source built above from the IR
+
+
+BoxExprs = tuple[tuple[ir.Expr, "ir.Expr | None"], ...]  # (lo, hi) per dim; hi None: a point
+
+
+def compile_boxes(boxes: list[BoxExprs]
+                  ) -> Callable[[Mapping[ir.Sym, Any]], tuple[tuple[tuple[int, int], ...], ...]]:
+    """Boxes [lo, hi) of expressions as one Python function of `env` (a point lo is
+    [lo, lo + 1)): an instr call's windows, evaluated at every instance of the call."""
+    names: dict[str, Any] = {"_div": _py_div, "_mod": _py_mod}
+    try:
+        parts = []
+        for box in boxes:
+            dims = []
+            for lo, hi in box:
+                low = _source(lo, names)
+                dims.append(f"({low}, {low} + 1)" if hi is None else
+                            f"({low}, {_source(hi, names)})")
+            parts.append("(" + "".join(d + ", " for d in dims) + ")")
+    except _NotCompiled:
+        fns = [[(compile_expr(lo), None if hi is None else compile_expr(hi)) for lo, hi in box]
+               for box in boxes]
+        return lambda env: tuple(tuple(_dim(lo(env), hi, env) for lo, hi in box)
+                                 for box in fns)
+    body = "".join(p + ", " for p in parts)
+    return eval(f"lambda env: ({body})", names)  # noqa: S307 - source built above from the IR
+
+
+def _dim(lo: int, hi: Callable[[Mapping[ir.Sym, Any]], Any] | None, env: Mapping[ir.Sym, Any]
+         ) -> tuple[int, int]:
+    return (lo, lo + 1) if hi is None else (lo, hi(env))
 
 
 class _NotCompiled(Exception):

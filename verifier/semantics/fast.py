@@ -58,13 +58,6 @@ class FastMachine(Machine):
         self.col_tables: dict[Any, np.ndarray] = {}  # Enumerator.cols' memo, per context
         self.batched = 0  # regions run batched (tests read it)
 
-    def run(self) -> list[Finding]:
-        try:
-            return super().run()
-        finally:
-            for g in self.table.groups:  # the group <-> record cycles: freed by refcounting
-                g.records = []
-
     def report(self, finding: Finding) -> None:
         raise Diverge(finding.message)
 

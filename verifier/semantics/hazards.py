@@ -29,6 +29,22 @@ from verifier.semantics.state import Finding, Origin
 from verifier.semantics.threads import Threads
 
 Check = tuple[Record, int, bool]  # record, flag index, earlier access is a read
+_MUTATE_FLAG = {kind: FIDX[Flag.full] if kind is AccessKind.read else
+                FIDX[rules.mutate_flag(kind)] for kind in AccessKind}  # SEM-4.5
+
+
+def _fails(groups: tuple[Group, ...], threads: Threads, quals: tuple[int, ...], qbits: int,
+           flag: int, conv: bool, atomic: bool) -> bool:
+    """Whether some record of `groups` fails SEM-4.5 for the access (flag `flag`, temp for a
+    ring slot's handoff record; an atomic access skips the records atomic to it)."""
+    for g in groups:
+        for r in g.records:
+            if atomic and r.atomic_bits & qbits:
+                continue
+            if r.co.lacking(threads, quals, qbits, TEMP if r.co.q == SLOT else flag,
+                            conv) is not None:
+                return True
+    return False
 _FLAG_NAME = {FIDX[f]: f.value for f in Flag}
 _ISSUE_ONLY = 1 << FIDX[Flag.issue]
 _CUDA2 = (QIDX[QualTL.cuda2],)
@@ -44,7 +60,7 @@ class HazardChecks:
     covs: Covs
     report: Callable[[Finding], None]
     origin: Callable[[SrcLoc, str, Threads], Origin]
-    add_records: Callable[[int | None, list[Record]], None]
+    record: Callable[..., None]  # Machine.record: a new record in its cohort (Choice M15)
     collect_all: bool
     arg_syms: frozenset[Any]
     proc: Any  # the ir.Proc run (its dialect words the free hazards)
@@ -72,7 +88,7 @@ class HazardChecks:
         histories = self.table.histories
         is_read = kind is AccessKind.read
         atomic = kind is AccessKind.atomic
-        mflag = FIDX[Flag.full] if is_read else FIDX[rules.mutate_flag(kind)]
+        mflag = _MUTATE_FLAG[kind]
         origin = self.origin(loc, kind.value, threads)
 
         def checks(h: History) -> list[Check]:
@@ -86,8 +102,14 @@ class HazardChecks:
         def lacking(check: Check) -> Threads | None:
             return check[0].lacking(threads, quals, qbits, check[1], conv)
 
-        failing = [k for k, h in enumerate(uniq)
-                   if h != EMPTY and any(lacking(c) is not None for c in checks(histories[h]))]
+        failing = []
+        for k, h in enumerate(uniq):  # `checks` and `lacking` inlined: most accesses pass
+            if h == EMPTY:
+                continue
+            reads, mutates = histories[h]  # type: ignore[misc]
+            if _fails(mutates, threads, quals, qbits, mflag, conv, atomic) or \
+                    not is_read and _fails(reads, threads, quals, qbits, TEMP, conv, False):
+                failing.append(k)
         if failing:
             extended = ", ".join(sorted(q.name for q in entry.extended))
 
@@ -107,10 +129,9 @@ class HazardChecks:
         group = Group()
         self.table.groups.append(group)
         cov = self.covs.start(atomic_quals)
-        rec = Record(threads, QIDX[entry.q0], _ISSUE_ONLY if ooo else FLAGS_ALL,
-                     not conv and threads.task is not None, cov, set(tags), origin,
-                     qual_bits(atomic_quals), group, buf.ordering)
-        self.add_records(None if atomic_quals else threads.task, [rec])
+        self.record(None if atomic_quals else threads.task, threads, QIDX[entry.q0],
+                    _ISSUE_ONLY if ooo else FLAGS_ALL, not conv and threads.task is not None,
+                    cov, tags, origin, qual_bits(atomic_quals), group, buf.ordering)
         if is_read:
             new = [self.table.add(histories[h][0] + (group,), histories[h][1]) for h in uniq]
         elif atomic:

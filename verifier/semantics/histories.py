@@ -169,6 +169,8 @@ class HistoryTable:
                     alive.append(g)
         for g in self.groups:
             if not g.alive:
+                for r in g.records:
+                    r.co.live -= 1  # a cohort none of whose records is live is dead (M15)
                 g.records = []  # breaks the group <-> record cycle: freed without the cyclic GC
         self.interned = {}
         self.groups = alive

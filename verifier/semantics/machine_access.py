@@ -17,7 +17,8 @@ from verifier.lang.ir import ir
 from verifier.lang.stdlib.instrs import Instr, callee_distributed
 from verifier.lang.stdlib.timelines import InstrTL, QualTL
 from verifier.semantics import barriers, data_rings, ring_slots, rules
-from verifier.semantics.access import InstrArg, clipped_box, instr_args, window_box
+from verifier.semantics.access import InstrArg, box_exprs, clipped_box, instr_args
+from verifier.semantics.exprs import compile_boxes
 from verifier.semantics.hazards import HazardChecks
 from verifier.semantics.histories import Box, BufInstance
 from verifier.semantics.rules import AccessKind
@@ -67,7 +68,7 @@ class Accesses(HazardChecks):
         if s.callee.unmodelled:
             raise Unsupported(f"not supported by spork-verify yet: instruction "
                               f"{s.callee.unmodelled}", s.loc, code="ERR-V11", rule="LANG-3.11")
-        args = self.cached(s, lambda: instr_args(s))
+        args, windows = self.cached_key(("windows", id(s)), lambda: _call_args(s))
         threads = self.collective(ctx)
         tags: frozenset[tuple[int, tuple[int, ...], int]] = frozenset()
         if s.trailing:  # SEM-4.4 P₀ / SEM-6.5: tagged with each named element's arrive count
@@ -75,8 +76,8 @@ class Accesses(HazardChecks):
             _, named = barriers.referenced(s.trailing[0], bar, self.value)
             tags = frozenset((bar.serial, e, bar.count(e)[0]) for e in named)
             ring_slots.trailing(self, s, threads, bar, named)  # DIAL-10
-        boxes = [clipped_box(s, a, window_box(a.arg, self.value), self.shape_of(a.buf),
-                             self.value) for a in args]
+        boxes = [clipped_box(s, a, box, self.shape_of(a.buf), self.value) if a.param.clip
+                 else box for a, box in zip(args, windows(self.env))]
         for k, (a, box) in enumerate(zip(args, boxes)):
             for part, by in self.owner_slices(s, k, a, box, ctx, threads):
                 self.access(a.buf, part, a.kind, s.callee.instr_tl, by, s.loc, ctx,
@@ -165,15 +166,16 @@ class Accesses(HazardChecks):
                tags: frozenset[tuple[int, tuple[int, ...], int]] = frozenset()) -> None:
         """Every element of `box`, in C order (SEM-4.3): bounds, then checks and records;
         `tags` is P₀ of the records (a trailing barrier's pending tags, SEM-4.4)."""
-        for lo, hi in box:
+        buf = self.bufs[sym]
+        dr = self.data_rings.get(sym)
+        shape = dr.logical if dr is not None else buf.shape  # `shape_of`, inlined
+        inside = len(box) == len(shape)
+        for k, (lo, hi) in enumerate(box):
             if hi <= lo:
                 return  # an empty window touches nothing
-        buf = self.bufs[sym]
-        shape = self.shape_of(sym)
-        inside = len(box) == len(shape) and all(
-            lo >= 0 and hi <= n for (lo, hi), n in zip(box, shape))
+            if inside and (lo < 0 or hi > shape[k]):
+                inside = False
         if inside:
-            dr = self.data_rings.get(sym)
             if dr is not None and buf.tracked:  # DIAL-18: the handoff, then the slot
                 self.tracked_access(dr.shadow, box, AccessKind.read, instr_tl, threads, loc,
                                     ctx, frozenset(), in_instr)
@@ -270,3 +272,11 @@ class Accesses(HazardChecks):
         threads = Threads(ctx.task, (1 << self.current_dev_threads) - 1)
         self.check_free(buf, threads, loc,
                         some_thread=end_of_scope and a.name in self.free_complete)
+
+
+def _call_args(s: ir.Call) -> tuple[list[InstrArg], Callable[[Any], tuple[Box, ...]]]:
+    """The call's accessed arguments and their windows' boxes as one compiled function of the
+    environment (SEM-4.3; each bound evaluated alone cost as much as the checks)."""
+    args = instr_args(s)
+    return args, compile_boxes([box_exprs(a.arg) for a in args])
+

@@ -13,7 +13,7 @@ from verifier.lang.ir import ir
 from verifier.semantics import rules
 from verifier.semantics.index import RecordIndex
 from verifier.semantics.rings import CompletionOrder, RingInfo
-from verifier.semantics.records import Record, SyncCode
+from verifier.semantics.records import Cohort, SyncCode
 from verifier.semantics.schedules import AwaitLog
 from verifier.semantics.state import Finding, Origin
 from verifier.semantics.threads import Threads
@@ -49,5 +49,5 @@ class MachineView(Protocol):
 
     def sync_code(self, sets: rules.SyncSets) -> SyncCode: ...
 
-    def witnessed_part(self, rec: Record, threads: Threads, first: SyncCode
-                       ) -> Record | None: ...
+    def witnessed_part(self, co: Cohort, threads: Threads, first: SyncCode
+                       ) -> Cohort | None: ...
