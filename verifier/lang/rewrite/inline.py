@@ -33,13 +33,9 @@ from verifier.lang.rewrite.scheduling_loops import Bound, _size_bounds, _walk, b
 
 
 def has_proc_calls(p: ir.Proc) -> bool:
-    found = [False]
-
-    def visit(n: Any) -> None:
-        if isinstance(n, ir.Call) and isinstance(n.callee, ir.Proc):
-            found[0] = True
-    _walk(p.body, visit)
-    return found[0]
+    """Whether `p` calls a proc (calls are statements: no expression needs a visit)."""
+    return any(isinstance(s, ir.Call) and isinstance(s.callee, ir.Proc)
+               for s in ir.statements(p.body))
 
 
 def inlined_callees(p: ir.Proc) -> tuple[ir.Proc, ...]:
