@@ -125,6 +125,26 @@ def test_no_source_refers_to_the_shared_folder() -> None:
         assert "../shared" not in path.read_text(encoding="utf-8"), path
 
 
+CONFLICT_MARKER = re.compile(r"^(<{7} |={7}$|>{7} )", re.M)
+
+
+def test_no_merge_conflict_is_left_in_a_text_file() -> None:
+    """A merge left markers in specs/verification.md once, unnoticed by every other test."""
+    tracked = [p for part in ("specs", "docs", "verifier", "tests", "benchmarks", "proofs",
+                              "examples") for p in (ROOT / part).rglob("*")
+               if p.suffix in {".md", ".py", ".txt", ".toml", ".json", ".csv"}]
+    tracked += [ROOT / "README.md", ROOT / "pyproject.toml"]
+    assert len(tracked) > 100
+    found = [str(p.relative_to(ROOT)) for p in tracked
+             if CONFLICT_MARKER.search(p.read_text(encoding="utf-8", errors="replace"))]
+    assert not found, f"merge conflict markers in {found}"
+
+
+def test_the_conflict_check_sees_a_marker() -> None:
+    assert CONFLICT_MARKER.search("text\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> main\n")
+    assert not CONFLICT_MARKER.search("a table\n======= heading\n")
+
+
 def test_every_example_report_matches_the_json_schema() -> None:
     validator = jsonschema.Draft7Validator(SCHEMA)
     examples = sorted(EXAMPLES.glob("*.py"))
