@@ -13,7 +13,9 @@ cluster) and its f16 naive GEMM, at M = N = K = n (split-K: K_splits = 2, K_cta 
 K_split = 4, cluster_K = n / 4 for Sm90a, as sporkbench's benchmark_sync_check.py). Loading is
 counted apart. Our side loads each file once (isolated and unchanged, in a scratch copy: the
 file's own `sync_check` calls run then) and each timed run is a fresh interpreter that reads the
-proc back and runs the machine once (`run_machine`: what `--sizes` and `p.sync_check(...)` run).
+proc back and runs the machine once (`run_machine`: what `--sizes` and `p.sync_check(...)` run):
+the cold figure. The warm figure times our runs as upstream's are timed: all in one interpreter,
+after one untimed run at the smallest size (as upstream's follow its file's own calls).
 Upstream's side (`--upstream-python`, an interpreter whose `exo` has the camspork checker;
 CAMSPORK_JIT_DIR from the environment, else a scratch folder) runs the file once as a script
 (load, JIT build and the file's own `sync_check` calls, timed apart), then `sync_check`s the
@@ -171,6 +173,24 @@ print(json.dumps([time.perf_counter() - w0, time.process_time() - c0, holds,
                   [f.kind for f in findings]]))
 """
 
+RUN_WARM = """
+import json, os, sys, time
+from verifier.load.load_protocol import read_reply
+from verifier.semantics import run_machine
+proc = next(p for p in read_reply(os.open(sys.argv[1], os.O_RDONLY)).procs
+            if p.name == sys.argv[2])
+c0 = time.process_time()
+run_machine(proc, json.loads(sys.argv[3]))  # the warm-up, as upstream's load runs the file's own calls
+warm_up = time.process_time() - c0
+out = []
+for sizes in json.loads(sys.argv[4]):
+    w0, c0 = time.perf_counter(), time.process_time()
+    holds, findings = run_machine(proc, sizes)
+    assert holds and not findings, findings
+    out.append([time.perf_counter() - w0, time.process_time() - c0])
+print(json.dumps([warm_up, out]))
+"""
+
 UPSTREAM_RUN = """
 import json, os, runpy, sys, time
 path, want, runs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
@@ -229,6 +249,19 @@ def ours_run(procs_file: Path, kernel: Kernel, n: int) -> tuple[float, float]:
     return wall, cpu
 
 
+def ours_warm_runs(procs_file: Path, kernel: Kernel, sizes: list[int], repeat: int
+                   ) -> tuple[float, dict[int, list[tuple[float, float]]]]:
+    """Ours timed as upstream is: every run in one interpreter, after one untimed run at the
+    smallest size (upstream's timed calls follow its file's own sync_check calls in its
+    process); (warm-up CPU s, per size the (wall, CPU) of each repeat)."""
+    runs = [kernel.sizes(n) for n in sizes for _ in range(repeat)]
+    warm_up, out = child_json([sys.executable, "-c", RUN_WARM, str(procs_file), kernel.proc,
+                               json.dumps(kernel.sizes(min(sizes))), json.dumps(runs)],
+                              {**os.environ, "PYTHONPATH": str(ROOT)})
+    return warm_up, {n: [tuple(x) for x in out[k * repeat:(k + 1) * repeat]]
+                     for k, n in enumerate(sizes)}
+
+
 def upstream_runs(python: str, checkout: Path, kernel: Kernel, sizes: list[int], repeat: int,
                   tmp: Path) -> tuple[float, dict[int, list[tuple[float, float]]]]:
     """(load CPU s, per size the (wall, CPU) of each repeat), all in one upstream process."""
@@ -253,8 +286,11 @@ def kernels_table(args: argparse.Namespace) -> None:
     print(f"sporkbench kernels at M = N = K = n: the concrete machine, median of {args.repeat} "
           "(ratio: ours / upstream CPU, below 1.0 is faster); load average (1, 5, 15 min) per "
           "row; loading counted apart")
+    print("ours: each run a fresh interpreter (cold); ours warm: the runs in one interpreter "
+          "after a warm-up run, as upstream's runs are timed in one process after its file's own "
+          "sync_check calls")
     print(f"{'kernel':14} {'n':>5} {'ours wall s':>11} {'ours CPU s':>10} {'up wall s':>10} "
-          f"{'up CPU s':>9} {'CPU ratio':>9}  load")
+          f"{'up CPU s':>9} {'CPU ratio':>9} {'warm CPU s':>10} {'warm ratio':>10}  load")
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         for kernel in chosen:
@@ -262,14 +298,16 @@ def kernels_table(args: argparse.Namespace) -> None:
             up_load, up = (upstream_runs(args.upstream_python, args.sporkbench, kernel, sizes,
                                          args.repeat, tmp)
                            if args.upstream_python else (None, {}))
+            _, warm = ours_warm_runs(procs_file, kernel, sizes, args.repeat)
             for n in sizes:
                 ow, oc = median_pair([ours_run(procs_file, kernel, n)
                                       for _ in range(args.repeat)])
-                cols = f"{'-':>10} {'-':>9} {'-':>9}"
+                wc = median_pair(warm[n])[1]
+                cols = f"{'-':>10} {'-':>9} {'-':>9} {wc:10.3f} {'-':>10}"
                 if n in up:
                     uw, uc = median_pair(up[n])
-                    cols = f"{uw:10.2f} {uc:9.2f} {oc / uc:9.2f}"
-                print(f"{kernel.key:14} {n:5} {ow:11.2f} {oc:10.2f} {cols}  {load_average()}",
+                    cols = f"{uw:10.2f} {uc:9.3f} {oc / uc:9.2f} {wc:10.3f} {wc / uc:10.2f}"
+                print(f"{kernel.key:14} {n:5} {ow:11.2f} {oc:10.3f} {cols}  {load_average()}",
                       flush=True)
             up_text = f"{up_load:.1f}" if up_load is not None else "not measured"
             print(f"{kernel.key:14} load CPU s: ours {our_load:.1f} (the file's own sync_check "
