@@ -136,7 +136,7 @@ _GROUPS: dict[int, tuple[Tiling, CudaDeviceFunction, ThreadGroups]] = {}
 def _thread_groups(t: Tiling, dev: CudaDeviceFunction) -> ThreadGroups:
     block = t.block_dim
     alive = list(range(t.num_threads))
-    sigmas: list[list[int]] = [[] for _ in alive]
+    cols: list[list[int]] = []  # per iterator guard so far, its value for each live thread
     anomalies: list[tuple[int, str]] = []
     keyed = t.iter_guards()
     for g in t.guards:
@@ -154,19 +154,21 @@ def _thread_groups(t: Tiling, dev: CudaDeviceFunction) -> ThreadGroups:
                                           f"value"))
             keep = [(g.lo is None or v >= g.lo) and (g.hi is None or v < g.hi) for v in values]
             if g.iter_key is not None:
-                for i, v in enumerate(values):
-                    if keep[i]:
-                        sigmas[i].append(v)
-        alive = [n for n, k in zip(alive, keep) if k]
-        sigmas = [s for s, k in zip(sigmas, keep) if k]
+                cols.append(values)
+        if not all(keep):
+            alive = [n for n, k in zip(alive, keep) if k]
+            cols = [[v for v, k in zip(col, keep) if k] for col in cols]
     groups: dict[tuple[int, ...], set[int]] = {}
     counts = tuple(g.tile_count for g in keyed)
-    for n, sig in zip(alive, sigmas):
-        key = tuple(sig)
-        bad = [(g.c_name, v) for g, v in zip(keyed, key) if not 0 <= v < g.tile_count]
-        if bad:
-            anomalies.append((n, f"executes {bad[0][0]}={bad[0][1]} outside its range"))
-            continue
+    keys = list(zip(*cols)) if cols else [()] * len(alive)
+    in_range = all(not col or (min(col) >= 0 and max(col) < g.tile_count)
+                   for g, col in zip(keyed, cols))
+    for n, key in zip(alive, keys):
+        if not in_range:  # the first out-of-range value of this thread, if any
+            bad = [(g.c_name, v) for g, v in zip(keyed, key) if not 0 <= v < g.tile_count]
+            if bad:
+                anomalies.append((n, f"executes {bad[0][0]}={bad[0][1]} outside its range"))
+                continue
         groups.setdefault(key, set()).add(n)
     return ThreadGroups(tuple(g.iter_key for g in keyed), tuple(g.c_name for g in keyed),
                         counts, {k: frozenset(v) for k, v in groups.items()},
@@ -196,7 +198,7 @@ def model_thread_set(t: Tiling, iters: Mapping[object, int]) -> frozenset[int]:
                                  if op.iter_key is not None else 0) for op in axis.ops)
         lo, hi = max(start, 0), min(start + axis.box, axis.extent)
         ranges.append(range(lo, max(lo, hi)))
-    members = set()
-    for coords in product(*ranges):
-        members.add(sum(c * a.pitch for c, a in zip(coords, t.axes)))
+    members = [0]  # the cuboid's thread numbers, one axis at a time
+    for r, axis in zip(ranges, t.axes):
+        members = [m + c * axis.pitch for m in members for c in r]
     return frozenset(members)
