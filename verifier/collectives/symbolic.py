@@ -9,13 +9,12 @@ semantics encoding (those live in `verifier/encode`).
 
 from __future__ import annotations
 
-import ctypes
-import functools
 from collections.abc import Callable, Sequence
 
 import z3
 
 from verifier.collectives.arith import Arith, check_divisor
+from verifier.heap import keep_freed_blocks
 
 _TIMEOUT_MS = 60_000
 _CORE_RLIMIT = 1_000_000  # the SMT core's own try before the default solver (find_model)
@@ -76,29 +75,11 @@ class Z3Arith(Arith):
         return z3.Xor(lhs, rhs)
 
 
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
-
-
-@functools.cache
-def _keep_freed_blocks() -> None:
-    """A fresh context per query (specs/verification.md D2) or tiling check allocates a block
-    of several MB that glibc serves with mmap and unmaps when the context is freed, so each
-    query paid ~4,000 page faults (6 ms, more than most checks). Raised mmap and trim thresholds keep such blocks in the heap for
-    the next context. Only where memory comes from changes, never a result; a C library
-    without `mallopt` is left as it is."""
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return
-    mallopt(_M_MMAP_THRESHOLD, 32 << 20)
-    mallopt(_M_TRIM_THRESHOLD, 64 << 20)
-
-
 def fresh_context() -> z3.Context:
-    """A new z3 context, its memory kept in the heap when freed (`_keep_freed_blocks`: the
-    tiling checks of the static pass create ~60 of them for a 2x2-cluster GEMM before the
-    first query, 0.14 s of page faults)."""
-    _keep_freed_blocks()
+    """A new z3 context, its memory kept in the heap when freed (verifier.heap: the tiling
+    checks of the static pass create ~60 of them for a 2x2-cluster GEMM before the first
+    query, 0.14 s of page faults; each query's fresh context ~4,000 page faults)."""
+    keep_freed_blocks(32 << 20, 64 << 20)
     return z3.Context()
 
 

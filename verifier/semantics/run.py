@@ -15,7 +15,7 @@ from typing import Mapping
 from verifier.diagnostics import SrcLoc
 from verifier.lang.ir import ir
 from verifier.semantics.fast import Diverge, FastMachine
-from verifier.semantics.heap import keep_freed_arrays
+from verifier.heap import keep_freed_blocks
 from verifier.semantics.machine import run_reference
 from verifier.semantics.state import Finding
 
@@ -29,7 +29,7 @@ def run_machine(proc: ir.Proc, sizes: Mapping[str, int], collect_all: bool = Fal
     `only` (collect-all runs), hazards are checked on those variables alone: the run reports
     exactly the errors of a whole collect-all run that concern them (Choice M8). `batched`
     False runs the reference machine alone."""
-    keep_freed_arrays()
+    keep_freed_blocks(1 << 30, 1 << 30)  # region arrays stay in the heap (Choice M14)
     if batched and not collect_all and stop_at is None and only is None and not releases:
         try:
             holds, found = run_reference(proc, sizes, machine=FastMachine)
