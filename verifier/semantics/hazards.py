@@ -8,7 +8,7 @@ creation order (`Record.seq`).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -33,18 +33,24 @@ _MUTATE_FLAG = {kind: FIDX[Flag.full] if kind is AccessKind.read else
                 FIDX[rules.mutate_flag(kind)] for kind in AccessKind}  # SEM-4.5
 
 
-def _fails(groups: tuple[Group, ...], threads: Threads, quals: tuple[int, ...], qbits: int,
-           flag: int, conv: bool, atomic: bool) -> bool:
-    """Whether some record of `groups` fails SEM-4.5 for the access (flag `flag`, temp for a
-    ring slot's handoff record; an atomic access skips the records atomic to it)."""
+def _checked(groups: tuple[Group, ...], flag: int, atomic: bool, qbits: int
+             ) -> Iterator[tuple[Record, int]]:
+    """The records of `groups` an access checks (SEM-4.5) and the flag each needs: `flag`,
+    temp for a ring slot's handoff record (DIAL-6); an atomic access skips the records atomic
+    to it. The one selection both the pass test and the reports read."""
     for g in groups:
         for r in g.records:
-            if atomic and r.atomic_bits & qbits:
-                continue
-            if r.co.lacking(threads, quals, qbits, TEMP if r.co.q == SLOT else flag,
-                            conv) is not None:
-                return True
-    return False
+            if not (atomic and r.atomic_bits & qbits):
+                yield r, TEMP if r.co.q == SLOT else flag
+
+
+def _fails(groups: tuple[Group, ...], threads: Threads, quals: tuple[int, ...], qbits: int,
+           flag: int, conv: bool, atomic: bool) -> bool:
+    """Whether some record of `groups` fails SEM-4.5 for the access."""
+    return any(r.co.lacking(threads, quals, qbits, f, conv) is not None
+               for r, f in _checked(groups, flag, atomic, qbits))
+
+
 _FLAG_NAME = {FIDX[f]: f.value for f in Flag}
 _ISSUE_ONLY = 1 << FIDX[Flag.issue]
 _CUDA2 = (QIDX[QualTL.cuda2],)
@@ -93,17 +99,16 @@ class HazardChecks:
 
         def checks(h: History) -> list[Check]:
             reads, mutates = h
-            out = [(r, TEMP if r.q == SLOT else mflag, False) for g in mutates
-                   for r in g.records if not (atomic and r.atomic_bits & qbits)]
+            out = [(r, f, False) for r, f in _checked(mutates, mflag, atomic, qbits)]
             if not is_read:
-                out += [(r, TEMP, True) for g in reads for r in g.records]
+                out += [(r, f, True) for r, f in _checked(reads, TEMP, False, qbits)]
             return out
 
         def lacking(check: Check) -> Threads | None:
             return check[0].lacking(threads, quals, qbits, check[1], conv)
 
         failing = []
-        for k, h in enumerate(uniq):  # `checks` and `lacking` inlined: most accesses pass
+        for k, h in enumerate(uniq):  # `checks` unbuilt: most accesses pass, and `_fails` stops early
             if h == EMPTY:
                 continue
             reads, mutates = histories[h]  # type: ignore[misc]
