@@ -196,7 +196,7 @@ def await_(m: MachineView, s: ir.Await, threads: Threads, bar: BarrierInstance) 
     key = bar.serial  # the allocation instance, as the tags (SEM-2.4)
     done = augment_key(threads, second)
     for co in m.index.tagged_with(key, elem):
-        if done in co.cov.applied:  # Cohort.augmented, inlined
+        if co.augmented(done):
             continue
         if co.retired_by(key, elem, a_max):
             keys = co.augment(threads, second)
